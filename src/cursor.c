@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+#include "cursor.h"
+
+#include <string.h>
+
+static inline bool is_blank(char ch) { return ch == ' ' || ch == '\t'; }
+
+bool vms_cur_line(struct vms_cur *c, struct vms_cur *line)
+{
+	if (c->p >= c->end)
+		return false;
+	const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
+	line->p = c->p;
+	line->err = 0;
+	if (nl) {
+		line->end = nl;
+		c->p = nl + 1;
+	} else {
+		line->end = c->end;
+		c->p = c->end;
+	}
+	return true;
+}
+
+size_t vms_cur_skip_blank(struct vms_cur *c)
+{
+	const char *s = c->p;
+	while (c->p < c->end && is_blank(*c->p))
+		c->p++;
+	return (size_t)(c->p - s);
+}
+
+bool vms_cur_token(struct vms_cur *c, const char **tok, size_t *len)
+{
+	vms_cur_skip_blank(c);
+	const char *s = c->p;
+	while (c->p < c->end && !is_blank(*c->p) && *c->p != '\n')
+		c->p++;
+	if (c->p == s) {
+		vms_cur_fail(c, -ENODATA);
+		return false;
+	}
+	*tok = s;
+	*len = (size_t)(c->p - s);
+	return true;
+}
+
+static uint64_t digits(struct vms_cur *c)
+{
+	vms_cur_skip_blank(c);
+	const char *s = c->p;
+	uint64_t v = 0;
+	while (c->p < c->end) {
+		unsigned d = (unsigned char)*c->p - '0';
+		if (d > 9)
+			break;
+		if (VMS_UNLIKELY(v > (UINT64_MAX - d) / 10)) {
+			vms_cur_fail(c, -ERANGE);
+			return 0;
+		}
+		v = v * 10 + d;
+		c->p++;
+	}
+	if (c->p == s) {
+		vms_cur_fail(c, c->p >= c->end ? -ENODATA : -EINVAL);
+		return 0;
+	}
+	return v;
+}
+
+uint64_t vms_cur_u64(struct vms_cur *c)
+{
+	uint64_t v = digits(c);
+	if (c->err)
+		return 0;
+	if (c->p < c->end && !is_blank(*c->p) && *c->p != '\n') {
+		vms_cur_fail(c, -EINVAL); /* "12x" is not a number */
+		return 0;
+	}
+	return v;
+}
+
+uint64_t vms_cur_u64_sep(struct vms_cur *c, char sep)
+{
+	uint64_t v = digits(c);
+	if (c->err)
+		return 0;
+	if (c->p >= c->end || *c->p != sep) {
+		vms_cur_fail(c, -EINVAL);
+		return 0;
+	}
+	c->p++;
+	return v;
+}
+
+uint64_t vms_cur_fixed(struct vms_cur *c, unsigned scale)
+{
+	vms_cur_skip_blank(c);
+	const char *s = c->p;
+	uint64_t v = 0;
+	unsigned frac = 0;
+	bool dot = false;
+	while (c->p < c->end) {
+		char ch = *c->p;
+		if (ch == '.' && !dot) {
+			dot = true;
+			c->p++;
+			continue;
+		}
+		unsigned d = (unsigned char)ch - '0';
+		if (d > 9)
+			break;
+		if (dot && ++frac > scale) {
+			vms_cur_fail(c, -EINVAL);
+			return 0;
+		}
+		if (v > (UINT64_MAX - d) / 10) {
+			vms_cur_fail(c, -ERANGE);
+			return 0;
+		}
+		v = v * 10 + d;
+		c->p++;
+	}
+	/* need a digit before and, if there is a dot, after it */
+	if (c->p == s || (dot && frac == 0) || (dot && c->p - s == 1 + (long)frac)) {
+		vms_cur_fail(c, -EINVAL);
+		return 0;
+	}
+	if (c->p < c->end && !is_blank(*c->p) && *c->p != '\n') {
+		vms_cur_fail(c, -EINVAL);
+		return 0;
+	}
+	for (; frac < scale; frac++) {
+		if (v > UINT64_MAX / 10) {
+			vms_cur_fail(c, -ERANGE);
+			return 0;
+		}
+		v *= 10;
+	}
+	return v;
+}
+
+bool vms_cur_expect(struct vms_cur *c, char ch)
+{
+	if (c->p < c->end && *c->p == ch) {
+		c->p++;
+		return true;
+	}
+	vms_cur_fail(c, -EINVAL);
+	return false;
+}
+
+bool vms_cur_startswith(const struct vms_cur *c, const char *lit, size_t n)
+{
+	return (size_t)(c->end - c->p) >= n && memcmp(c->p, lit, n) == 0;
+}
+
+bool vms_cur_rest_blank(const struct vms_cur *c)
+{
+	for (const char *q = c->p; q < c->end; q++)
+		if (!is_blank(*q) && *q != '\n')
+			return false;
+	return true;
+}

@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: MIT */
+#include "loop.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define RESCHEMA_ATTEMPTS 3
+#define BACKOFF_MAX 64             /* ticks */
+#define CLOCKSTEP_NS (10 * VMS_NSEC_PER_MSEC)
+
+/* ---- schema generations ------------------------------------------------ */
+
+static struct vms_schema *live_find(struct vms_loop *l, uint32_t gen)
+{
+	for (unsigned i = 0; i < l->nlive; i++)
+		if (l->live[i]->gen == gen)
+			return l->live[i];
+	return NULL;
+}
+
+static int live_add(struct vms_loop *l, struct vms_schema *s)
+{
+	if (l->nlive == l->caplive) {
+		unsigned cap = l->caplive ? l->caplive * 2 : 4;
+		struct vms_schema **n = realloc(l->live, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->live = n;
+		l->caplive = cap;
+	}
+	l->live[l->nlive++] = vms_schema_ref(s);
+	return 0;
+}
+
+/* Drop generations no frame in the ring still needs. */
+static void live_prune(struct vms_loop *l)
+{
+	uint32_t need = l->schema->gen;
+	for (unsigned i = 0; i < l->nsink; i++) {
+		const struct vms_frame *f = vms_ring_get(&l->ring, l->sink[i].next_seq);
+		if (f && f->gen < need)
+			need = f->gen;
+	}
+	unsigned k = 0;
+	for (unsigned i = 0; i < l->nlive; i++) {
+		if (l->live[i]->gen < need)
+			vms_schema_unref(l->live[i]);
+		else
+			l->live[k++] = l->live[i];
+	}
+	l->nlive = k;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+void vms_loop_event(struct vms_loop *l, uint32_t type, const char *subject, const char *detail)
+{
+	uint64_t oldest = l->ev_next;
+	for (unsigned i = 0; i < l->nsink; i++)
+		if (!l->sink[i].failed && l->sink[i].next_event < oldest)
+			oldest = l->sink[i].next_event;
+	if (l->ev_next - oldest >= VMS_EVQ) {
+		l->ev_dropped++;
+		return;
+	}
+	struct vms_event *e = &l->ev[l->ev_next % VMS_EVQ];
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->gen = l->schema ? l->schema->gen : 0;
+	e->before_seq = l->ring.next_seq ? l->ring.next_seq : 1;
+	e->t_mono_ns = vms_clock_mono(&l->clock);
+	e->t_real_ns = vms_clock_real(&l->clock);
+	snprintf(e->subject, sizeof(e->subject), "%s", subject ? subject : "");
+	snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
+	l->ev_next++;
+}
+
+void vms_source_event(struct vms_source *src, uint32_t type, const char *subject, const char *detail)
+{
+	vms_loop_event(src->loop, type, subject, detail);
+}
+
+/* ---- schema (re)building ------------------------------------------------ */
+
+static int grow_ring(struct vms_loop *l, uint32_t ncols)
+{
+	struct vms_ring nr;
+	uint32_t cols = ncols + ncols / 2 + 64;
+	int r = vms_ring_create(&nr, l->ring.mask + 1, cols);
+	if (r < 0)
+		return r;
+	/* carry over frames a sink has not taken yet; seqs stay the same */
+	uint64_t from = l->ring.next_seq;
+	for (unsigned i = 0; i < l->nsink; i++)
+		if (vms_ring_get(&l->ring, l->sink[i].next_seq) && l->sink[i].next_seq < from)
+			from = l->sink[i].next_seq;
+	nr.next_seq = from;
+	for (uint64_t s = from; s < l->ring.next_seq; s++) {
+		const struct vms_frame *f = vms_ring_get(&l->ring, s);
+		memcpy(vms_ring_begin(&nr), f, vms_frame_size(f->ncols));
+		vms_ring_commit(&nr);
+	}
+	nr.next_seq = l->ring.next_seq;
+	vms_ring_destroy(&l->ring);
+	l->ring = nr;
+	return 0;
+}
+
+/* Ask every source to declare its columns; install a new generation if
+ * they differ from the current one. */
+static int rebuild_schema(struct vms_loop *l)
+{
+	struct vms_schema_builder b;
+	struct vms_schema *s = NULL;
+	int r;
+
+	vms_schema_builder_init(&b);
+	for (unsigned i = 0; i < l->nsrc; i++) {
+		struct vms_source *src = &l->src[i];
+		vms_schema_builder_source(&b, (uint16_t)i);
+		src->base = b.ncols;
+		if (src->ops) {
+			r = src->ops->declare(src, &b);
+			if (r < 0 && b.err == 0) {
+				/* the source declares nothing this generation */
+				b.ncols = src->base;
+				if (!src->failed)
+					vms_warn("source %s: discovery failed: %s", src->ops->name,
+						 strerror(-r));
+				src->failed = true;
+				src->last_err = r;
+			}
+		}
+		src->ncols = vms_schema_builder_count(&b);
+	}
+	vms_schema_builder_source(&b, (uint16_t)l->nsrc);
+	l->self_base = b.ncols;
+	vms_schema_addf(&b,
+			&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
+			"vms.parse_errors");
+	uint32_t gen = l->schema ? l->schema->gen + 1 : 1;
+	r = vms_schema_finish(&b, gen, vms_clock_real(&l->clock), &s);
+	vms_schema_builder_free(&b);
+	if (r < 0)
+		return r;
+	if (l->schema && vms_schema_same_columns(l->schema, s)) {
+		vms_schema_unref(s);
+		return 0;
+	}
+	if (l->ring.hdr && s->ncols > l->ring.slot_cols) {
+		r = grow_ring(l, s->ncols);
+		if (r < 0) {
+			vms_schema_unref(s);
+			return r;
+		}
+	}
+	r = live_add(l, s);
+	if (r < 0) {
+		vms_schema_unref(s);
+		return r;
+	}
+	vms_schema_unref(l->schema);
+	l->schema = s;
+	l->pending_flags |= VMS_FRAME_NEWGEN;
+	if (gen > 1)
+		vms_info("schema generation %u: %u columns", gen, s->ncols);
+	return 0;
+}
+
+/* ---- the tick ------------------------------------------------------------ */
+
+static void source_failed(struct vms_loop *l, struct vms_source *src, int err, uint64_t idx)
+{
+	if (!src->failed) {
+		char d[96];
+		snprintf(d, sizeof(d), "%s", strerror(-err));
+		vms_warn("source %s failed: %s (retrying with back-off)", src->ops->name, d);
+		vms_loop_event(l, VMS_EV_SOURCE_FAILED, src->ops->name, d);
+		src->backoff = 1;
+	} else if (src->backoff < BACKOFF_MAX) {
+		src->backoff *= 2;
+	}
+	src->failed = true;
+	src->last_err = err;
+	src->next_idx = idx + src->backoff;
+}
+
+static void source_ok(struct vms_loop *l, struct vms_source *src)
+{
+	if (!src->failed)
+		return;
+	vms_info("source %s recovered", src->ops->name);
+	vms_loop_event(l, VMS_EV_SOURCE_RECOVERED, src->ops->name, "");
+	src->failed = false;
+	src->backoff = 0;
+	src->last_err = 0;
+}
+
+static bool source_due(const struct vms_source *src, uint64_t idx)
+{
+	if (!src->ops || src->ncols == 0)
+		return false;
+	if (idx < src->next_idx)
+		return false;
+	return src->every <= 1 || idx % src->every == 0;
+}
+
+/* Account frames that sinks lose when the next slot is overwritten. */
+static uint64_t account_overrun(struct vms_loop *l)
+{
+	uint64_t lost = 0;
+	uint64_t nslots = (uint64_t)l->ring.mask + 1;
+	for (unsigned i = 0; i < l->nsink; i++) {
+		struct vms_sink *s = &l->sink[i];
+		while (s->next_seq + nslots <= l->ring.next_seq) {
+			s->next_seq++;
+			s->lost++;
+			lost++;
+		}
+	}
+	return lost;
+}
+
+void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
+{
+	struct vms_tick_ctx t = {
+		.t_mono_ns = ti->deadline_ns + ti->late_ns,
+		.idx = ti->idx,
+	};
+	uint64_t lost = account_overrun(l);
+	struct vms_frame *f;
+	bool again = true;
+
+	t.t_real_ns = vms_clock_real(&l->clock);
+	for (int attempt = 0; again && attempt < RESCHEMA_ATTEMPTS; attempt++) {
+		again = false;
+		f = vms_ring_begin(&l->ring);
+		t.parse_errors = 0;
+		for (unsigned i = 0; i < l->nsrc; i++) {
+			struct vms_source *src = &l->src[i];
+			uint64_t *slots = f->v + src->base;
+			if (!source_due(src, ti->idx)) {
+				vms_slots_none(slots, src->ncols);
+				continue;
+			}
+			int r = src->ops->sample(src, slots, &t);
+			if (r == VMS_RESCHEMA && attempt + 1 < RESCHEMA_ATTEMPTS) {
+				again = true;
+				break;
+			}
+			if (r == VMS_RESCHEMA) {
+				/* still changing after re-declaring: give up for this tick */
+				vms_slots_none(slots, src->ncols);
+			} else if (r < 0) {
+				vms_slots_none(slots, src->ncols);
+				source_failed(l, src, r, ti->idx);
+			} else {
+				source_ok(l, src);
+			}
+		}
+		if (again) {
+			int r = rebuild_schema(l);
+			if (r < 0) {
+				vms_err("cannot rebuild the schema: %s", strerror(-r));
+				again = false;
+			}
+			/* the ring may have been replaced: begin again */
+		}
+	}
+	f = vms_ring_begin(&l->ring);
+	l->parse_errors += t.parse_errors;
+	f->v[l->self_base] = l->parse_errors;
+
+	f->t_mono_ns = t.t_mono_ns;
+	f->t_real_ns = t.t_real_ns;
+	f->gen = l->schema->gen;
+	f->ncols = l->schema->ncols;
+	f->reserved = 0;
+	f->late_ns = ti->late_ns;
+	uint64_t missed = ti->missed + l->pending_missed;
+	lost += l->pending_lost;
+	f->missed_ticks = missed > UINT32_MAX ? UINT32_MAX : (uint32_t)missed;
+	f->lost_frames = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
+	l->pending_missed = l->pending_lost = 0;
+
+	uint32_t flags = l->pending_flags;
+	l->pending_flags = 0;
+	if (t.parse_errors)
+		flags |= VMS_FRAME_PARTIAL;
+	for (unsigned i = 0; i < l->nsrc; i++)
+		if (l->src[i].failed && l->src[i].ncols)
+			flags |= VMS_FRAME_PARTIAL;
+	if (missed || lost)
+		flags |= VMS_FRAME_GAP;
+	int64_t off = t.t_real_ns - (int64_t)t.t_mono_ns;
+	if (l->have_offset) {
+		int64_t d = off - l->last_offset_ns;
+		if (d > (int64_t)CLOCKSTEP_NS || d < -(int64_t)CLOCKSTEP_NS) {
+			flags |= VMS_FRAME_CLOCKSTEP;
+			char det[64];
+			snprintf(det, sizeof(det), "%+lld ns", (long long)d);
+			vms_loop_event(l, VMS_EV_CLOCK_STEPPED, "realtime", det);
+		}
+	}
+	l->last_offset_ns = off;
+	l->have_offset = true;
+	f->flags = flags;
+
+	uint64_t cpu = vms_clock_cpu(&l->clock);
+	f->self_cpu_ns = cpu - l->last_cpu_ns;
+	l->last_cpu_ns = cpu;
+	vms_ring_commit(&l->ring);
+	l->frames++;
+}
+
+/* ---- sinks ---------------------------------------------------------------- */
+
+static void sink_error(struct vms_loop *l, struct vms_sink *s, int err)
+{
+	if (err == -EPIPE && strcmp(s->path, "-") == 0) {
+		/* the reader of our stdout went away (| head): stop quietly */
+		l->stop = true;
+		s->failed = true;
+		return;
+	}
+	if (s->last_err != err)
+		vms_err("output %s: %s; frames wait in the ring (%u slots) and are counted as lost when it is full",
+			s->path, strerror(-err), l->ring.mask + 1);
+	s->last_err = err;
+}
+
+static void deliver_events(struct vms_loop *l, struct vms_sink *s, uint64_t upto_seq)
+{
+	while (s->next_event < l->ev_next) {
+		if (l->ev_next - s->next_event > VMS_EVQ) {
+			s->next_event = l->ev_next - VMS_EVQ; /* overwritten ones are gone */
+			continue;
+		}
+		const struct vms_event *e = &l->ev[s->next_event % VMS_EVQ];
+		if (e->before_seq > upto_seq)
+			break;
+		if (s->ops->event && s->ops->event(s, e) == -EAGAIN)
+			break;
+		s->next_event++;
+	}
+}
+
+void vms_loop_drain(struct vms_loop *l)
+{
+	uint64_t last = vms_ring_last(&l->ring);
+	for (unsigned i = 0; i < l->nsink; i++) {
+		struct vms_sink *s = &l->sink[i];
+		if (s->failed)
+			continue;
+		int r = 0;
+		while (s->next_seq <= last) {
+			const struct vms_frame *f = vms_ring_get(&l->ring, s->next_seq);
+			if (!f) {
+				s->next_seq++;
+				continue;
+			}
+			const struct vms_schema *sch = live_find(l, f->gen);
+			if (f->gen != s->gen) {
+				r = s->ops->begin(s, sch);
+				if (r < 0)
+					break;
+				s->gen = f->gen;
+			}
+			deliver_events(l, s, f->seq);
+			r = s->ops->write(s, sch, f);
+			if (r == -EAGAIN) {
+				r = s->ops->flush(s);
+				if (r < 0)
+					break;
+				r = s->ops->write(s, sch, f);
+			}
+			if (r < 0)
+				break;
+			s->next_seq++;
+		}
+		if (r == 0 || r == -EAGAIN)
+			r = s->ops->flush(s);
+		if (r == 0 && s->last_err) {
+			vms_info("output %s: writing again", s->path);
+			s->last_err = 0;
+		}
+		if (r < 0 && r != -EAGAIN)
+			sink_error(l, s, r);
+	}
+	live_prune(l);
+}
+
+/* ---- set-up and the run ------------------------------------------------- */
+
+static const struct vms_source_conf *source_conf(const struct vms_config *c, const char *name)
+{
+	if (strcmp(name, "procstat") == 0)
+		return &c->procstat;
+	if (strcmp(name, "loadavg") == 0)
+		return &c->loadavg;
+	if (strcmp(name, "diskstats") == 0)
+		return &c->diskstats;
+	if (strcmp(name, "netdev") == 0)
+		return &c->netdev;
+	return NULL;
+}
+
+static int open_sources(struct vms_loop *l)
+{
+	l->src = calloc(vms_source_registry_len, sizeof(*l->src));
+	if (!l->src)
+		return -ENOMEM;
+	unsigned opened = 0;
+	for (unsigned i = 0; i < vms_source_registry_len; i++) {
+		const struct vms_source_ops *ops = vms_source_registry[i];
+		const struct vms_source_conf *sc = source_conf(l->conf, ops->name);
+		struct vms_source *src = &l->src[l->nsrc];
+		if (sc && !sc->enabled)
+			continue;
+		src->conf = l->conf;
+		src->sconf = sc;
+		src->proc_dirfd = l->proc_dirfd;
+		src->loop = l;
+		src->index = (uint16_t)l->nsrc;
+		src->every = sc && sc->every ? sc->every : 1;
+		src->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
+		if (!src->priv)
+			return -ENOMEM;
+		int r = ops->open(src);
+		if (r < 0) {
+			vms_warn("source %s unavailable: %s", ops->name, strerror(-r));
+			ops->close(src);
+			free(src->priv);
+			memset(src, 0, sizeof(*src));
+			continue;
+		}
+		src->ops = ops;
+		l->nsrc++;
+		opened++;
+	}
+	if (!opened) {
+		vms_err("no source could be opened under %s", l->conf->proc_root);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int open_sinks(struct vms_loop *l)
+{
+	const struct vms_sink_ops *ops = vms_sink_for_format(vms_config_format(l->conf));
+	l->sink = calloc(1, sizeof(*l->sink));
+	if (!l->sink || !ops)
+		return -ENOMEM;
+	struct vms_sink *s = &l->sink[0];
+	s->ops = ops;
+	s->conf = l->conf;
+	s->path = l->conf->output ? l->conf->output : "-";
+	s->next_seq = 1;
+	s->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
+	if (!s->priv)
+		return -ENOMEM;
+	int r = ops->open(s);
+	if (r < 0) {
+		vms_err("cannot open output %s: %s", s->path, strerror(-r));
+		free(s->priv);
+		s->priv = NULL;
+		return r;
+	}
+	l->nsink = 1;
+	return 0;
+}
+
+int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struct vms_clock *clock)
+{
+	int r;
+	memset(l, 0, sizeof(*l));
+	l->conf = conf;
+	l->sigfd = -1;
+	if (clock) {
+		l->clock = *clock;
+	} else {
+		r = vms_clock_real_open(&l->clock);
+		if (r < 0) {
+			vms_err("timerfd: %s", strerror(-r));
+			return r;
+		}
+	}
+	l->proc_dirfd = open(conf->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l->proc_dirfd < 0) {
+		r = -errno;
+		vms_err("cannot open proc root %s: %s", conf->proc_root, strerror(errno));
+		return r;
+	}
+	r = open_sources(l);
+	if (r < 0)
+		return r;
+	r = rebuild_schema(l);
+	if (r < 0) {
+		vms_err("cannot build the schema: %s", strerror(-r));
+		return r;
+	}
+	uint32_t cols = l->schema->ncols + l->schema->ncols / 2 + 64;
+	r = vms_ring_create(&l->ring, conf->ring_slots ? conf->ring_slots : 64, cols);
+	if (r < 0) {
+		vms_err("cannot allocate the ring: %s", strerror(-r));
+		return r;
+	}
+	r = open_sinks(l);
+	if (r < 0)
+		return r;
+	l->last_cpu_ns = vms_clock_cpu(&l->clock);
+	return 0;
+}
+
+int vms_loop_signals(struct vms_loop *l)
+{
+	sigset_t m;
+	sigemptyset(&m);
+	sigaddset(&m, SIGINT);
+	sigaddset(&m, SIGTERM);
+	sigaddset(&m, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &m, NULL) < 0)
+		return -errno;
+	l->sigfd = signalfd(-1, &m, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (l->sigfd < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static void handle_signals(struct vms_loop *l)
+{
+	struct signalfd_siginfo si;
+	while (read(l->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			l->reopen = true;
+		else
+			l->stop = true;
+	}
+}
+
+static void reopen_sinks(struct vms_loop *l)
+{
+	l->reopen = false;
+	for (unsigned i = 0; i < l->nsink; i++) {
+		struct vms_sink *s = &l->sink[i];
+		if (!s->ops->reopen || s->failed)
+			continue;
+		int r = s->ops->reopen(s);
+		if (r < 0) {
+			sink_error(l, s, r);
+			continue;
+		}
+		s->gen = 0; /* next frame begins a generation in the new file */
+		vms_loop_event(l, VMS_EV_OUTPUT_REOPENED, s->path, "SIGHUP");
+	}
+}
+
+int vms_loop_run(struct vms_loop *l)
+{
+	const struct vms_config *c = l->conf;
+	struct pollfd fds[40];
+	uint64_t start = vms_sched_first(vms_clock_mono(&l->clock), vms_clock_real(&l->clock), c->align_ns);
+
+	vms_sched_init(&l->sched, start, c->interval_ns);
+	while (!l->stop) {
+		unsigned n = 0, nsinkfd, first_src;
+		if (l->sigfd >= 0)
+			fds[n++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
+		for (unsigned i = 0; i < l->nsink; i++) {
+			struct vms_sink *s = &l->sink[i];
+			int fd = (!s->failed && s->ops->pollfd) ? s->ops->pollfd(s) : -1;
+			fds[n++] = (struct pollfd){.fd = fd, .events = POLLOUT};
+		}
+		nsinkfd = n;
+		first_src = n;
+		for (unsigned i = 0; i < l->nsrc; i++) {
+			struct vms_source *src = &l->src[i];
+			src->npoll = 0;
+			if (src->ops && src->ops->pollfds) {
+				int m = src->ops->pollfds(src, fds + n, (int)(VMS_ARRAY_SIZE(fds) - n));
+				src->npoll = m > 0 ? (unsigned)m : 0;
+				n += src->npoll;
+			}
+		}
+		int r = l->clock.ops->wait(l->clock.ctx, vms_sched_next(&l->sched), fds, n);
+		if (r < 0) {
+			vms_err("wait: %s", strerror(-r));
+			return r;
+		}
+		if (l->sigfd >= 0 && (fds[0].revents & POLLIN))
+			handle_signals(l);
+		if (l->reopen)
+			reopen_sinks(l);
+		for (unsigned i = (l->sigfd >= 0); i < nsinkfd; i++)
+			if (fds[i].fd >= 0 && fds[i].revents)
+				vms_loop_drain(l);
+		if (n > first_src) {
+			unsigned k = first_src;
+			for (unsigned i = 0; i < l->nsrc; i++) {
+				struct vms_source *src = &l->src[i];
+				if (src->npoll && src->ops->ready)
+					src->ops->ready(src, fds + k, (int)src->npoll);
+				k += src->npoll;
+			}
+		}
+		if (l->stop)
+			break;
+		if (r == 1) {
+			struct vms_tickinfo ti;
+			if (vms_sched_wake(&l->sched, vms_clock_mono(&l->clock), &ti)) {
+				vms_loop_tick(l, &ti);
+				vms_loop_drain(l);
+				if (c->count && l->frames >= c->count)
+					break;
+			}
+		}
+		for (unsigned i = 0; i < l->nsrc; i++) {
+			struct vms_source *src = &l->src[i];
+			if (src->ops && src->ops->idle)
+				src->ops->idle(src, vms_sched_next(&l->sched));
+		}
+	}
+	vms_loop_drain(l);
+	return 0;
+}
+
+int vms_loop_fini(struct vms_loop *l)
+{
+	int first = 0;
+	for (unsigned i = 0; i < l->nsink; i++) {
+		struct vms_sink *s = &l->sink[i];
+		int r = s->ops->close(s);
+		if (r < 0 && !(r == -EPIPE && strcmp(s->path, "-") == 0)) {
+			vms_err("output %s: %s", s->path, strerror(-r));
+			if (!first)
+				first = r;
+		}
+		free(s->priv);
+	}
+	free(l->sink);
+	for (unsigned i = 0; i < l->nsrc; i++) {
+		if (l->src[i].ops)
+			l->src[i].ops->close(&l->src[i]);
+		free(l->src[i].priv);
+	}
+	free(l->src);
+	for (unsigned i = 0; i < l->nlive; i++)
+		vms_schema_unref(l->live[i]);
+	free(l->live);
+	vms_schema_unref(l->schema);
+	vms_ring_destroy(&l->ring);
+	if (l->proc_dirfd >= 0)
+		close(l->proc_dirfd);
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	vms_clock_real_close(&l->clock);
+	memset(l, 0, sizeof(*l));
+	return first;
+}

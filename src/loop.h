@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* loop.h - the sampling loop: one thread, one blocking point.
+ *
+ *   wait (clock->wait: timerfd + signalfd + sink/source fds in one ppoll)
+ *   -> tick: t_mono/t_real, each due source fills its slots of the ring
+ *      frame, commit (seq, flags, missed ticks, lost frames, self cost)
+ *   -> sinks drain the ring without blocking
+ *   -> (entities changed? re-declare, new schema generation)
+ *   -> sources' slow-path work until shortly before the next deadline
+ */
+#ifndef VMS_LOOP_H
+#define VMS_LOOP_H
+
+#include "clock.h"
+#include "config.h"
+#include "ring.h"
+#include "sched.h"
+#include "sink.h"
+#include "source.h"
+
+#define VMS_EVQ 256
+
+struct vms_loop {
+	const struct vms_config *conf;
+	struct vms_clock clock;
+	int proc_dirfd;
+	int sigfd;              /* -1: no signal handling (tests) */
+
+	struct vms_source *src;
+	unsigned nsrc;
+	struct vms_sink *sink;
+	unsigned nsink;
+
+	struct vms_ring ring;
+	struct vms_schema *schema;  /* current generation */
+	struct vms_schema **live;   /* generations frames in the ring may use */
+	unsigned nlive, caplive;
+	uint32_t self_base;         /* the loop's own columns */
+	uint64_t parse_errors;      /* cumulative (vms.parse_errors) */
+
+	struct vms_sched sched;
+	uint64_t frames;            /* committed */
+	uint64_t pending_missed;    /* carried into the next frame */
+	uint64_t pending_lost;
+	uint32_t pending_flags;
+	uint64_t last_cpu_ns;
+	int64_t last_offset_ns;     /* t_real - t_mono of the previous frame */
+	bool have_offset;
+
+	struct vms_event ev[VMS_EVQ];
+	uint64_t ev_next;           /* id of the next event */
+	uint64_t ev_dropped;
+
+	bool stop;
+	bool reopen;
+	int exit_code;
+};
+
+/* Set up: open the proc root, the sources (in registry order, those the
+ * config enables), the first schema, the ring and the sinks.  `clock` may
+ * be NULL for the real clock.  On failure logs one line and returns -errno
+ * (-EINVAL-like errors are configuration errors: exit 2). */
+int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struct vms_clock *clock);
+/* Run until count frames were written or SIGINT/SIGTERM.  0 or -errno. */
+int vms_loop_run(struct vms_loop *l);
+/* One tick at `now` (tests drive it directly). */
+void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti);
+/* Hand committed frames to sinks, without blocking. */
+void vms_loop_drain(struct vms_loop *l);
+/* Flush and close sinks, close sources. Returns the first sink error. */
+int vms_loop_fini(struct vms_loop *l);
+/* Install signal handling (SIGINT/SIGTERM stop, SIGHUP reopen) via a
+ * signalfd polled by the loop. */
+int vms_loop_signals(struct vms_loop *l);
+/* Queue an event before the next frame. */
+void vms_loop_event(struct vms_loop *l, uint32_t type, const char *subject, const char *detail);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* parse.h - strict parsers for the /proc files the host sources read.
+ *
+ * Plain functions over (buf, len): no allocation, no I/O, no logging, so
+ * the tick, the unit tests and the fuzzers call the very same code.
+ * Line iterators return 1 (a line was parsed into *out), 0 (end of
+ * buffer) or -EINVAL/-ERANGE (this line is malformed: it was skipped, the
+ * cursor is at the next line, *out is unspecified — the caller counts it
+ * and goes on). */
+#ifndef VMS_PARSE_H
+#define VMS_PARSE_H
+
+#include "cursor.h"
+
+/* ---- /proc/loadavg: "0.21 0.37 0.39 1/719 19737" ---------------------- */
+struct vms_loadavg {
+	uint64_t load[3]; /* 1, 5, 15 minutes, x100 ("0.21" -> 21) */
+	uint64_t running; /* runnable tasks */
+	uint64_t total;   /* tasks */
+	uint64_t last_pid;
+};
+int vms_parse_loadavg(const char *buf, size_t len, struct vms_loadavg *out);
+
+/* ---- /proc/stat --------------------------------------------------------- */
+#define VMS_STAT_CPU_FIELDS 10 /* user nice system idle iowait irq softirq steal guest guest_nice */
+enum vms_stat_key {
+	VMS_STAT_OTHER = 0,  /* a line we do not use (btime, page, swap, ...) */
+	VMS_STAT_CPU_ALL,    /* "cpu " */
+	VMS_STAT_CPU,        /* "cpuN" */
+	VMS_STAT_CTXT,
+	VMS_STAT_PROCESSES,
+	VMS_STAT_PROCS_RUNNING,
+	VMS_STAT_PROCS_BLOCKED,
+	VMS_STAT_INTR,       /* first number only */
+	VMS_STAT_SOFTIRQ,    /* first number only */
+};
+struct vms_stat_line {
+	enum vms_stat_key key;
+	uint32_t cpu;        /* VMS_STAT_CPU: N */
+	unsigned nfields;    /* CPU lines: fields present (4..10; more are ignored) */
+	uint64_t v[VMS_STAT_CPU_FIELDS]; /* CPU lines: the fields; others: v[0] */
+};
+extern const char *const vms_stat_cpu_field_names[VMS_STAT_CPU_FIELDS];
+int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out);
+
+/* ---- /proc/diskstats ---------------------------------------------------- */
+#define VMS_DISK_FIELDS 17
+/* rd_ios rd_merges rd_sectors rd_ticks wr_ios wr_merges wr_sectors wr_ticks
+ * in_flight io_ticks time_in_queue dc_ios dc_merges dc_sectors dc_ticks
+ * fl_ios fl_ticks; old 2.6 partition lines have 4 fields:
+ * rd_ios rd_sectors wr_ios wr_sectors (stored at their 11-field positions,
+ * nfields = 4). */
+struct vms_disk_line {
+	uint32_t major, minor;
+	const char *name;    /* points into the buffer, not NUL-terminated */
+	size_t name_len;
+	unsigned nfields;    /* 4, 11, 15 or 17 (other counts are malformed) */
+	uint64_t v[VMS_DISK_FIELDS];
+};
+extern const char *const vms_disk_field_names[VMS_DISK_FIELDS];
+int vms_diskstats_next(struct vms_cur *c, struct vms_disk_line *out);
+
+/* ---- /proc/net/dev ------------------------------------------------------ */
+#define VMS_NET_FIELDS 16
+/* rx_bytes rx_packets rx_errs rx_drop rx_fifo rx_frame rx_compressed
+ * rx_multicast tx_bytes tx_packets tx_errs tx_drop tx_fifo tx_colls
+ * tx_carrier tx_compressed — in this order whatever the header says. */
+extern const char *const vms_net_field_names[VMS_NET_FIELDS];
+/* Column map built from the two header lines: map[i] = our field index of
+ * the file's i-th number (-1: a column we do not know, skipped). */
+struct vms_netdev_hdr {
+	unsigned ncols;
+	int8_t map[32];
+};
+/* Parse the two header lines at the cursor (advances past them). */
+int vms_netdev_header(struct vms_cur *c, struct vms_netdev_hdr *h);
+struct vms_net_line {
+	const char *name;    /* into the buffer; may contain ':' ("ibr10:30") */
+	size_t name_len;
+	uint64_t v[VMS_NET_FIELDS];
+};
+int vms_netdev_next(struct vms_cur *c, const struct vms_netdev_hdr *h, struct vms_net_line *out);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* procfile.h - a /proc file kept open and re-read with one pread per tick.
+ *
+ * The file is opened once relative to a directory fd (the proc root, a
+ * runtime seam: tests pass a fixture directory).  vms_procfile_read() does
+ * one pread(fd, buf, cap, 0); a short read is the whole file (seq_file
+ * fills the caller's buffer until EOF).  When the buffer fills, it is
+ * doubled and the read retried: that allocation happens only when the file
+ * outgrows the buffer, never in the steady state. */
+#ifndef VMS_PROCFILE_H
+#define VMS_PROCFILE_H
+
+#include "vms.h"
+
+struct vms_procfile {
+	int fd;
+	char *buf;
+	size_t cap;
+	size_t len;  /* bytes of the last successful read */
+	unsigned grows; /* how many times the buffer grew (tests, diagnostics) */
+};
+
+#define VMS_PROCFILE_INIT { .fd = -1, .buf = NULL, .cap = 0, .len = 0, .grows = 0 }
+
+/* Open `relpath` under `dirfd`, read it once and size the buffer to twice
+ * that (at least min_cap).  Returns 0 or -errno. */
+int vms_procfile_open(struct vms_procfile *f, int dirfd, const char *relpath, size_t min_cap);
+/* Re-read the whole file into f->buf (f->len bytes).  0 or -errno. */
+int vms_procfile_read(struct vms_procfile *f);
+void vms_procfile_close(struct vms_procfile *f);
+
+#endif

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+#include "schema.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vms_schema_builder_init(struct vms_schema_builder *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void vms_schema_builder_free(struct vms_schema_builder *b)
+{
+	free(b->cols);
+	free(b->strings);
+	vms_schema_builder_init(b);
+}
+
+void vms_schema_builder_source(struct vms_schema_builder *b, uint16_t idx)
+{
+	b->base = b->ncols;
+	b->source = idx;
+}
+
+/* Strings are stored as offsets while building (the buffer moves). */
+static int add_string(struct vms_schema_builder *b, const char *s, size_t n, size_t *off)
+{
+	if (b->slen + n + 1 > b->scap) {
+		size_t cap = b->scap ? b->scap : 1024;
+		while (cap < b->slen + n + 1)
+			cap *= 2;
+		char *ns = realloc(b->strings, cap);
+		if (!ns)
+			return -ENOMEM;
+		b->strings = ns;
+		b->scap = cap;
+	}
+	memcpy(b->strings + b->slen, s, n);
+	b->strings[b->slen + n] = '\0';
+	*off = b->slen;
+	b->slen += n + 1;
+	return 0;
+}
+
+int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def, const char *fmt, ...)
+{
+	char name[512];
+	size_t noff, koff;
+	va_list ap;
+	int n, r;
+
+	if (b->err)
+		return b->err;
+	va_start(ap, fmt);
+	n = vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(name)) {
+		r = -ENAMETOOLONG;
+		goto fail;
+	}
+	if (b->ncols == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 64;
+		struct vms_col *nc = realloc(b->cols, cap * sizeof(*nc));
+		if (!nc) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		b->cols = nc;
+		b->cap = cap;
+	}
+	const char *key = def->key ? def->key : "";
+	r = add_string(b, name, (size_t)n, &noff);
+	if (r < 0)
+		goto fail;
+	r = add_string(b, key, strlen(key), &koff);
+	if (r < 0)
+		goto fail;
+	b->cols[b->ncols] = (struct vms_col){
+		.name = (const char *)(uintptr_t)noff,
+		.key = (const char *)(uintptr_t)koff,
+		.kind = def->kind,
+		.unit = def->unit,
+		.wrap_bits = def->wrap_bits,
+		.scale = def->scale,
+		.source = b->source,
+	};
+	return (int)(b->ncols++ - b->base);
+fail:
+	b->err = r;
+	return r;
+}
+
+int vms_schema_finish(struct vms_schema_builder *b, uint32_t gen, int64_t t_real_ns,
+		      struct vms_schema **out)
+{
+	if (b->err)
+		return b->err;
+	struct vms_schema *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (!b->strings && add_string(b, "", 0, &(size_t){0}) < 0) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->gen = gen;
+	s->ncols = b->ncols;
+	s->t_real_ns = t_real_ns;
+	s->refs = 1;
+	s->cols = b->cols;
+	s->strings = b->strings;
+	for (uint32_t i = 0; i < s->ncols; i++) {
+		s->cols[i].name = s->strings + (uintptr_t)s->cols[i].name;
+		s->cols[i].key = s->strings + (uintptr_t)s->cols[i].key;
+	}
+	b->cols = NULL;
+	b->strings = NULL;
+	vms_schema_builder_free(b);
+	*out = s;
+	return 0;
+}
+
+int vms_schema_new(uint32_t gen, int64_t t_real_ns, uint32_t ncols, const struct vms_col *cols,
+		   struct vms_schema **out)
+{
+	struct vms_schema_builder b;
+	vms_schema_builder_init(&b);
+	for (uint32_t i = 0; i < ncols; i++) {
+		const struct vms_coldef d = {
+			.kind = cols[i].kind,
+			.unit = cols[i].unit,
+			.wrap_bits = cols[i].wrap_bits,
+			.scale = cols[i].scale,
+			.key = cols[i].key,
+		};
+		b.source = cols[i].source;
+		vms_schema_addf(&b, &d, "%s", cols[i].name);
+	}
+	int r = vms_schema_finish(&b, gen, t_real_ns, out);
+	vms_schema_builder_free(&b);
+	return r;
+}
+
+bool vms_schema_same_columns(const struct vms_schema *a, const struct vms_schema *b)
+{
+	if (a->ncols != b->ncols)
+		return false;
+	for (uint32_t i = 0; i < a->ncols; i++) {
+		const struct vms_col *x = &a->cols[i], *y = &b->cols[i];
+		if (x->kind != y->kind || x->unit != y->unit || x->wrap_bits != y->wrap_bits ||
+		    x->scale != y->scale || x->source != y->source || strcmp(x->name, y->name) != 0 ||
+		    strcmp(x->key, y->key) != 0)
+			return false;
+	}
+	return true;
+}
+
+int vms_schema_find(const struct vms_schema *s, const char *name)
+{
+	for (uint32_t i = 0; i < s->ncols; i++)
+		if (strcmp(s->cols[i].name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+struct vms_schema *vms_schema_ref(struct vms_schema *s)
+{
+	if (s)
+		s->refs++;
+	return s;
+}
+
+void vms_schema_unref(struct vms_schema *s)
+{
+	if (!s || --s->refs > 0)
+		return;
+	free(s->cols);
+	free(s->strings);
+	free(s);
+}
+
+const char *vms_unit_name(unsigned unit)
+{
+	static const char *const names[] = {
+		[VMS_UNIT_NONE] = "",          [VMS_UNIT_COUNT] = "count", [VMS_UNIT_TICKS] = "ticks",
+		[VMS_UNIT_NS] = "ns",          [VMS_UNIT_US] = "us",       [VMS_UNIT_MS] = "ms",
+		[VMS_UNIT_BYTES] = "bytes",    [VMS_UNIT_KIB] = "KiB",     [VMS_UNIT_SECTORS] = "sectors",
+		[VMS_UNIT_PAGES] = "pages",    [VMS_UNIT_TASKS] = "tasks", [VMS_UNIT_LOAD] = "load",
+		[VMS_UNIT_STATE] = "state",    [VMS_UNIT_NS_EPOCH] = "ns_epoch",
+	};
+	return unit < VMS_ARRAY_SIZE(names) && names[unit] ? names[unit] : "?";
+}
+
+const char *vms_kind_name(unsigned kind)
+{
+	switch (kind) {
+	case VMS_KIND_COUNTER:
+		return "counter";
+	case VMS_KIND_GAUGE:
+		return "gauge";
+	default:
+		return "?";
+	}
+}

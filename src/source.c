@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* source.c - the registry of compiled-in sources, in frame order. */
+#include <string.h>
+
+#include "source.h"
+
+extern const struct vms_source_ops vms_source_loadavg;
+
+const struct vms_source_ops *const vms_source_registry[] = {
+	&vms_source_loadavg,
+};
+const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);
+
+const struct vms_source_ops *vms_source_lookup(const char *name)
+{
+	for (unsigned i = 0; i < vms_source_registry_len; i++)
+		if (strcmp(vms_source_registry[i]->name, name) == 0)
+			return vms_source_registry[i];
+	return NULL;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* source.h - what a source is.
+ *
+ * A source owns some kept-open files (or other handles), declares the
+ * columns that exist on this host, and fills them each tick it is due.
+ * Life cycle:
+ *   open(src)              allocate, open fds; src->conf and
+ *                          src->proc_dirfd are set. 0 or -errno.
+ *   declare(src, builder)  discovery: read once and declare only the
+ *                          columns that exist (a 7-field /proc/stat
+ *                          declares no steal column).  Called at start and
+ *                          again whenever any source returned VMS_RESCHEMA.
+ *                          May allocate.
+ *   sample(src, slots, t)  fill slots[0 .. declared-1]; VMS_NONE for a
+ *                          value not available this tick; count malformed
+ *                          lines in t->parse_errors.  Returns 0,
+ *                          VMS_RESCHEMA (entities appeared or vanished:
+ *                          the loop re-declares and samples again) or
+ *                          -errno (the loop marks the source failed and
+ *                          backs off).  Must not allocate, block or log.
+ *   close(src)             free everything; must accept a source whose
+ *                          open failed part-way.
+ * Optional hooks for sources with their own I/O (libvirt, perf):
+ *   pollfds/ready          fds to add to the loop's single ppoll
+ *   idle(src, until_ns)    slow-path work after the tick's frame was
+ *                          committed, to be finished before until_ns.
+ */
+#ifndef VMS_SOURCE_H
+#define VMS_SOURCE_H
+
+#include <poll.h>
+
+#include "config.h"
+#include "schema.h"
+
+struct vms_loop;
+
+struct vms_tick_ctx {
+	uint64_t t_mono_ns;   /* when this tick's reads started */
+	int64_t t_real_ns;
+	uint64_t idx;         /* deadline index */
+	uint32_t parse_errors; /* malformed lines skipped this tick (add to it) */
+};
+
+struct vms_source;
+
+struct vms_source_ops {
+	const char *name;
+	size_t priv_size;
+	int (*open)(struct vms_source *src);
+	int (*declare)(struct vms_source *src, struct vms_schema_builder *b);
+	int (*sample)(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t);
+	void (*close)(struct vms_source *src);
+	/* optional */
+	int (*pollfds)(struct vms_source *src, struct pollfd *fds, int max);
+	void (*ready)(struct vms_source *src, const struct pollfd *fds, int n);
+	void (*idle)(struct vms_source *src, uint64_t until_ns);
+};
+
+struct vms_source {
+	const struct vms_source_ops *ops;
+	void *priv;                        /* priv_size bytes, zeroed */
+	const struct vms_config *conf;
+	const struct vms_source_conf *sconf; /* this source's section, if any */
+	int proc_dirfd;
+	struct vms_loop *loop;
+	uint16_t index;
+	uint32_t base;   /* first column in the frame */
+	uint32_t ncols;  /* columns declared */
+	/* cadence and back-off, managed by the loop */
+	uint32_t every;
+	uint32_t backoff;      /* ticks to wait after the current failure */
+	uint64_t next_idx;     /* first tick index it may run again */
+	int last_err;
+	bool failed;
+	unsigned npoll;        /* fds it added to this wait */
+};
+
+/* The registry: every compiled-in source, in frame order. */
+extern const struct vms_source_ops *const vms_source_registry[];
+extern const unsigned vms_source_registry_len;
+const struct vms_source_ops *vms_source_lookup(const char *name);
+
+/* For sources: record an event (VM started, ...) before the next frame.
+ * Not for the steady state; never fails (a full queue counts a drop). */
+void vms_source_event(struct vms_source *src, uint32_t type, const char *subject,
+		      const char *detail);
+
+/* Fill n slots with VMS_NONE. */
+static inline void vms_slots_none(uint64_t *slots, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		slots[i] = VMS_NONE;
+}
+
+#endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *fixture_path(const char *rel)
+{
+	static char buf[PATH_MAX];
+	const char *base = getenv("VMS_FIXTURES");
+	if (!base)
+		base = "tests/fixtures";
+	snprintf(buf, sizeof(buf), "%s/%s", base, rel);
+	return buf;
+}
+
+char *fixture_read(const char *rel, size_t *len)
+{
+	const char *p = fixture_path(rel);
+	FILE *f = fopen(p, "rb");
+	if (!f) {
+		fprintf(stderr, "cannot open fixture %s: %s\n", p, strerror(errno));
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = '\0';
+		*len = (size_t)n;
+	}
+	return buf;
+}
+
+char *tmpdir_make(void)
+{
+	char *t = strdup("/tmp/vmstest.XXXXXX");
+	if (!t || !mkdtemp(t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+void rm_rf(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void mkdirs(const char *path)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	}
+}
+
+void write_file(const char *path, const char *data, size_t len)
+{
+	mkdirs(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+}
