@@ -1,0 +1,42 @@
+# scripts/lib.sh - shared by run.sh and test.sh (sourced, not executed).
+# Installs only what is missing, so a second run does not touch apt.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export DEBIAN_FRONTEND=noninteractive
+
+# Debian packages needed to build and run the sampler.
+BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev"
+# ... and to run the whole test suite.
+TEST_PKGS="libcmocka-dev sysstat tzdata python3"
+
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "this step installs Debian packages: run as root (or with sudo)" >&2
+		exit 1
+	fi
+}
+
+# apt_install PKG... : install the packages that are not installed yet
+apt_install() {
+	local missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	need_root
+	echo "== installing: ${missing[*]}"
+	apt-get update -qq
+	apt-get install -y -q -o DPkg::Lock::Timeout=600 --no-install-recommends --no-upgrade "${missing[@]}" >/dev/null
+}
+
+# build DIR [meson options...]
+build() {
+	local dir=$1
+	shift
+	if [ ! -f "$ROOT/$dir/build.ninja" ]; then
+		meson setup "$ROOT/$dir" "$ROOT" "$@" >/dev/null
+	else
+		meson configure "$ROOT/$dir" "$@" >/dev/null
+	fi
+	ninja -C "$ROOT/$dir" >/dev/null
+}

@@ -1,0 +1,22 @@
+#!/bin/bash
+# scripts/test.sh - install what is missing, build, and run the whole test
+# suite: unit tests and fuzz-corpus replay (plain and ASan+UBSan builds,
+# warnings as errors), the minimal host-only build, and the integration
+# tests against the live /proc (vs sar).
+. "$(dirname "$0")/lib.sh"
+apt_install $BUILD_PKGS $TEST_PKGS
+t0=$SECONDS
+
+echo "== build (werror) and unit tests"
+build build -Dwerror=true -Dtests=enabled
+meson test -C "$ROOT/build" --print-errorlogs --no-rebuild
+
+echo "== ASan+UBSan build and unit tests"
+build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined
+meson test -C "$ROOT/build-asan" --print-errorlogs --no-rebuild
+
+echo "== minimal host-only build (no libvirt, no perf, no tests)"
+build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dtests=disabled -Dman=disabled --buildtype=release
+"$ROOT/build-min/vmsampler" -i 10ms -n 3 -o - >/dev/null
+
+echo "== all tests passed in $((SECONDS - t0)) s"
