@@ -395,6 +395,20 @@ static bool is_null(const char *t, size_t len, bool plain)
 			 strcmp(t, "Null") == 0 || strcmp(t, "NULL") == 0);
 }
 
+/* The shape vms_parse_duration accepts (it stops at an overflow before it
+ * looks at the unit): digits, a fraction, a unit. */
+static bool duration_syntax(const char *s)
+{
+	static const char *const units[] = {"", "ns", "us", "ms", "s", "m", "min", "h"};
+	size_t n = strspn(s, "0123456789");
+	if (s[n] == '.')
+		n += 1 + strspn(s + n + 1, "0123456789");
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(units); i++)
+		if (strcmp(s + n, units[i]) == 0)
+			return true;
+	return false;
+}
+
 static bool is_pow2(uint64_t v)
 {
 	return v && (v & (v - 1)) == 0;
@@ -469,9 +483,9 @@ int vms_conf_key_set(const struct vms_conf_key *k, void *base, const char *text,
 	switch (k->type) {
 	case VMS_CONF_DURATION:
 		r = vms_parse_duration(text, &v);
-		if (r == -EINVAL) {
+		if (r == -EINVAL || (r == -ERANGE && !duration_syntax(text))) {
 			snprintf(msg, msglen, "%s is not a duration (such as 500ms, 1s, 5m)", q);
-			return r;
+			return -EINVAL;
 		}
 		if (r < 0 || ((v < k->min || v > k->max) && !(k->zero_ok && v == 0))) {
 			range_text(k, range, sizeof(range));
