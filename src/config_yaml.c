@@ -180,6 +180,17 @@ static int check_node(struct yload *y)
 	return 0;
 }
 
+/* A scalar for messages: at most len - 1 bytes, NUL bytes shown as '?'
+ * (other control characters are replaced in the finished message). */
+static const char *shown(char *buf, size_t len, const yaml_event_t *e)
+{
+	size_t n = e->data.scalar.length < len - 1 ? e->data.scalar.length : len - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = e->data.scalar.value[i] ? (char)e->data.scalar.value[i] : '?';
+	buf[n] = '\0';
+	return buf;
+}
+
 /* Levenshtein distance, for "did you mean" (short strings only). */
 static unsigned distance(const char *a, const char *b)
 {
@@ -323,12 +334,16 @@ static int parse_section(struct yload *y, const struct vms_conf_section *sec)
 			return fail_at(y, y->ev.start_mark, "expected a key, not %s", kind(&y->ev));
 		const char *key = (const char *)y->ev.data.scalar.value;
 		yaml_mark_t km = y->ev.start_mark;
-		const struct vms_conf_key *k = vms_conf_key_find(sec, key);
+		/* "interval\0x" must not pass for "interval" */
+		const struct vms_conf_key *k =
+			strlen(key) == y->ev.data.scalar.length ? vms_conf_key_find(sec, key) : NULL;
 		if (!k) {
-			key_suggest(hint, sizeof(hint), key, sec);
+			char show[65];
+			shown(show, sizeof(show), &y->ev);
+			key_suggest(hint, sizeof(hint), show, sec);
 			if (sec->name)
-				return fail_at(y, km, "unknown key '%.64s' in sources.%s%s", key, sec->name, hint);
-			return fail_at(y, km, "unknown key '%.64s'%s", key, hint);
+				return fail_at(y, km, "unknown key '%s' in sources.%s%s", show, sec->name, hint);
+			return fail_at(y, km, "unknown key '%s'%s", show, hint);
 		}
 		size_t idx = (size_t)(k - sec->keys);
 		if (idx < VMS_ARRAY_SIZE(seen) && seen[idx]) {
@@ -389,17 +404,20 @@ static int parse_sources(struct yload *y)
 			return fail_at(y, y->ev.start_mark, "expected a source name, not %s", kind(&y->ev));
 		const char *name = (const char *)y->ev.data.scalar.value;
 		yaml_mark_t km = y->ev.start_mark;
-		const struct vms_conf_section *sec = vms_conf_section_find(name);
+		const struct vms_conf_section *sec =
+			strlen(name) == y->ev.data.scalar.length ? vms_conf_section_find(name) : NULL;
 		if (!sec) {
 			const char *names[16];
+			char show[65];
 			unsigned n = 0;
 			for (unsigned i = 1; i < vms_conf_nsections && n < VMS_ARRAY_SIZE(names); i++)
 				names[n++] = vms_conf_sections[i].name;
-			suggest(hint, sizeof(hint), name, names, n);
+			shown(show, sizeof(show), &y->ev);
+			suggest(hint, sizeof(hint), show, names, n);
 			if (hint[0])
-				return fail_at(y, km, "unknown source '%.64s'%s", name, hint);
+				return fail_at(y, km, "unknown source '%s'%s", show, hint);
 			known_sources(known, sizeof(known));
-			return fail_at(y, km, "unknown source '%.64s' (this build has: %s)", name, known);
+			return fail_at(y, km, "unknown source '%s' (this build has: %s)", show, known);
 		}
 		if (!sec->compiled)
 			return fail_at(y, km, "sources.%s: vmsampler was compiled without %s support", sec->name,

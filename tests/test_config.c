@@ -231,6 +231,11 @@ static const struct err_case err_cases[] = {
 	/* unknown keys */
 	{"interval: 1s\nintervall: 2s\n", "t.yaml:2:1: unknown key 'intervall' (did you mean 'interval'?)"},
 	{"colour: red\n", "t.yaml:1:1: unknown key 'colour'"},
+	{"\"count\\0x\": 1\n", "t.yaml:1:1: unknown key 'count?x' (did you mean 'count'?)"},
+	{"sources: {\"netdev\\0\": {}}\n", "t.yaml:1:11: unknown source 'netdev?' (did you mean 'netdev'?)"},
+	/* long keys are cut */
+	{"x1234567890123456789012345678901234567890123456789012345678901234567890: 1\n",
+	 "t.yaml:1:1: unknown key 'x123456789012345678901234567890123456789012345678901234567890123'"},
 	{"sources:\n  netdev:\n    per_cpu: true\n", "t.yaml:3:5: unknown key 'per_cpu' in sources.netdev"},
 	{"sources:\n  loadavg: {evrey: 2}\n",
 	 "t.yaml:2:13: unknown key 'evrey' in sources.loadavg (did you mean 'every'?)"},
