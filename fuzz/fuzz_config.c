@@ -6,7 +6,18 @@
  *   - a failed load leaves the configuration unchanged and reports one
  *     non-empty line naming the file;
  *   - a successful load can be written (--print-config) and read back
- *     into an equal configuration, starting from other values. */
+ *     into an equal configuration, starting from other values.
+ *
+ * The system libyaml has no coverage instrumentation, so libFuzzer only
+ * sees our side of the parser.  For deeper runs, link libyaml's sources
+ * (the same release, 0.2.5) into the target:
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+ *     -DYAML_DECLARE_STATIC -DYAML_VERSION_MAJOR=0 -DYAML_VERSION_MINOR=2 \
+ *     -DYAML_VERSION_PATCH=5 '-DYAML_VERSION_STRING="0.2.5"' \
+ *     -I$LIBYAML/include -Isrc -Ibuild-fuzz -Iinclude fuzz/fuzz_config.c \
+ *     src/config.c src/config_yaml.c src/sched.c src/log.c \
+ *     $LIBYAML/src/{api,reader,scanner,parser}.c -o fuzz-config-full
+ *   ./fuzz-config-full -dict=fuzz/config.dict -max_len=4096 CORPUS_DIR */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
