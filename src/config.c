@@ -1,18 +1,130 @@
 /* SPDX-License-Identifier: MIT */
+/* config.c - defaults, the key table and typed values.
+ *
+ * The YAML reader and writer are in config_yaml.c; everything here is
+ * independent of YAML so the command line can use the same checks. */
 #include "config.h"
 
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "sched.h"
+#include "vms_build.h"
 
-static void source_defaults(struct vms_source_conf *s)
+/* enum fields are stored through an int pointer */
+_Static_assert(sizeof(enum vms_format) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum vms_csv_layout) == sizeof(int), "enum size");
+
+/* Longest string value (paths): PATH_MAX including the terminator. */
+#define STRING_MAX 4095
+
+/* ---- the key table --------------------------------------------------------- */
+
+static const struct vms_conf_enum format_enum[] = {
+	{"auto", VMS_FORMAT_AUTO},
+	{"csv", VMS_FORMAT_CSV},
+	{"bin", VMS_FORMAT_BIN},
+	{NULL, 0},
+};
+
+static const struct vms_conf_enum layout_enum[] = {
+	{"wide", VMS_CSV_WIDE},
+	{"long", VMS_CSV_LONG},
+	{NULL, 0},
+};
+
+static const struct vms_conf_enum level_enum[] = {
+	{"error", VMS_LOG_ERR},
+	{"warning", VMS_LOG_WARN},
+	{"info", VMS_LOG_INFO},
+	{"debug", VMS_LOG_DEBUG},
+	{NULL, 0},
+};
+
+#define TOP(f) offsetof(struct vms_config, f)
+#define SRC(f) offsetof(struct vms_source_conf, f)
+
+static const struct vms_conf_key top_keys[] = {
+	{"interval", VMS_CONF_DURATION, TOP(interval_ns), .min = VMS_INTERVAL_MIN, .max = VMS_INTERVAL_MAX},
+	{"count", VMS_CONF_U64, TOP(count), .max = UINT64_MAX},
+	{"align", VMS_CONF_DURATION, TOP(align_ns), .min = VMS_ALIGN_MIN, .max = VMS_ALIGN_MAX,
+	 .zero_ok = true},
+	{"output", VMS_CONF_STRING, TOP(output)},
+	{"format", VMS_CONF_ENUM, TOP(format), .enums = format_enum},
+	{"csv_layout", VMS_CONF_ENUM, TOP(csv_layout), .enums = layout_enum},
+	{"proc_root", VMS_CONF_STRING, TOP(proc_root)},
+	{"ring_slots", VMS_CONF_U32, TOP(ring_slots), .min = VMS_RING_SLOTS_MIN,
+	 .max = VMS_RING_SLOTS_MAX, .pow2 = true},
+	{"log_level", VMS_CONF_ENUM, TOP(log_level), .enums = level_enum},
+	{"sources", VMS_CONF_SOURCES, 0},
+};
+
+/* keys every source has */
+#define SOURCE_KEYS                                                                      \
+	{"enabled", VMS_CONF_BOOL, SRC(enabled)},                                          \
+	{"every", VMS_CONF_U32, SRC(every), .min = 1, .max = VMS_EVERY_MAX}
+#define FILTER_KEYS                                                                      \
+	{"include", VMS_CONF_GLOBS, SRC(include)},                                         \
+	{"exclude", VMS_CONF_GLOBS, SRC(exclude)}
+
+static const struct vms_conf_key procstat_keys[] = {
+	SOURCE_KEYS,
+	{"per_cpu", VMS_CONF_BOOL, SRC(per_cpu)},
+};
+static const struct vms_conf_key loadavg_keys[] = {
+	SOURCE_KEYS,
+};
+static const struct vms_conf_key diskstats_keys[] = {
+	SOURCE_KEYS,
+	{"partitions", VMS_CONF_BOOL, SRC(partitions)},
+	FILTER_KEYS,
+};
+static const struct vms_conf_key netdev_keys[] = {
+	SOURCE_KEYS,
+	FILTER_KEYS,
+};
+
+#define SECTION(name, feature, compiled, field, keys)                                    \
+	{name, feature, compiled, TOP(field), keys, VMS_ARRAY_SIZE(keys)}
+
+/* The libvirt and perf sources are not written yet: their modules put
+ * their keys here (with config fields that exist in every build) and set
+ * HAVE_LIBVIRT / HAVE_PERF in meson.build.  Until then the rows only make
+ * a config that names them fail with "compiled without ... support". */
+_Static_assert(!HAVE_LIBVIRT, "add the libvirt keys to vms_conf_sections");
+_Static_assert(!HAVE_PERF, "add the perf keys to vms_conf_sections");
+
+const struct vms_conf_section vms_conf_sections[] = {
+	{NULL, NULL, true, 0, top_keys, VMS_ARRAY_SIZE(top_keys)},
+	SECTION("procstat", NULL, true, procstat, procstat_keys),
+	SECTION("loadavg", NULL, true, loadavg, loadavg_keys),
+	SECTION("diskstats", NULL, true, diskstats, diskstats_keys),
+	SECTION("netdev", NULL, true, netdev, netdev_keys),
+	{"libvirt", "libvirt", HAVE_LIBVIRT, 0, NULL, 0},
+	{"perf", "perf", HAVE_PERF, 0, NULL, 0},
+};
+const unsigned vms_conf_nsections = VMS_ARRAY_SIZE(vms_conf_sections);
+
+const struct vms_conf_section *vms_conf_section_find(const char *name)
 {
-	memset(s, 0, sizeof(*s));
-	s->enabled = true;
-	s->every = 1;
+	for (unsigned i = 1; i < vms_conf_nsections; i++)
+		if (strcmp(vms_conf_sections[i].name, name) == 0)
+			return &vms_conf_sections[i];
+	return NULL;
 }
+
+const struct vms_conf_key *vms_conf_key_find(const struct vms_conf_section *s, const char *name)
+{
+	for (unsigned i = 0; i < s->nkeys; i++)
+		if (strcmp(s->keys[i].name, name) == 0)
+			return &s->keys[i];
+	return NULL;
+}
+
+/* ---- globs ------------------------------------------------------------------ */
 
 static void globs_free(struct vms_globs *g)
 {
@@ -25,14 +137,16 @@ static void globs_free(struct vms_globs *g)
 
 int vms_globs_add(struct vms_globs *g, const char *pat)
 {
+	char *p = strdup(pat);
+	if (!p)
+		return -ENOMEM;
 	char **n = realloc(g->pat, (g->n + 1) * sizeof(*n));
-	if (!n)
+	if (!n) {
+		free(p);
 		return -ENOMEM;
+	}
 	g->pat = n;
-	g->pat[g->n] = strdup(pat);
-	if (!g->pat[g->n])
-		return -ENOMEM;
-	g->n++;
+	g->pat[g->n++] = p;
 	return 0;
 }
 
@@ -41,34 +155,17 @@ void vms_globs_clear(struct vms_globs *g)
 	globs_free(g);
 }
 
-void vms_config_defaults(struct vms_config *c)
+static int globs_copy(struct vms_globs *dst, const struct vms_globs *src)
 {
-	memset(c, 0, sizeof(*c));
-	c->interval_ns = VMS_NSEC_PER_SEC;
-	c->ring_slots = 64;
-	c->proc_root = strdup("/proc");
-	c->log_level = VMS_LOG_INFO;
-	source_defaults(&c->procstat);
-	c->procstat.per_cpu = true;
-	source_defaults(&c->loadavg);
-	source_defaults(&c->diskstats);
-	source_defaults(&c->netdev);
-	/* whole disks, without the RAM disks and loop devices that every host
-	 * has and nobody samples (node_exporter ignores them too) */
-	vms_globs_add(&c->diskstats.exclude, "ram*");
-	vms_globs_add(&c->diskstats.exclude, "loop*");
-}
-
-void vms_config_free(struct vms_config *c)
-{
-	struct vms_source_conf *s[] = {&c->procstat, &c->loadavg, &c->diskstats, &c->netdev};
-	for (size_t i = 0; i < VMS_ARRAY_SIZE(s); i++) {
-		globs_free(&s[i]->include);
-		globs_free(&s[i]->exclude);
+	struct vms_globs t = {NULL, 0};
+	for (unsigned i = 0; i < src->n; i++) {
+		if (vms_globs_add(&t, src->pat[i]) < 0) {
+			globs_free(&t);
+			return -ENOMEM;
+		}
 	}
-	free(c->output);
-	free(c->proc_root);
-	memset(c, 0, sizeof(*c));
+	*dst = t;
+	return 0;
 }
 
 bool vms_globs_match(const struct vms_globs *g, const char *name)
@@ -86,6 +183,149 @@ bool vms_globs_select(const struct vms_globs *include, const struct vms_globs *e
 	return !vms_globs_match(exclude, name);
 }
 
+/* ---- whole configs ----------------------------------------------------------- */
+
+static void source_defaults(struct vms_source_conf *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->enabled = true;
+	s->every = 1;
+}
+
+int vms_config_defaults(struct vms_config *c)
+{
+	int r = 0;
+	memset(c, 0, sizeof(*c));
+	c->interval_ns = VMS_NSEC_PER_SEC;
+	c->count = 0;
+	c->align_ns = 0;
+	c->format = VMS_FORMAT_AUTO;
+	c->csv_layout = VMS_CSV_WIDE;
+	c->ring_slots = 64;
+	c->log_level = VMS_LOG_INFO;
+	c->output = strdup("-");
+	c->proc_root = strdup("/proc");
+	if (!c->output || !c->proc_root)
+		r = -ENOMEM;
+	source_defaults(&c->procstat);
+	c->procstat.per_cpu = true;
+	source_defaults(&c->loadavg);
+	source_defaults(&c->diskstats);
+	source_defaults(&c->netdev);
+	/* whole disks, without the RAM disks and loop devices that every host
+	 * has and nobody samples (node_exporter ignores them too) */
+	if (vms_globs_add(&c->diskstats.exclude, "ram*") < 0 ||
+	    vms_globs_add(&c->diskstats.exclude, "loop*") < 0)
+		r = -ENOMEM;
+	return r;
+}
+
+static inline void *field(const void *base, const struct vms_conf_key *k)
+{
+	return (char *)base + k->off;
+}
+
+#define for_each_key(sec, k)                                                             \
+	for (const struct vms_conf_section *sec = vms_conf_sections;                       \
+	     sec < vms_conf_sections + vms_conf_nsections; sec++)                          \
+		for (const struct vms_conf_key *k = sec->keys; k && k < sec->keys + sec->nkeys; k++)
+
+void vms_config_free(struct vms_config *c)
+{
+	if (!c)
+		return;
+	for_each_key(sec, k) {
+		void *f = field((char *)c + sec->off, k);
+		if (k->type == VMS_CONF_STRING) {
+			free(*(char **)f);
+			*(char **)f = NULL;
+		} else if (k->type == VMS_CONF_GLOBS) {
+			globs_free(f);
+		}
+	}
+	memset(c, 0, sizeof(*c));
+}
+
+int vms_config_dup(struct vms_config *dst, const struct vms_config *src)
+{
+	struct vms_config t = *src;
+	/* first forget the borrowed pointers, so a failure frees only copies */
+	for_each_key(sec, k) {
+		void *f = field((char *)&t + sec->off, k);
+		if (k->type == VMS_CONF_STRING)
+			*(char **)f = NULL;
+		else if (k->type == VMS_CONF_GLOBS)
+			*(struct vms_globs *)f = (struct vms_globs){NULL, 0};
+	}
+	for_each_key(sec, k) {
+		void *to = field((char *)&t + sec->off, k);
+		const void *from = field((const char *)src + sec->off, k);
+		int r = 0;
+		if (k->type == VMS_CONF_STRING && *(char *const *)from) {
+			*(char **)to = strdup(*(char *const *)from);
+			r = *(char **)to ? 0 : -ENOMEM;
+		} else if (k->type == VMS_CONF_GLOBS) {
+			r = globs_copy(to, from);
+		}
+		if (r < 0) {
+			vms_config_free(&t);
+			return r;
+		}
+	}
+	*dst = t;
+	return 0;
+}
+
+static bool str_equal(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+bool vms_config_equal(const struct vms_config *a, const struct vms_config *b)
+{
+	for_each_key(sec, k) {
+		const void *x = field((const char *)a + sec->off, k);
+		const void *y = field((const char *)b + sec->off, k);
+		switch (k->type) {
+		case VMS_CONF_DURATION:
+		case VMS_CONF_U64:
+			if (*(const uint64_t *)x != *(const uint64_t *)y)
+				return false;
+			break;
+		case VMS_CONF_U32:
+			if (*(const uint32_t *)x != *(const uint32_t *)y)
+				return false;
+			break;
+		case VMS_CONF_BOOL:
+			if (*(const bool *)x != *(const bool *)y)
+				return false;
+			break;
+		case VMS_CONF_ENUM:
+			if (*(const int *)x != *(const int *)y)
+				return false;
+			break;
+		case VMS_CONF_STRING:
+			if (!str_equal(*(char *const *)x, *(char *const *)y))
+				return false;
+			break;
+		case VMS_CONF_GLOBS: {
+			const struct vms_globs *g = x, *h = y;
+			if (g->n != h->n)
+				return false;
+			for (unsigned i = 0; i < g->n; i++)
+				if (strcmp(g->pat[i], h->pat[i]) != 0)
+					return false;
+			break;
+		}
+		case VMS_CONF_SOURCES:
+			break;
+		}
+	}
+	return true;
+}
+
 enum vms_format vms_config_format(const struct vms_config *c)
 {
 	if (c->format != VMS_FORMAT_AUTO)
@@ -95,4 +335,270 @@ enum vms_format vms_config_format(const struct vms_config *c)
 	if (n >= 4 && strcmp(o + n - 4, ".vms") == 0)
 		return VMS_FORMAT_BIN;
 	return VMS_FORMAT_CSV;
+}
+
+int vms_format_duration(char *buf, size_t len, uint64_t ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = {
+		{"h", 3600 * VMS_NSEC_PER_SEC},
+		{"m", 60 * VMS_NSEC_PER_SEC},
+		{"s", VMS_NSEC_PER_SEC},
+		{"ms", VMS_NSEC_PER_MSEC},
+		{"us", 1000},
+	};
+	if (ns == 0)
+		return snprintf(buf, len, "0");
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(units); i++)
+		if (ns % units[i].ns == 0)
+			return snprintf(buf, len, "%" PRIu64 "%s", ns / units[i].ns, units[i].unit);
+	return snprintf(buf, len, "%" PRIu64 "ns", ns);
+}
+
+/* ---- typed values ------------------------------------------------------------- */
+
+/* 'value' for messages: at most 40 bytes, then "...". */
+static const char *quoted(char *buf, size_t len, const char *text)
+{
+	size_t n = strlen(text);
+	if (n > 40)
+		snprintf(buf, len, "'%.40s...'", text);
+	else
+		snprintf(buf, len, "'%s'", text);
+	return buf;
+}
+
+/* Strict unsigned decimal: digits only, no sign, no blanks. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!*s)
+		return -EINVAL;
+	for (const char *p = s; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+	for (; *s; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+static bool is_null(const char *t, size_t len, bool plain)
+{
+	return plain && (len == 0 || strcmp(t, "~") == 0 || strcmp(t, "null") == 0 ||
+			 strcmp(t, "Null") == 0 || strcmp(t, "NULL") == 0);
+}
+
+/* The shape vms_parse_duration accepts (it stops at an overflow before it
+ * looks at the unit): digits, a fraction, a unit. */
+static bool duration_syntax(const char *s)
+{
+	static const char *const units[] = {"", "ns", "us", "ms", "s", "m", "min", "h"};
+	size_t n = strspn(s, "0123456789");
+	if (s[n] == '.')
+		n += 1 + strspn(s + n + 1, "0123456789");
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(units); i++)
+		if (strcmp(s + n, units[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && (v & (v - 1)) == 0;
+}
+
+void vms_conf_expected(const struct vms_conf_key *k, char *buf, size_t len)
+{
+	switch (k->type) {
+	case VMS_CONF_DURATION:
+		snprintf(buf, len, "a duration");
+		return;
+	case VMS_CONF_U64:
+	case VMS_CONF_U32:
+		snprintf(buf, len, "a number");
+		return;
+	case VMS_CONF_BOOL:
+		snprintf(buf, len, "true or false");
+		return;
+	case VMS_CONF_STRING:
+		snprintf(buf, len, "a string");
+		return;
+	case VMS_CONF_GLOBS:
+		snprintf(buf, len, "a list of patterns");
+		return;
+	case VMS_CONF_SOURCES:
+		snprintf(buf, len, "a mapping of sources");
+		return;
+	case VMS_CONF_ENUM: {
+		size_t n = (size_t)snprintf(buf, len, "one of");
+		for (const struct vms_conf_enum *e = k->enums; e->name && n < len; e++)
+			n += (size_t)snprintf(buf + n, len - n, "%s %s", e == k->enums ? "" : ",", e->name);
+		return;
+	}
+	}
+	snprintf(buf, len, "a value");
+}
+
+static void range_text(const struct vms_conf_key *k, char *buf, size_t len)
+{
+	char lo[24], hi[24];
+	if (k->type == VMS_CONF_DURATION) {
+		vms_format_duration(lo, sizeof(lo), k->min);
+		vms_format_duration(hi, sizeof(hi), k->max);
+		snprintf(buf, len, "%s%s to %s", k->zero_ok ? "0, or " : "", lo, hi);
+	} else {
+		snprintf(buf, len, "%" PRIu64 " to %" PRIu64, k->min, k->max);
+	}
+}
+
+int vms_conf_key_set(const struct vms_conf_key *k, void *base, const char *text, size_t len, bool plain,
+		     char *msg, size_t msglen)
+{
+	char q[64], range[64], what[96];
+	void *f = field(base, k);
+	uint64_t v;
+	int r;
+
+	if (k->type == VMS_CONF_GLOBS || k->type == VMS_CONF_SOURCES) {
+		vms_conf_expected(k, what, sizeof(what));
+		snprintf(msg, msglen, "expected %s", what);
+		return -EINVAL;
+	}
+	if (is_null(text, len, plain)) {
+		snprintf(msg, msglen, "missing value");
+		return -EINVAL;
+	}
+	if (memchr(text, '\0', len)) {
+		snprintf(msg, msglen, "the value contains a NUL character");
+		return -EINVAL;
+	}
+	quoted(q, sizeof(q), text);
+	switch (k->type) {
+	case VMS_CONF_DURATION:
+		r = vms_parse_duration(text, &v);
+		if (r == -EINVAL || (r == -ERANGE && !duration_syntax(text))) {
+			snprintf(msg, msglen, "%s is not a duration (such as 500ms, 1s, 5m)", q);
+			return -EINVAL;
+		}
+		if (r < 0 || ((v < k->min || v > k->max) && !(k->zero_ok && v == 0))) {
+			range_text(k, range, sizeof(range));
+			snprintf(msg, msglen, "%s is out of range (%s)", q, range);
+			return -ERANGE;
+		}
+		*(uint64_t *)f = v;
+		return 0;
+	case VMS_CONF_U64:
+	case VMS_CONF_U32:
+		if (!plain) {
+			snprintf(msg, msglen, "%s is quoted: write the number without quotes", q);
+			return -EINVAL;
+		}
+		r = parse_u64(text, &v);
+		if (r == -EINVAL) {
+			snprintf(msg, msglen, "%s is not a non-negative integer", q);
+			return r;
+		}
+		if (k->pow2 && (r < 0 || v < k->min || v > k->max || !is_pow2(v))) {
+			snprintf(msg, msglen, "%s is not a power of two from %" PRIu64 " to %" PRIu64, q,
+				 k->min, k->max);
+			return -ERANGE;
+		}
+		if (r < 0 || v < k->min || v > k->max) {
+			range_text(k, range, sizeof(range));
+			snprintf(msg, msglen, "%s is out of range (%s)", q, range);
+			return -ERANGE;
+		}
+		if (k->type == VMS_CONF_U32)
+			*(uint32_t *)f = (uint32_t)v;
+		else
+			*(uint64_t *)f = v;
+		return 0;
+	case VMS_CONF_BOOL:
+		if (plain && (!strcmp(text, "true") || !strcmp(text, "True") || !strcmp(text, "TRUE"))) {
+			*(bool *)f = true;
+			return 0;
+		}
+		if (plain && (!strcmp(text, "false") || !strcmp(text, "False") || !strcmp(text, "FALSE"))) {
+			*(bool *)f = false;
+			return 0;
+		}
+		snprintf(msg, msglen, "expected true or false%s, not %s", plain ? "" : " without quotes", q);
+		return -EINVAL;
+	case VMS_CONF_STRING: {
+		if (len == 0) {
+			snprintf(msg, msglen, "must not be empty");
+			return -EINVAL;
+		}
+		if (len > STRING_MAX) {
+			snprintf(msg, msglen, "the value is longer than %d bytes", STRING_MAX);
+			return -EINVAL;
+		}
+		char *s = strdup(text);
+		if (!s) {
+			snprintf(msg, msglen, "out of memory");
+			return -ENOMEM;
+		}
+		free(*(char **)f);
+		*(char **)f = s;
+		return 0;
+	}
+	case VMS_CONF_ENUM:
+		for (const struct vms_conf_enum *e = k->enums; e->name; e++) {
+			if (strcmp(e->name, text) == 0) {
+				*(int *)f = e->value;
+				return 0;
+			}
+		}
+		vms_conf_expected(k, what, sizeof(what));
+		snprintf(msg, msglen, "%s is not %s", q, what);
+		return -EINVAL;
+	case VMS_CONF_GLOBS:
+	case VMS_CONF_SOURCES:
+		break;
+	}
+	snprintf(msg, msglen, "cannot be set");
+	return -EINVAL;
+}
+
+int vms_config_set(struct vms_config *c, const char *key, const char *value, char *err, size_t errlen)
+{
+	const struct vms_conf_section *sec = &vms_conf_sections[0];
+	const char *name = key;
+
+	if (strncmp(key, "sources.", 8) == 0) {
+		const char *sname = key + 8;
+		const char *dot = strchr(sname, '.');
+		char buf[64];
+		if (!dot || (size_t)(dot - sname) >= sizeof(buf)) {
+			snprintf(err, errlen, "no key '%s'", key);
+			return -ENOENT;
+		}
+		memcpy(buf, sname, (size_t)(dot - sname));
+		buf[dot - sname] = '\0';
+		sec = vms_conf_section_find(buf);
+		if (!sec) {
+			snprintf(err, errlen, "no key '%s'", key);
+			return -ENOENT;
+		}
+		if (!sec->compiled) {
+			snprintf(err, errlen, "vmsampler was compiled without %s support", sec->feature);
+			return -ENOENT;
+		}
+		name = dot + 1;
+	}
+	const struct vms_conf_key *k = vms_conf_key_find(sec, name);
+	if (!k) {
+		snprintf(err, errlen, "no key '%s'", key);
+		return -ENOENT;
+	}
+	/* not YAML: a string is taken as it is ("null" is a file name) */
+	return vms_conf_key_set(k, (char *)c + sec->off, value, strlen(value), k->type != VMS_CONF_STRING,
+				err, errlen);
 }

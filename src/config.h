@@ -3,9 +3,16 @@
  *
  * Precedence: built-in defaults < the YAML file (-c) < the command line.
  * Every key is documented in vmsampler.yaml(5) and every option in
- * vmsampler(1) and --help. */
+ * vmsampler(1) and --help (tests/test_manpages.c checks both).
+ *
+ * The keys are described by a table (vms_conf_sections, config.c): the
+ * YAML loader, vms_config_set (the command line), vms_config_write
+ * (--print-config), vms_config_dup/free/equal and the documentation test
+ * all walk it, so adding a key or a source section is a few lines there. */
 #ifndef VMS_CONFIG_H
 #define VMS_CONFIG_H
+
+#include <stdio.h>
 
 #include "vms.h"
 
@@ -26,7 +33,7 @@ bool vms_globs_select(const struct vms_globs *include, const struct vms_globs *e
 struct vms_source_conf {
 	bool enabled;
 	uint32_t every; /* sample every N ticks (>= 1) */
-	struct vms_globs include, exclude;
+	struct vms_globs include, exclude; /* diskstats, netdev */
 	bool partitions; /* diskstats: also partitions */
 	bool per_cpu;    /* procstat: per-CPU columns besides cpu.all */
 };
@@ -34,6 +41,9 @@ struct vms_source_conf {
 enum vms_format { VMS_FORMAT_AUTO = 0, VMS_FORMAT_CSV, VMS_FORMAT_BIN };
 enum vms_csv_layout { VMS_CSV_WIDE = 0, VMS_CSV_LONG };
 
+/* Heap-owning fields are exactly the string and list keys of the table:
+ * vms_config_free/dup walk it.  A field outside the table must not own
+ * memory. */
 struct vms_config {
 	uint64_t interval_ns;  /* default 1 s */
 	uint64_t count;        /* frames to write, 0 = until stopped */
@@ -47,10 +57,115 @@ struct vms_config {
 	struct vms_source_conf procstat, loadavg, diskstats, netdev;
 };
 
-void vms_config_defaults(struct vms_config *c);
+/* Limits (also in --help and the man pages). */
+#define VMS_INTERVAL_MIN (10 * VMS_NSEC_PER_MSEC)
+#define VMS_INTERVAL_MAX (24 * 3600 * VMS_NSEC_PER_SEC)
+#define VMS_ALIGN_MIN VMS_NSEC_PER_MSEC
+#define VMS_ALIGN_MAX VMS_INTERVAL_MAX
+#define VMS_RING_SLOTS_MIN 2
+#define VMS_RING_SLOTS_MAX 1048576
+#define VMS_EVERY_MAX 1000000
+/* A configuration file larger than this is refused. */
+#define VMS_CONFIG_MAX_SIZE (1u << 20)
+
+/* Built-in defaults.  0 or -ENOMEM (then *c is still safe to free). */
+int vms_config_defaults(struct vms_config *c);
+/* Free what *c owns and zero it; accepts a zeroed or freed config. */
 void vms_config_free(struct vms_config *c);
+/* Deep copy into *dst (uninitialised).  0 or -ENOMEM (*dst untouched). */
+int vms_config_dup(struct vms_config *dst, const struct vms_config *src);
+/* Every key of the table has the same value in a and b. */
+bool vms_config_equal(const struct vms_config *a, const struct vms_config *b);
 /* Output format from -f, else from the output's extension (.vms: binary,
  * anything else: CSV). */
 enum vms_format vms_config_format(const struct vms_config *c);
+
+/* Merge a YAML document (name: the file name used in messages) into *c,
+ * which holds the values it overrides (defaults, usually).  On success
+ * returns 0 and *c holds the result; on failure *c is unchanged and err
+ * holds one line:
+ *   -EINVAL  "NAME:LINE:COL: message" (syntax, unknown or duplicate key,
+ *            wrong type, bad value, source compiled out)
+ *   -EFBIG   "NAME: ..." (larger than VMS_CONFIG_MAX_SIZE)
+ *   -ENOMEM  "NAME: out of memory" */
+int vms_config_load_buffer(struct vms_config *c, const char *name, const void *buf, size_t len,
+			   char *err, size_t errlen);
+/* The same for a file; -errno of open/read with "PATH: strerror". */
+int vms_config_load_file(struct vms_config *c, const char *path, char *err, size_t errlen);
+
+/* Set one key ("interval", "sources.procstat.every") from text, with the
+ * same checks as the file (numbers and booleans as unquoted YAML scalars,
+ * strings as they are: "null" or "~" is a file name here).
+ * 0; -ENOENT (no such key), -EINVAL/-ERANGE (bad value), -ENOMEM; err gets
+ * a message without location, e.g. "'5ms' is out of range (10ms to 24h)".
+ * *c is changed only on success. */
+int vms_config_set(struct vms_config *c, const char *key, const char *value, char *err,
+		   size_t errlen);
+
+/* Write *c as a YAML document that vms_config_load_buffer reads back into
+ * an equal config (--print-config).  0 or -errno (EIO on a stdio error). */
+int vms_config_write(const struct vms_config *c, FILE *f);
+
+/* ns in the largest unit that divides it exactly ("1s", "90s", "1500us";
+ * "0" for 0): vms_parse_duration reads it back to the same value.  Returns
+ * what snprintf returns (24 bytes always suffice). */
+int vms_format_duration(char *buf, size_t len, uint64_t ns);
+
+/* ---- the key table ------------------------------------------------------- */
+
+enum vms_conf_type {
+	VMS_CONF_DURATION, /* uint64_t ns; a vms_parse_duration string */
+	VMS_CONF_U64,      /* uint64_t, unsigned decimal */
+	VMS_CONF_U32,      /* uint32_t, unsigned decimal */
+	VMS_CONF_BOOL,     /* bool: true or false */
+	VMS_CONF_STRING,   /* char *, not empty */
+	VMS_CONF_ENUM,     /* int, one of `enums` */
+	VMS_CONF_GLOBS,    /* struct vms_globs: a list of fnmatch patterns */
+	VMS_CONF_SOURCES,  /* the `sources` mapping (top level only) */
+};
+
+struct vms_conf_enum {
+	const char *name;
+	int value;
+};
+
+struct vms_conf_key {
+	const char *name;
+	enum vms_conf_type type;
+	size_t off;                        /* in the section's struct */
+	uint64_t min, max;                 /* DURATION, U64, U32 */
+	bool zero_ok;                      /* DURATION: 0 allowed besides min..max */
+	bool pow2;                         /* U32: a power of two */
+	const struct vms_conf_enum *enums; /* ENUM: terminated by {NULL} */
+};
+
+/* One mapping of keys: the top level (name NULL) or a source under
+ * `sources:`.  A section whose build feature is missing (compiled false)
+ * keeps its keys in the table so the documentation check sees them; the
+ * loader refuses it with "compiled without <feature> support". */
+struct vms_conf_section {
+	const char *name;
+	const char *feature; /* build feature it needs ("libvirt"), NULL: always there */
+	bool compiled;
+	size_t off;          /* of its struct in struct vms_config */
+	const struct vms_conf_key *keys;
+	unsigned nkeys;
+};
+
+/* [0] is the top level, then the source sections in frame order. */
+extern const struct vms_conf_section vms_conf_sections[];
+extern const unsigned vms_conf_nsections;
+
+const struct vms_conf_section *vms_conf_section_find(const char *name);
+const struct vms_conf_key *vms_conf_key_find(const struct vms_conf_section *s, const char *name);
+/* Store text (len bytes, NUL-terminated) into the key's field at base.
+ * `plain`: an unquoted scalar (numbers and booleans must be plain).
+ * Atomic: the field changes only on success.  0 or -EINVAL/-ERANGE/-ENOMEM
+ * with msg (no location, no key name). */
+int vms_conf_key_set(const struct vms_conf_key *k, void *base, const char *text, size_t len,
+		     bool plain, char *msg, size_t msglen);
+/* What a value of the key looks like, for messages: "a duration",
+ * "true or false", "one of auto, csv, bin". */
+void vms_conf_expected(const struct vms_conf_key *k, char *buf, size_t len);
 
 #endif

@@ -1,69 +1,140 @@
 /* SPDX-License-Identifier: MIT */
-/* main.c - command line and wiring. */
-#include <getopt.h>
+/* main.c - the command line, the configuration, and the loop's wiring.
+ *
+ * Exit codes: 0 success (including SIGINT/SIGTERM), 1 runtime failure,
+ * 2 usage or configuration error.  Usage errors are one line on stderr
+ * ending in "Try 'vmsampler --help'."; configuration file errors are one
+ * line "FILE:LINE:COL: message". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "log.h"
 #include "loop.h"
-#include "sched.h"
+#include "sink.h"
+#include "vms_build.h"
 
-static int usage_error(const char *msg, const char *arg)
+#if HAVE_DUMP
+int vms_dump_main(int argc, char **argv); /* src/dump.c */
+#endif
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+
+static int usage_error(const char *msg)
 {
-	fprintf(stderr, "vmsampler: %s%s%s\nTry 'vmsampler --help'.\n", msg, arg ? ": " : "", arg ? arg : "");
-	return 2;
+	fprintf(stderr, "vmsampler: %s. Try 'vmsampler --help'.\n", msg);
+	return EXIT_USAGE;
+}
+
+/* stdout is where --help, --version and --print-config go: a failed write
+ * (a full disk, a closed pipe) must not exit 0. */
+static int close_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		vms_err("write error on stdout: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+static int run(const struct vms_config *conf)
+{
+	struct vms_loop loop;
+	int r, rc;
+
+	if (!vms_sink_for_format(vms_config_format(conf))) {
+		vms_err("this build has no %s output",
+			vms_config_format(conf) == VMS_FORMAT_BIN ? "binary (.vms)" : "CSV");
+		return EXIT_RUNTIME;
+	}
+	if (vms_config_format(conf) == VMS_FORMAT_BIN && strcmp(conf->output, "-") == 0 &&
+	    isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "vmsampler: refusing to write binary frames to a terminal; "
+				"use -o FILE.vms or a pipe\n");
+		return EXIT_USAGE;
+	}
+	r = vms_loop_init(&loop, conf, NULL);
+	if (r < 0) {
+		vms_loop_fini(&loop);
+		return r == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	r = vms_loop_signals(&loop);
+	if (r < 0) {
+		vms_err("cannot set up signal handling: %s", strerror(-r));
+		vms_loop_fini(&loop);
+		return EXIT_RUNTIME;
+	}
+	rc = vms_loop_run(&loop) < 0 ? EXIT_RUNTIME : 0;
+	if (vms_loop_fini(&loop) < 0)
+		rc = EXIT_RUNTIME;
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"interval", required_argument, NULL, 'i'},
-		{"output", required_argument, NULL, 'o'},
-		{"count", required_argument, NULL, 'n'},
-		{"format", required_argument, NULL, 'f'},
-		{"proc-root", required_argument, NULL, 'P'},
-		{NULL, 0, NULL, 0},
-	};
 	struct vms_config conf;
-	struct vms_loop loop;
-	int c, rc;
+	struct vms_cli cli;
+	char err[1024];
+	int r, rc;
 
-	vms_config_defaults(&conf);
-	while ((c = getopt_long(argc, argv, "i:o:n:f:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (vms_parse_duration(optarg, &conf.interval_ns) < 0)
-				return usage_error("bad interval", optarg);
-			break;
-		case 'o':
-			free(conf.output);
-			conf.output = strdup(optarg);
-			break;
-		case 'n':
-			conf.count = strtoull(optarg, NULL, 10);
-			break;
-		case 'f':
-			conf.format = strcmp(optarg, "bin") == 0 ? VMS_FORMAT_BIN : VMS_FORMAT_CSV;
-			break;
-		case 'P':
-			free(conf.proc_root);
-			conf.proc_root = strdup(optarg);
-			break;
-		default:
-			return 2;
+#if HAVE_DUMP
+	if (argc > 1 && strcmp(argv[1], "dump") == 0)
+		return vms_dump_main(argc - 1, argv + 1);
+#endif
+	r = vms_cli_parse(&cli, argc, argv, err, sizeof(err));
+	if (r == -ENOMEM) {
+		vms_err("out of memory");
+		return EXIT_RUNTIME;
+	}
+	if (r < 0)
+		return usage_error(err);
+	if (cli.action == VMS_CLI_HELP) {
+		vms_cli_help(stdout);
+		return close_stdout();
+	}
+	if (cli.action == VMS_CLI_VERSION) {
+		vms_cli_version(stdout);
+		return close_stdout();
+	}
+
+	if (vms_config_defaults(&conf) < 0) {
+		vms_config_free(&conf);
+		vms_err("out of memory");
+		return EXIT_RUNTIME;
+	}
+	if (cli.config_path) {
+		r = vms_config_load_file(&conf, cli.config_path, err, sizeof(err));
+		if (r < 0) {
+			if (r == -EINVAL)
+				fprintf(stderr, "%s\n", err); /* FILE:LINE:COL: message */
+			else
+				fprintf(stderr, "vmsampler: %s\n", err);
+			vms_config_free(&conf);
+			return r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 		}
 	}
-	if (vms_loop_init(&loop, &conf, NULL) < 0) {
-		vms_loop_fini(&loop);
+	r = vms_cli_apply(&cli, &conf, err, sizeof(err));
+	if (r < 0) {
+		/* the values were checked while parsing: only ENOMEM is left */
+		fprintf(stderr, "vmsampler: %s\n", err);
 		vms_config_free(&conf);
-		return 1;
+		return r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 	}
-	vms_loop_signals(&loop);
-	rc = vms_loop_run(&loop) < 0 ? 1 : 0;
-	if (vms_loop_fini(&loop) < 0)
-		rc = 1;
+	vms_log_level = conf.log_level;
+	if (cli.config_path)
+		vms_debug("configuration read from %s", cli.config_path);
+
+	if (cli.action == VMS_CLI_PRINT_CONFIG) {
+		rc = vms_config_write(&conf, stdout) < 0 ? EXIT_RUNTIME : 0;
+		if (close_stdout())
+			rc = EXIT_RUNTIME;
+	} else {
+		rc = run(&conf);
+	}
 	vms_config_free(&conf);
 	return rc;
 }

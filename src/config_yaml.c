@@ -1,0 +1,733 @@
+/* SPDX-License-Identifier: MIT */
+/* config_yaml.c - the YAML configuration file: reading (libyaml events)
+ * and writing (--print-config).
+ *
+ * The reader is a recursive descent over libyaml's event stream, driven by
+ * the key table (config.c).  It stops at the first problem and reports it
+ * as one line, "NAME:LINE:COL: message", with the position of the
+ * offending key or value.  Anything the table does not describe is an
+ * error: unknown or duplicate keys, a list where a scalar belongs, aliases,
+ * explicit tags, more than one document.  It works on a copy of the
+ * configuration, so a failed load leaves the caller's untouched. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "config.h"
+
+struct yload {
+	yaml_parser_t p;
+	yaml_event_t ev;
+	bool have_ev;
+	const char *name;
+	const unsigned char *buf;
+	size_t len;
+	struct vms_config *c;
+	char *err;
+	size_t errlen;
+};
+
+/* One line: control characters (from values or the file name) become '?'. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+static int VMS_PRINTF(5, 6)
+	fail_pos(struct yload *y, int err, size_t line, size_t col, const char *fmt, ...)
+{
+	va_list ap;
+	if (!y->errlen)
+		return err;
+	int n = snprintf(y->err, y->errlen, "%s:%zu:%zu: ", y->name, line, col);
+	if (n >= 0 && (size_t)n < y->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(y->err + n, y->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	one_line(y->err);
+	return err;
+}
+
+#define fail_at(y, mark, ...) fail_pos(y, -EINVAL, (mark).line + 1, (mark).column + 1, __VA_ARGS__)
+
+static int VMS_PRINTF(3, 4) fail_file(struct yload *y, int err, const char *fmt, ...)
+{
+	va_list ap;
+	if (!y->errlen)
+		return err;
+	int n = snprintf(y->err, y->errlen, "%s: ", y->name);
+	if (n >= 0 && (size_t)n < y->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(y->err + n, y->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	one_line(y->err);
+	return err;
+}
+
+/* The reader reports a byte offset, not a mark. */
+static void offset_pos(const struct yload *y, size_t off, size_t *line, size_t *col)
+{
+	*line = 1;
+	*col = 1;
+	if (off > y->len)
+		off = y->len;
+	for (size_t i = 0; i < off; i++) {
+		if (y->buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else if ((y->buf[i] & 0xc0) != 0x80) {
+			(*col)++; /* count characters, not UTF-8 continuation bytes */
+		}
+	}
+}
+
+static int parser_error(struct yload *y)
+{
+	const yaml_parser_t *p = &y->p;
+	const char *problem = p->problem ? p->problem : "invalid YAML";
+	size_t line, col;
+
+	switch (p->error) {
+	case YAML_MEMORY_ERROR:
+		return fail_file(y, -ENOMEM, "out of memory");
+	case YAML_READER_ERROR:
+		offset_pos(y, p->problem_offset, &line, &col);
+		if (p->problem_value >= 0)
+			return fail_pos(y, -EINVAL, line, col, "%s (0x%X)", problem,
+					(unsigned)p->problem_value);
+		return fail_pos(y, -EINVAL, line, col, "%s", problem);
+	case YAML_SCANNER_ERROR:
+	case YAML_PARSER_ERROR:
+		if (p->context)
+			return fail_at(y, p->problem_mark, "%s (%s at line %zu)", problem, p->context,
+				       p->context_mark.line + 1);
+		return fail_at(y, p->problem_mark, "%s", problem);
+	default:
+		return fail_file(y, -EINVAL, "%s", problem);
+	}
+}
+
+static int next(struct yload *y)
+{
+	if (y->have_ev) {
+		yaml_event_delete(&y->ev);
+		y->have_ev = false;
+	}
+	if (!yaml_parser_parse(&y->p, &y->ev))
+		return parser_error(y);
+	y->have_ev = true;
+	return 0;
+}
+
+static bool is_plain(const yaml_event_t *e)
+{
+	return e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+static bool is_null_scalar(const yaml_event_t *e)
+{
+	const char *v = (const char *)e->data.scalar.value;
+	return e->type == YAML_SCALAR_EVENT && is_plain(e) &&
+	       (e->data.scalar.length == 0 || !strcmp(v, "~") || !strcmp(v, "null") ||
+		!strcmp(v, "Null") || !strcmp(v, "NULL"));
+}
+
+static const char *kind(const yaml_event_t *e)
+{
+	switch (e->type) {
+	case YAML_SCALAR_EVENT:
+		return is_null_scalar(e) ? "null" : "a scalar";
+	case YAML_SEQUENCE_START_EVENT:
+		return "a list";
+	case YAML_MAPPING_START_EVENT:
+		return "a mapping";
+	default:
+		return "something else";
+	}
+}
+
+/* What every node may not be: an alias, or explicitly tagged. */
+static int check_node(struct yload *y)
+{
+	const yaml_event_t *e = &y->ev;
+	const yaml_char_t *tag = NULL;
+	switch (e->type) {
+	case YAML_ALIAS_EVENT:
+		return fail_at(y, e->start_mark, "aliases (*name) are not supported");
+	case YAML_SCALAR_EVENT:
+		tag = e->data.scalar.tag;
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+		tag = e->data.sequence_start.tag;
+		break;
+	case YAML_MAPPING_START_EVENT:
+		tag = e->data.mapping_start.tag;
+		break;
+	default:
+		return fail_at(y, e->start_mark, "unexpected YAML event");
+	}
+	if (tag)
+		return fail_at(y, e->start_mark, "tags (%.40s) are not supported", (const char *)tag);
+	return 0;
+}
+
+/* A scalar for messages: at most len - 1 bytes, NUL bytes shown as '?'
+ * (other control characters are replaced in the finished message). */
+static const char *shown(char *buf, size_t len, const yaml_event_t *e)
+{
+	size_t n = e->data.scalar.length < len - 1 ? e->data.scalar.length : len - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = e->data.scalar.value[i] ? (char)e->data.scalar.value[i] : '?';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Levenshtein distance, for "did you mean" (short strings only). */
+static unsigned distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[33];
+	if (la > 32 || lb > 32)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* " (did you mean 'x'?)" or "" */
+static void suggest(char *buf, size_t len, const char *got, const char *const *names, unsigned n)
+{
+	unsigned best = 3;
+	const char *pick = NULL;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < n; i++) {
+		unsigned d = distance(got, names[i]);
+		if (d < best && d < strlen(names[i])) {
+			best = d;
+			pick = names[i];
+		}
+	}
+	if (pick)
+		snprintf(buf, len, " (did you mean '%s'?)", pick);
+}
+
+static void key_suggest(char *buf, size_t len, const char *got, const struct vms_conf_section *sec)
+{
+	const char *names[32];
+	unsigned n = 0;
+	for (unsigned i = 0; i < sec->nkeys && n < VMS_ARRAY_SIZE(names); i++)
+		names[n++] = sec->keys[i].name;
+	suggest(buf, len, got, names, n);
+}
+
+static int parse_globs(struct yload *y, struct vms_globs *g, const char *path)
+{
+	struct vms_globs n = {NULL, 0};
+	int r;
+	for (;;) {
+		r = next(y);
+		if (r < 0)
+			goto fail;
+		if (y->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		r = check_node(y);
+		if (r < 0)
+			goto fail;
+		if (y->ev.type != YAML_SCALAR_EVENT) {
+			r = fail_at(y, y->ev.start_mark, "%s: expected a pattern, not %s", path, kind(&y->ev));
+			goto fail;
+		}
+		const char *v = (const char *)y->ev.data.scalar.value;
+		if (is_null_scalar(&y->ev) || y->ev.data.scalar.length == 0) {
+			r = fail_at(y, y->ev.start_mark, "%s: empty pattern", path);
+			goto fail;
+		}
+		if (strlen(v) != y->ev.data.scalar.length) {
+			r = fail_at(y, y->ev.start_mark, "%s: the pattern contains a NUL character", path);
+			goto fail;
+		}
+		if (vms_globs_add(&n, v) < 0) {
+			r = fail_file(y, -ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	/* a list replaces the previous value (the defaults) entirely */
+	vms_globs_clear(g);
+	*g = n;
+	return 0;
+fail:
+	vms_globs_clear(&n);
+	return r;
+}
+
+static int parse_value(struct yload *y, const struct vms_conf_key *k, void *base, const char *path)
+{
+	char msg[256], what[96];
+	const yaml_event_t *e = &y->ev;
+
+	vms_conf_expected(k, what, sizeof(what));
+	switch (e->type) {
+	case YAML_SCALAR_EVENT: {
+		if (k->type == VMS_CONF_GLOBS)
+			return fail_at(y, e->start_mark, "%s: expected %s (like [\"sd*\"], or [] for none), not %s",
+				       path, what, kind(e));
+		int r = vms_conf_key_set(k, base, (const char *)e->data.scalar.value, e->data.scalar.length,
+					 is_plain(e), msg, sizeof(msg));
+		if (r == -ENOMEM)
+			return fail_file(y, r, "out of memory");
+		if (r < 0)
+			return fail_at(y, e->start_mark, "%s: %s", path, msg);
+		return 0;
+	}
+	case YAML_SEQUENCE_START_EVENT:
+		if (k->type == VMS_CONF_GLOBS)
+			return parse_globs(y, (struct vms_globs *)((char *)base + k->off), path);
+		return fail_at(y, e->start_mark, "%s: expected %s, not a list", path, what);
+	default:
+		return fail_at(y, e->start_mark, "%s: expected %s, not %s", path, what, kind(e));
+	}
+}
+
+static int parse_sources(struct yload *y);
+
+/* A mapping of the section's keys; the current event is its MAPPING_START. */
+static int parse_section(struct yload *y, const struct vms_conf_section *sec)
+{
+	size_t seen[32] = {0}; /* line of each key seen (1-based), 0: not yet */
+	char path[160], hint[64];
+	void *base = (char *)y->c + sec->off;
+	int r;
+
+	for (;;) {
+		r = next(y);
+		if (r < 0)
+			return r;
+		if (y->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		r = check_node(y);
+		if (r < 0)
+			return r;
+		if (y->ev.type != YAML_SCALAR_EVENT)
+			return fail_at(y, y->ev.start_mark, "expected a key, not %s", kind(&y->ev));
+		const char *key = (const char *)y->ev.data.scalar.value;
+		yaml_mark_t km = y->ev.start_mark;
+		/* "interval\0x" must not pass for "interval" */
+		const struct vms_conf_key *k =
+			strlen(key) == y->ev.data.scalar.length ? vms_conf_key_find(sec, key) : NULL;
+		if (!k) {
+			char show[65];
+			shown(show, sizeof(show), &y->ev);
+			key_suggest(hint, sizeof(hint), show, sec);
+			if (sec->name)
+				return fail_at(y, km, "unknown key '%s' in sources.%s%s", show, sec->name, hint);
+			return fail_at(y, km, "unknown key '%s'%s", show, hint);
+		}
+		size_t idx = (size_t)(k - sec->keys);
+		if (idx < VMS_ARRAY_SIZE(seen) && seen[idx]) {
+			if (sec->name)
+				return fail_at(y, km, "duplicate key '%s' in sources.%s (first at line %zu)", key,
+					       sec->name, seen[idx]);
+			return fail_at(y, km, "duplicate key '%s' (first at line %zu)", key, seen[idx]);
+		}
+		if (idx < VMS_ARRAY_SIZE(seen))
+			seen[idx] = km.line + 1;
+		if (sec->name)
+			snprintf(path, sizeof(path), "sources.%s.%s", sec->name, k->name);
+		else
+			snprintf(path, sizeof(path), "%s", k->name);
+		r = next(y);
+		if (r < 0)
+			return r;
+		r = check_node(y);
+		if (r < 0)
+			return r;
+		r = k->type == VMS_CONF_SOURCES ? parse_sources(y) : parse_value(y, k, base, path);
+		if (r < 0)
+			return r;
+	}
+}
+
+static void known_sources(char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (unsigned i = 1; i < vms_conf_nsections && n < len; i++)
+		if (vms_conf_sections[i].compiled)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", vms_conf_sections[i].name);
+}
+
+/* The value of `sources:`: a mapping of source names to sections. */
+static int parse_sources(struct yload *y)
+{
+	size_t seen[16] = {0};
+	char known[128], hint[64];
+	int r;
+
+	if (is_null_scalar(&y->ev))
+		return 0;
+	if (y->ev.type != YAML_MAPPING_START_EVENT)
+		return fail_at(y, y->ev.start_mark, "sources: expected a mapping of source names, not %s",
+			       kind(&y->ev));
+	for (;;) {
+		r = next(y);
+		if (r < 0)
+			return r;
+		if (y->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		r = check_node(y);
+		if (r < 0)
+			return r;
+		if (y->ev.type != YAML_SCALAR_EVENT)
+			return fail_at(y, y->ev.start_mark, "expected a source name, not %s", kind(&y->ev));
+		const char *name = (const char *)y->ev.data.scalar.value;
+		yaml_mark_t km = y->ev.start_mark;
+		const struct vms_conf_section *sec =
+			strlen(name) == y->ev.data.scalar.length ? vms_conf_section_find(name) : NULL;
+		if (!sec) {
+			const char *names[16];
+			char show[65];
+			unsigned n = 0;
+			for (unsigned i = 1; i < vms_conf_nsections && n < VMS_ARRAY_SIZE(names); i++)
+				names[n++] = vms_conf_sections[i].name;
+			shown(show, sizeof(show), &y->ev);
+			suggest(hint, sizeof(hint), show, names, n);
+			if (hint[0])
+				return fail_at(y, km, "unknown source '%s'%s", show, hint);
+			known_sources(known, sizeof(known));
+			return fail_at(y, km, "unknown source '%s' (this build has: %s)", show, known);
+		}
+		if (!sec->compiled)
+			return fail_at(y, km, "sources.%s: vmsampler was compiled without %s support", sec->name,
+				       sec->feature);
+		size_t idx = (size_t)(sec - vms_conf_sections);
+		if (idx < VMS_ARRAY_SIZE(seen) && seen[idx])
+			return fail_at(y, km, "duplicate key '%s' in sources (first at line %zu)", sec->name,
+				       seen[idx]);
+		if (idx < VMS_ARRAY_SIZE(seen))
+			seen[idx] = km.line + 1;
+		r = next(y);
+		if (r < 0)
+			return r;
+		r = check_node(y);
+		if (r < 0)
+			return r;
+		if (is_null_scalar(&y->ev))
+			continue; /* "netdev:" alone: keep its settings */
+		if (y->ev.type != YAML_MAPPING_START_EVENT)
+			return fail_at(y, y->ev.start_mark, "sources.%s: expected a mapping of keys, not %s",
+				       sec->name, kind(&y->ev));
+		r = parse_section(y, sec);
+		if (r < 0)
+			return r;
+	}
+}
+
+static int parse_stream(struct yload *y)
+{
+	int r = next(y);
+	if (r < 0)
+		return r;
+	if (y->ev.type != YAML_STREAM_START_EVENT)
+		return fail_at(y, y->ev.start_mark, "unexpected YAML event");
+	r = next(y);
+	if (r < 0)
+		return r;
+	if (y->ev.type == YAML_STREAM_END_EVENT)
+		return 0; /* nothing but comments: all defaults */
+	if (y->ev.type != YAML_DOCUMENT_START_EVENT)
+		return fail_at(y, y->ev.start_mark, "unexpected YAML event");
+	r = next(y);
+	if (r < 0)
+		return r;
+	r = check_node(y);
+	if (r < 0)
+		return r;
+	if (y->ev.type == YAML_MAPPING_START_EVENT) {
+		r = parse_section(y, &vms_conf_sections[0]);
+		if (r < 0)
+			return r;
+	} else if (!is_null_scalar(&y->ev)) {
+		return fail_at(y, y->ev.start_mark, "expected a mapping of keys (like 'interval: 1s'), not %s",
+			       kind(&y->ev));
+	}
+	r = next(y);
+	if (r < 0)
+		return r;
+	if (y->ev.type != YAML_DOCUMENT_END_EVENT)
+		return fail_at(y, y->ev.start_mark, "unexpected YAML event");
+	r = next(y);
+	if (r < 0)
+		return r;
+	if (y->ev.type == YAML_DOCUMENT_START_EVENT)
+		return fail_at(y, y->ev.start_mark, "only one YAML document is allowed");
+	if (y->ev.type != YAML_STREAM_END_EVENT)
+		return fail_at(y, y->ev.start_mark, "unexpected YAML event");
+	return 0;
+}
+
+int vms_config_load_buffer(struct vms_config *c, const char *name, const void *buf, size_t len, char *err,
+			   size_t errlen)
+{
+	struct yload y = {
+		.name = name ? name : "<config>",
+		.buf = buf ? buf : (const void *)"",
+		.len = buf ? len : 0,
+		.err = err,
+		.errlen = errlen,
+	};
+	struct vms_config tmp;
+	int r;
+
+	if (errlen)
+		err[0] = '\0';
+	if (y.len > VMS_CONFIG_MAX_SIZE)
+		return fail_file(&y, -EFBIG, "larger than %u bytes", VMS_CONFIG_MAX_SIZE);
+	r = vms_config_dup(&tmp, c);
+	if (r < 0)
+		return fail_file(&y, r, "out of memory");
+	if (!yaml_parser_initialize(&y.p)) {
+		vms_config_free(&tmp);
+		return fail_file(&y, -ENOMEM, "out of memory");
+	}
+	yaml_parser_set_input_string(&y.p, y.buf, y.len);
+	y.c = &tmp;
+	r = parse_stream(&y);
+	if (y.have_ev)
+		yaml_event_delete(&y.ev);
+	yaml_parser_delete(&y.p);
+	if (r < 0) {
+		vms_config_free(&tmp);
+		return r;
+	}
+	vms_config_free(c);
+	*c = tmp;
+	return 0;
+}
+
+int vms_config_load_file(struct vms_config *c, const char *path, char *err, size_t errlen)
+{
+	struct yload y = {.name = path, .err = err, .errlen = errlen};
+	size_t cap = 4096, len = 0;
+	char *buf = NULL;
+	int fd, r;
+
+	if (errlen)
+		err[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		return fail_file(&y, r, "%s", strerror(-r));
+	}
+	buf = malloc(cap);
+	if (!buf) {
+		r = fail_file(&y, -ENOMEM, "out of memory");
+		goto out;
+	}
+	/* read to the end (also pipes, /dev/stdin), at most the limit + 1 */
+	for (;;) {
+		if (len == cap) {
+			if (cap > VMS_CONFIG_MAX_SIZE) {
+				r = fail_file(&y, -EFBIG, "larger than %u bytes", VMS_CONFIG_MAX_SIZE);
+				goto out;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				r = fail_file(&y, -ENOMEM, "out of memory");
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			fail_file(&y, r, "%s", strerror(-r));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	r = vms_config_load_buffer(c, path, buf, len, err, errlen);
+out:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+/* ---- writing --------------------------------------------------------------- */
+
+/* Decode one UTF-8 sequence at s (n bytes left): the code point, or -1
+ * for an invalid or overlong sequence or a surrogate. */
+static long utf8_decode(const unsigned char *s, size_t n, size_t *used)
+{
+	unsigned char b = s[0];
+	size_t k;
+	long cp;
+	if (b < 0x80) {
+		*used = 1;
+		return b;
+	}
+	if (b >= 0xc2 && b <= 0xdf) {
+		k = 2;
+		cp = b & 0x1f;
+	} else if (b >= 0xe0 && b <= 0xef) {
+		k = 3;
+		cp = b & 0x0f;
+	} else if (b >= 0xf0 && b <= 0xf4) {
+		k = 4;
+		cp = b & 0x07;
+	} else {
+		return -1;
+	}
+	if (n < k)
+		return -1;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return -1;
+	*used = k;
+	return cp;
+}
+
+/* A double-quoted scalar: printable ASCII as is, everything else escaped,
+ * so the output is plain ASCII whatever the value holds.  (A byte that is
+ * not UTF-8, possible only from the command line, is written as \xHH and
+ * reads back as U+00HH: YAML cannot hold it.) */
+static void put_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	fputc('"', f);
+	while (n) {
+		size_t used = 1;
+		long cp = utf8_decode(p, n, &used);
+		if (cp < 0)
+			fprintf(f, "\\x%02X", p[0]);
+		else if (cp == '"' || cp == '\\')
+			fprintf(f, "\\%c", (int)cp);
+		else if (cp >= 0x20 && cp < 0x7f)
+			fputc((int)cp, f);
+		else if (cp < 0x100)
+			fprintf(f, "\\x%02lX", cp);
+		else if (cp < 0x10000)
+			fprintf(f, "\\u%04lX", cp);
+		else
+			fprintf(f, "\\U%08lX", cp);
+		p += used;
+		n -= used;
+	}
+	fputc('"', f);
+}
+
+static void put_value(FILE *f, const struct vms_conf_key *k, const void *base)
+{
+	const void *v = (const char *)base + k->off;
+	char buf[32];
+	switch (k->type) {
+	case VMS_CONF_DURATION:
+		vms_format_duration(buf, sizeof(buf), *(const uint64_t *)v);
+		fputs(buf, f);
+		break;
+	case VMS_CONF_U64:
+		fprintf(f, "%" PRIu64, *(const uint64_t *)v);
+		break;
+	case VMS_CONF_U32:
+		fprintf(f, "%" PRIu32, *(const uint32_t *)v);
+		break;
+	case VMS_CONF_BOOL:
+		fputs(*(const bool *)v ? "true" : "false", f);
+		break;
+	case VMS_CONF_STRING:
+		put_string(f, *(char *const *)v);
+		break;
+	case VMS_CONF_ENUM: {
+		const char *name = NULL;
+		for (const struct vms_conf_enum *e = k->enums; e->name; e++)
+			if (e->value == *(const int *)v)
+				name = e->name;
+		/* not a valid value: a number the loader refuses */
+		if (name)
+			fputs(name, f);
+		else
+			fprintf(f, "%d", *(const int *)v);
+		break;
+	}
+	case VMS_CONF_GLOBS: {
+		const struct vms_globs *g = v;
+		fputc('[', f);
+		for (unsigned i = 0; i < g->n; i++) {
+			if (i)
+				fputs(", ", f);
+			put_string(f, g->pat[i]);
+		}
+		fputc(']', f);
+		break;
+	}
+	case VMS_CONF_SOURCES:
+		break;
+	}
+}
+
+static void put_keys(FILE *f, const struct vms_conf_section *sec, const struct vms_config *c,
+		     const char *indent)
+{
+	const void *base = (const char *)c + sec->off;
+	for (unsigned i = 0; i < sec->nkeys; i++) {
+		const struct vms_conf_key *k = &sec->keys[i];
+		if (k->type == VMS_CONF_SOURCES)
+			continue;
+		/* a string never set (only after an allocation failure) is left out */
+		if (k->type == VMS_CONF_STRING && !*(char *const *)((const char *)base + k->off))
+			continue;
+		fprintf(f, "%s%s: ", indent, k->name);
+		put_value(f, k, base);
+		fputc('\n', f);
+	}
+}
+
+int vms_config_write(const struct vms_config *c, FILE *f)
+{
+	fputs("# vmsampler configuration, see vmsampler.yaml(5)\n", f);
+	put_keys(f, &vms_conf_sections[0], c, "");
+	fputs("sources:\n", f);
+	for (unsigned i = 1; i < vms_conf_nsections; i++) {
+		const struct vms_conf_section *sec = &vms_conf_sections[i];
+		if (!sec->compiled)
+			continue;
+		fprintf(f, "  %s:\n", sec->name);
+		put_keys(f, sec, c, "    ");
+	}
+	if (fflush(f) == EOF || ferror(f))
+		return -EIO;
+	return 0;
+}
