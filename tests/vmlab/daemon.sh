@@ -27,14 +27,24 @@ daemon_pid() {
   if alive "$pid" && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = libvirtd ]; then echo "$pid"; fi
 }
 
-# true while pid exists and is not a zombie (PID 1 here may be slow to reap)
-alive() { local st; st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1; [ -n "$st" ] && [ "$st" != Z ]; }
+# true while pid has not exited. An exited libvirtd stays a zombie for ~1.5 s here
+# because PID 1 (not systemd/init) reaps late; a zombie whose threads are all gone
+# has exited and released its sockets and pidfile lock.
+alive() {
+  local st n
+  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$st" ] || return 1
+  n=$(find "/proc/$1/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+  [ "$st" != Z ] || [ "$n" -gt 1 ]
+}
+# libvirtd processes that are not (exited) zombies
+live_libvirtds() { ps -eo pid=,stat=,comm= | awk '$3 == "libvirtd" && $2 !~ /^Z/ {print $1}'; }
 
 do_start() {
   local pid t0 other
   pid=$(daemon_pid)
   if [ -n "$pid" ]; then echo "libvirtd already running (pid $pid)"; return 0; fi
-  other=$(pgrep -x libvirtd || true)
+  other=$(live_libvirtds)
   [ -z "$other" ] || vmlab_die "a libvirtd not started by daemon.sh is running (pid $other); stop it first"
   rm -f "$VMLAB_PIDFILE"
   mkdir -p /run/libvirt "$(dirname "$VMLAB_LIBVIRTD_LOG")"

@@ -32,7 +32,7 @@ fail=0 n=0
 if virsh -c "$VMLAB_URI" version >/dev/null 2>&1; then
   names=$(vmlab_virsh list --all --name | grep "^$VMLAB_PREFIX" || true)
   if [ ${#ONLY[@]} -gt 0 ]; then
-    names=$(printf '%s\n' $names | grep -Fx -f <(printf '%s\n' "${ONLY[@]}") || true)
+    names=$(echo "$names" | grep -Fx -f <(printf '%s\n' "${ONLY[@]}") || true)
   fi
   running=0
   for name in $names; do

@@ -99,7 +99,7 @@ for c in "$VMLAB_DIR"/tools/*.c; do
   b=$VMLAB_STATE/bin/$(basename "$c" .c)
   if [ ! -x "$b" ] || [ "$c" -nt "$b" ]; then
     # shellcheck disable=SC2046
-    gcc -O2 -Wall -Wextra -o "$b" "$c" $(pkg-config --cflags --libs libvirt) \
+    gcc -O2 -Wall -Wextra -pthread -o "$b" "$c" $(pkg-config --cflags --libs libvirt) \
       || vmlab_die "cannot build $c"
     echo "   built $b"
   fi
