@@ -116,17 +116,21 @@ g)
     t1=$(vmlab_now_ms); c1=$(awk '{print $14+$15}' "/proc/$L/stat")
     echo "virsh domstats ${grp:-(all groups)}: wall $(( (t1 - t0) / 10 )) ms/call; virsh CPU user+sys $(echo "$cpu" | awk '{printf "%.1f", ($1+$2)*100}') ms/call; libvirtd CPU $(( (c1 - c0) )) ms/call"
   done
-  echo "# QEMU-side CPU caused by one stats call (threads of vms-001, schedstat run_ns delta)"
-  P=$(pid_of vms-001)
-  for grp in --cpu-total --interface --balloon --block --vcpu; do
-    a=$(awk '{s+=$1} END{printf "%.0f", s}' /proc/"$P"/task/*/schedstat)
-    for _ in 1 2 3 4 5 6 7 8 9 10; do virsh -c "$VMLAB_URI" domstats --raw $grp vms-001 >/dev/null; done
-    b=$(awk '{s+=$1} END{printf "%.0f", s}' /proc/"$P"/task/*/schedstat)
-    echo "domstats $grp: QEMU process CPU $(( (b - a) / 10000 )) us/call (includes guest activity in the same interval)"
+  echo "# QEMU-side CPU caused by one stats call: vms-001 suspended (vCPUs paused), VM cgroup2 usage"
+  echo "# read right before and after each virsh call, 30 calls per group"
+  D=/sys/fs/cgroup/unified$(grep '^0::' "/proc/$(pid_of vms-001)/cgroup" | cut -d: -f3); D=${D%/emulator}
+  vmlab_virsh suspend vms-001 >/dev/null; sleep 1
+  for grp in --state --interface --cpu-total --vcpu --balloon --block; do
+    tot=0
+    for _ in $(seq 30); do
+      a=$(awk '/usage_usec/{print $2}' "$D/cpu.stat")
+      virsh -c "$VMLAB_URI" domstats $grp vms-001 >/dev/null
+      b=$(awk '/usage_usec/{print $2}' "$D/cpu.stat")
+      tot=$((tot + b - a))
+    done
+    echo "domstats $grp: VM cgroup usage +$((tot / 30)) us per call"
   done
-  a=$(awk '{s+=$1} END{printf "%.0f", s}' /proc/"$P"/task/*/schedstat); sleep 1
-  b=$(awk '{s+=$1} END{printf "%.0f", s}' /proc/"$P"/task/*/schedstat)
-  echo "baseline: QEMU process CPU $(( (b - a) / 1000 )) us in 1 s with no stats calls"
+  vmlab_virsh resume vms-001 >/dev/null
 
   echo "# vms-003 SIGSTOPped"
   P3=$(pid_of vms-003)

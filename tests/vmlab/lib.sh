@@ -1,5 +1,5 @@
 # lib.sh - shared settings and helpers for the vmlab harness. Sourced, not run.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # the globals are used by the scripts that source this
 #
 # Every knob can be overridden from the environment.
 

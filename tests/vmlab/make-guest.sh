@@ -37,7 +37,7 @@ if ! ls "${KPKG}"_*.deb >/dev/null 2>&1; then
     || { apt-get update -qq && apt-get download "$KPKG" >/dev/null; } \
     || vmlab_die "apt-get download $KPKG failed"
 fi
-DEB=$(ls "${KPKG}"_*.deb | sort -V | tail -1)
+DEB=$(printf '%s\n' "${KPKG}"_*.deb | sort -V | tail -1)
 rm -rf kroot initramfs
 mkdir kroot
 dpkg -x "$DEB" kroot

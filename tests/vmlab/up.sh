@@ -31,7 +31,9 @@ LOAD=${LOAD:-light}; PERIOD=${PERIOD:-5}; PARALLEL=${PARALLEL:-4}
 MEM=${MEM:-128}; VCPUS=${VCPUS:-1}; TB=${TB:-32}; STATS_PERIOD=${STATS_PERIOD:-5}
 VIRT=${VIRT:-qemu}; BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}; WAIT=${WAIT:-1}
 case $LOAD in idle|light|busy) ;; *) vmlab_die "LOAD must be idle, light or busy";; esac
-[ "$N" -ge 1 ] && [ "$FIRST" -ge 1 ] && [ $((FIRST + N - 1)) -le 999 ] || vmlab_die "guest indexes must be 1..999"
+if [ "$N" -lt 1 ] || [ "$FIRST" -lt 1 ] || [ $((FIRST + N - 1)) -gt 999 ]; then
+  vmlab_die "guest indexes must be 1..999"
+fi
 
 G=$VMLAB_STATE/guest
 for f in vmlinuz initrd.img disk0.qcow2; do [ -s "$G/$f" ] || vmlab_die "$G/$f missing: run setup.sh"; done
