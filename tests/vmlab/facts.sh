@@ -15,7 +15,7 @@ WATCH=$VMLAB_STATE/bin/vmlab-connwatch
 export VMLAB_PIDFILE
 GUESTS=(vms-001 vms-002 vms-003)
 V="virsh -c $VMLAB_URI"
-[ -x "$PROBE" ] && [ -x "$WATCH" ] || vmlab_die "probe tools missing: run setup.sh"
+if [ ! -x "$PROBE" ] || [ ! -x "$WATCH" ]; then vmlab_die "probe tools missing: run setup.sh"; fi
 for g in "${GUESTS[@]}"; do
   [ "$(vmlab_virsh domstate "$g" 2>/dev/null)" = running ] || vmlab_die "$g not running: LOAD=light up.sh 3"
 done
@@ -44,7 +44,7 @@ a)
   D=$(grep '^0::' "/proc/$P/cgroup" | cut -d: -f3); D=${D%/emulator}
   for h in unified cpu cpuacct memory blkio cpuset freezer pids devices; do
     if [ -d "/sys/fs/cgroup/$h$D" ]; then
-      echo "\$ ls /sys/fs/cgroup/$h$D"; ls "/sys/fs/cgroup/$h$D" | tr '\n' ' '; echo
+      echo "\$ ls /sys/fs/cgroup/$h$D"; find "/sys/fs/cgroup/$h$D" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' '; echo
     else echo "# /sys/fs/cgroup/$h$D does not exist"; fi
   done
   run cat "/sys/fs/cgroup/unified$D/cgroup.type" "/sys/fs/cgroup/unified$D/vcpu0/cgroup.type" "/sys/fs/cgroup/unified$D/emulator/cgroup.type"
@@ -97,7 +97,7 @@ f)
   X=/run/libvirt/qemu/vms-001.xml
   run grep -nE "<domstatus|<monitor |<vcpu id=|<libDir|<domain type=|<name>|<uuid>|<partition>|<source file=|<target dev=|<source bridge=|<mac address=|<alias name='(net|virtio-disk|balloon)" "$X"
   run ls /run/libvirt/qemu/
-  echo "\$ tr '\\0' '\\n' < /proc/$(pid_of vms-001)/cmdline | grep -A1 -E '^-(name|uuid|netdev|accel|m|smp)\$'"
+  printf '%s\n' "\$ tr '\\0' '\\n' < /proc/$(pid_of vms-001)/cmdline | grep -A1 -E '^-(name|uuid|netdev|accel|m|smp)\$'"
   tr '\0' '\n' < "/proc/$(pid_of vms-001)/cmdline" | grep -A1 -E '^-(name|uuid|netdev|accel|m|smp)$'
   run $V domuuid vms-001
   run $V domiflist vms-001
@@ -114,7 +114,7 @@ g)
     c0=$(awk '{print $14+$15}' "/proc/$L/stat"); t0=$(vmlab_now_ms)
     cpu=$( { TIMEFORMAT='%U %S'; time (for _ in 1 2 3 4 5 6 7 8 9 10; do virsh -c "$VMLAB_URI" domstats --raw $grp >/dev/null; done); } 2>&1 )
     t1=$(vmlab_now_ms); c1=$(awk '{print $14+$15}' "/proc/$L/stat")
-    echo "virsh domstats ${grp:-(all groups)}: wall $(( (t1 - t0) / 10 )) ms/call; virsh CPU user+sys $(echo "$cpu" | awk '{printf "%.1f", ($1+$2)*100}') ms/call; libvirtd CPU $(( (c1 - c0) )) ms/call"
+    echo "virsh domstats ${grp:-(all groups)}: wall $(( (t1 - t0) / 10 )) ms/call; virsh CPU user+sys $(echo "$cpu" | awk '{printf "%.1f", ($1+$2)*100}') ms/call; libvirtd CPU $(( c1 - c0 )) ms/call"
   done
   echo "# QEMU-side CPU caused by one stats call: vms-001 suspended (vCPUs paused), VM cgroup2 usage"
   echo "# read right before and after each virsh call, 30 calls per group"
