@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "dump.h"
 #include "log.h"
 #include "loop.h"
 #include "sched.h"
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
 	struct vms_loop loop;
 	int c, rc;
 
+	if (argc > 1 && strcmp(argv[1], "dump") == 0)
+		return vms_dump_main(argc - 1, argv + 1);
 	vms_config_defaults(&conf);
 	while ((c = getopt_long(argc, argv, "i:o:n:f:", opts, NULL)) != -1) {
 		switch (c) {
