@@ -242,7 +242,7 @@ void assert_frame_eq(const struct vms_frame *a, const struct vms_frame *b)
 		assert_int_equal(a->v[i], b->v[i]);
 }
 
-int run_cmd(char *const argv[], const char *out, const char *err)
+int run_cmd(char *const argv[], const char *in, const char *out, const char *err)
 {
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -251,6 +251,12 @@ int run_cmd(char *const argv[], const char *out, const char *err)
 		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (o < 0 || e < 0)
 			_exit(126);
+		if (in) {
+			int i = open(in, O_RDONLY);
+			if (i < 0)
+				_exit(126);
+			dup2(i, 0);
+		}
 		dup2(o, 1);
 		dup2(e, 2);
 		execv(argv[0], argv);

@@ -49,8 +49,8 @@ bool same_file(const char *a, const char *b);
 /* Compare a decoded frame with an original (meta and values). */
 void assert_frame_eq(const struct vms_frame *a, const struct vms_frame *b);
 
-/* Run a command with stdout and stderr to files; returns its exit status
- * (or 128 + signal). */
-int run_cmd(char *const argv[], const char *out, const char *err);
+/* Run a command with stdin (NULL: inherited), stdout and stderr from and to
+ * files; returns its exit status (or 128 + signal). */
+int run_cmd(char *const argv[], const char *in, const char *out, const char *err);
 
 #endif
