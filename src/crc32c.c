@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "crc32c.h"
 
+#include <string.h>
+
 #define POLY 0x82F63B78u /* 0x1EDC6F41 bit-reversed */
+#define VMS_CRC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 static uint32_t table[8][256];
 static int table_ready;
@@ -27,7 +30,7 @@ static inline uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-uint32_t vms_crc32c(uint32_t crc, const void *buf, size_t len)
+uint32_t vms_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
@@ -51,3 +54,43 @@ uint32_t vms_crc32c(uint32_t crc, const void *buf, size_t len)
 		crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
 	return ~crc;
 }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint64_t c = ~crc;
+	while (len && ((uintptr_t)p & 7)) {
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+		len--;
+	}
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8); /* little-endian: the byte order the CRC wants */
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return ~(uint32_t)c;
+}
+
+static uint32_t (*crc_impl)(uint32_t, const void *, size_t);
+
+uint32_t vms_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	uint32_t (*f)(uint32_t, const void *, size_t) = __atomic_load_n(&crc_impl, __ATOMIC_RELAXED);
+	if (VMS_CRC_UNLIKELY(!f)) {
+		__builtin_cpu_init();
+		f = __builtin_cpu_supports("sse4.2") ? crc32c_hw : vms_crc32c_sw;
+		__atomic_store_n(&crc_impl, f, __ATOMIC_RELAXED);
+	}
+	return f(crc, buf, len);
+}
+#else
+uint32_t vms_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	return vms_crc32c_sw(crc, buf, len);
+}
+#endif

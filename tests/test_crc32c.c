@@ -65,12 +65,33 @@ static void test_incremental_and_unaligned(void **state)
 	}
 }
 
+/* The table-driven and the instruction-based paths agree (on a CPU
+ * without SSE4.2 both are the table path). */
+static void test_sw_equals_default(void **state)
+{
+	(void)state;
+	uint8_t buf[1031];
+	uint32_t x = 1;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	for (size_t off = 0; off < 9; off++)
+		for (size_t len = 0; len + off <= sizeof(buf); len += 1 + len / 3) {
+			assert_int_equal(vms_crc32c(0, buf + off, len), vms_crc32c_sw(0, buf + off, len));
+			assert_int_equal(vms_crc32c(0xdeadbeef, buf + off, len),
+					 vms_crc32c_sw(0xdeadbeef, buf + off, len));
+		}
+	assert_int_equal(vms_crc32c_sw(0, "123456789", 9), 0xE3069283u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rfc3720_b4),
 		cmocka_unit_test(test_check_value),
 		cmocka_unit_test(test_incremental_and_unaligned),
+		cmocka_unit_test(test_sw_equals_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
