@@ -69,6 +69,8 @@ static int bin_begin(struct vms_sink *s, const struct vms_schema *sch)
 	size_t dmax = vms_bin_data_max(sch->ncols);
 	int r;
 
+	if (!b->out.buf)
+		return -EBADF; /* a reopen failed; the next SIGHUP tries again */
 	if (sch->ncols > b->prev_cap) {
 		uint64_t *np = realloc(b->prev, sch->ncols * sizeof(*np));
 		if (!np)
@@ -104,7 +106,7 @@ static int bin_write(struct vms_sink *s, const struct vms_schema *sch, const str
 {
 	struct bin *b = s->priv;
 	(void)sch;
-	if (VMS_UNLIKELY(!b->begun || f->ncols != b->ncols))
+	if (VMS_UNLIKELY(!b->begun || f->ncols != b->ncols || !b->out.buf))
 		return -EINVAL; /* a frame of a generation that was not begun */
 	uint8_t *p = (uint8_t *)vms_out_reserve(&b->out, vms_bin_data_max(f->ncols));
 	if (!p)
@@ -120,6 +122,8 @@ static int bin_write(struct vms_sink *s, const struct vms_schema *sch, const str
 static int bin_event(struct vms_sink *s, const struct vms_event *ev)
 {
 	struct bin *b = s->priv;
+	if (!b->out.buf)
+		return -EBADF;
 	uint8_t *p = (uint8_t *)vms_out_reserve(&b->out, VMS_BIN_EVENT_MAX);
 	if (!p)
 		return -EAGAIN;
@@ -140,10 +144,10 @@ static int bin_reopen(struct vms_sink *s)
 	if (!b->out.path)
 		return vms_out_drain(&b->out); /* stdout: nothing to reopen */
 	int r = vms_out_close(&b->out);
+	b->begun = false; /* the loop begins again: SCHEMA + keyframe */
 	int r2 = vms_out_open(&b->out, s->path, true, BIN_BUFSIZE);
 	if (r2 < 0)
 		return r2;
-	b->begun = false; /* the loop begins again: SCHEMA + keyframe */
 	r2 = put_file_header(b);
 	return r < 0 ? r : r2;
 }

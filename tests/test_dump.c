@@ -227,6 +227,59 @@ static void test_sigkill(void **state)
 	free(err);
 }
 
+/* The real loop: SIGHUP reopens (appends a SCHEMA and a keyframe to the
+ * same file), SIGTERM ends cleanly: the file decodes to its end with
+ * contiguous seq and no torn tail. */
+static void test_sighup_sigterm(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		execl(bin, bin, "-i", "10ms", "-o", tp("h.vms"), "--proc-root", fixture_path("vms"),
+		      (char *)NULL);
+		_exit(127);
+	}
+	struct timespec ts = {0, 200 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	assert_int_equal(kill(pid, SIGHUP), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+
+	size_t len;
+	uint8_t *b = slurp(tp("h.vms"), &len);
+	struct vms_bin_dec d;
+	int it;
+	unsigned headers = 0, schemas = 0, events = 0;
+	uint64_t seq = 0;
+	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	while ((it = vms_bin_dec_next(&d)) > 0) {
+		headers += it == VMS_BIN_HEADER;
+		schemas += it == VMS_BIN_SCHEMA;
+		if (it == VMS_BIN_EVENT && d.event.type == VMS_EV_OUTPUT_REOPENED)
+			events++;
+		if (it == VMS_BIN_DATA) {
+			assert_int_equal(d.frame->seq, seq + 1);
+			seq = d.frame->seq;
+		}
+	}
+	assert_int_equal(it, VMS_BIN_END);
+	assert_false(d.torn);
+	assert_int_equal(headers, 1);
+	assert_int_equal(schemas, 2);
+	assert_int_equal(events, 1);
+	assert_true(seq >= 10);
+	vms_bin_dec_close(&d);
+	free(b);
+}
+
 /* A flipped byte in a middle record: exit 1, one line naming the record
  * and its offset, and every frame before it on stdout. */
 static void test_corrupt_middle(void **state)
@@ -310,6 +363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_run),
 		cmocka_unit_test(test_sigkill),
+		cmocka_unit_test(test_sighup_sigterm),
 		cmocka_unit_test(test_corrupt_middle),
 		cmocka_unit_test(test_foreign_and_usage),
 	};
