@@ -174,21 +174,27 @@ static void test_real_run(void **state)
 	free(r);
 }
 
-/* SIGKILL mid-run: every complete record is recovered, seq contiguous;
- * a torn tail, if the kill left one, is reported and exits 0. */
-static void test_sigkill(void **state)
+/* The sampler at 10 ms into out, until signalled. */
+static pid_t spawn_sampler(const char *out)
 {
-	(void)state;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);
 		dup2(devnull, 1);
 		dup2(devnull, 2);
-		execl(bin, bin, "-i", "10ms", "-o", tp("k.vms"), "--proc-root", fixture_path("vms"),
-		      (char *)NULL);
+		execl(bin, bin, "-i", "10ms", "-o", out, "--proc-root", fixture_path("vms"), (char *)NULL);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* SIGKILL mid-run: every complete record is recovered, seq contiguous;
+ * a torn tail, if the kill left one, is reported and exits 0. */
+static void test_sigkill(void **state)
+{
+	(void)state;
+	pid_t pid = spawn_sampler(tp("k.vms"));
 	struct timespec ts = {0, 500 * 1000 * 1000};
 	nanosleep(&ts, NULL);
 	assert_int_equal(kill(pid, SIGKILL), 0);
@@ -233,16 +239,7 @@ static void test_sigkill(void **state)
 static void test_sighup_sigterm(void **state)
 {
 	(void)state;
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-		dup2(devnull, 1);
-		dup2(devnull, 2);
-		execl(bin, bin, "-i", "10ms", "-o", tp("h.vms"), "--proc-root", fixture_path("vms"),
-		      (char *)NULL);
-		_exit(127);
-	}
+	pid_t pid = spawn_sampler(tp("h.vms"));
 	struct timespec ts = {0, 200 * 1000 * 1000};
 	nanosleep(&ts, NULL);
 	assert_int_equal(kill(pid, SIGHUP), 0);
