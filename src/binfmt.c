@@ -301,6 +301,12 @@ static int rest_is_zero(struct vms_bin_dec *d, uint64_t *len)
 	return 1;
 }
 
+/* The -errno that next() returns for an error. */
+static int err_ret(enum vms_bin_err e)
+{
+	return e == VMS_BIN_EIO ? -EIO : e == VMS_BIN_ENOMEM ? -ENOMEM : -EBADMSG;
+}
+
 VMS_PRINTF(3, 4)
 static int fail(struct vms_bin_dec *d, enum vms_bin_err e, const char *fmt, ...)
 {
@@ -309,14 +315,7 @@ static int fail(struct vms_bin_dec *d, enum vms_bin_err e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(d->err_msg, sizeof(d->err_msg), fmt, ap);
 	va_end(ap);
-	switch (e) {
-	case VMS_BIN_EIO:
-		return -EIO;
-	case VMS_BIN_ENOMEM:
-		return -ENOMEM;
-	default:
-		return -EBADMSG;
-	}
+	return err_ret(e);
 }
 
 static int fail_errno(struct vms_bin_dec *d, int r)
@@ -328,10 +327,12 @@ static int fail_errno(struct vms_bin_dec *d, int r)
 	return fail(d, VMS_BIN_EIO, "read error: %s", strerror(-r));
 }
 
-static int torn(struct vms_bin_dec *d, uint64_t len)
+/* The input ends with an incomplete record (or file header) of len bytes
+ * at off. */
+static int torn(struct vms_bin_dec *d, uint64_t off, uint64_t len)
 {
 	d->torn = true;
-	d->torn_off = offset(d);
+	d->torn_off = off;
 	d->torn_len = len;
 	d->pos = d->end;
 	d->done = true;
@@ -620,7 +621,7 @@ static int read_file_header(struct vms_bin_dec *d)
 	if (memcmp(h, VMS_FMT_MAGIC, cmp) != 0)
 		return fail(d, VMS_BIN_ENOTVMS, "not a vmsampler stream (no VMSAMPL magic)");
 	if ((size_t)n < VMS_FMT_HEADER_SIZE)
-		return torn(d, (uint64_t)n); /* the header itself is cut short */
+		return torn(d, d->rec_off, (uint64_t)n); /* the header itself is cut short */
 	if (h[7] != VMS_FMT_VERSION_MAJOR || get16(h + 8) != VMS_FMT_VERSION_MAJOR)
 		return fail(d, VMS_BIN_EVERSION,
 			    "vmsampler stream of major version %u; this reader knows version %u",
@@ -636,7 +637,7 @@ static int read_file_header(struct vms_bin_dec *d)
 	if (n < 0)
 		return fail_errno(d, (int)n);
 	if ((size_t)n < hs)
-		return torn(d, (uint64_t)n);
+		return torn(d, d->rec_off, (uint64_t)n);
 	d->pos += hs;
 	d->in_stream = true;
 	d->nheaders++;
@@ -649,7 +650,7 @@ static int read_file_header(struct vms_bin_dec *d)
 int vms_bin_dec_next(struct vms_bin_dec *d)
 {
 	if (d->err)
-		return d->err == VMS_BIN_EIO ? -EIO : d->err == VMS_BIN_ENOMEM ? -ENOMEM : -EBADMSG;
+		return err_ret(d->err); /* sticky */
 	for (;;) {
 		if (d->done)
 			return VMS_BIN_END;
@@ -674,7 +675,7 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 			continue;
 		}
 		if ((size_t)n < VMS_FMT_RECORD_HDR)
-			return torn(d, (uint64_t)n); /* the record header is cut short */
+			return torn(d, d->rec_off, (uint64_t)n); /* the record header is cut short */
 		if (get32(h + 8) != vms_crc32c(0, h, 8)) {
 			uint64_t z = 0;
 			int r = rest_is_zero(d, &z);
@@ -684,11 +685,7 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 				return fail(d, VMS_BIN_ECRC, "record header CRC mismatch");
 			/* zeros up to the end: a tail the file system extended
 			 * but the writer never filled */
-			d->torn = true;
-			d->torn_off = d->rec_off;
-			d->torn_len = z;
-			d->done = true;
-			return VMS_BIN_END;
+			return torn(d, d->rec_off, z);
 		}
 		uint32_t len = get32(h);
 		uint16_t type = get16(h + 4), rflags = get16(h + 6);
@@ -699,7 +696,7 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 		if (n < 0)
 			return fail_errno(d, (int)n);
 		if ((size_t)n < total)
-			return torn(d, (uint64_t)n);
+			return torn(d, d->rec_off, (uint64_t)n);
 		const uint8_t *pl = d->data + d->pos + VMS_FMT_RECORD_HDR;
 		uint32_t stored = get32(pl + len), crc = vms_crc32c(0, pl, len);
 		if (stored != crc)
