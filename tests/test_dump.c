@@ -189,12 +189,27 @@ static pid_t spawn_sampler(const char *out)
 	return pid;
 }
 
+/* Wait (up to 20 s) until path holds at least n bytes: the sampler has
+ * set up its signal handling and written frames. */
+static void wait_for_bytes(const char *path, off_t n)
+{
+	struct stat st;
+	for (int i = 0; i < 2000; i++) {
+		if (stat(path, &st) == 0 && st.st_size >= n)
+			return;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("%s: no data from the sampler", path);
+}
+
 /* SIGKILL mid-run: every complete record is recovered, seq contiguous;
  * a torn tail, if the kill left one, is reported and exits 0. */
 static void test_sigkill(void **state)
 {
 	(void)state;
 	pid_t pid = spawn_sampler(tp("k.vms"));
+	wait_for_bytes(tp("k.vms"), 200);
 	struct timespec ts = {0, 500 * 1000 * 1000};
 	nanosleep(&ts, NULL);
 	assert_int_equal(kill(pid, SIGKILL), 0);
@@ -240,6 +255,7 @@ static void test_sighup_sigterm(void **state)
 {
 	(void)state;
 	pid_t pid = spawn_sampler(tp("h.vms"));
+	wait_for_bytes(tp("h.vms"), 200);
 	struct timespec ts = {0, 200 * 1000 * 1000};
 	nanosleep(&ts, NULL);
 	assert_int_equal(kill(pid, SIGHUP), 0);
