@@ -202,10 +202,8 @@ int vms_cli_parse(struct vms_cli *cli, int argc, char **argv, char *err, size_t 
 	}
 	if (optind < argc) {
 		const char *a = argv[optind];
-		if (strcmp(a, "dump") == 0 && HAVE_DUMP)
+		if (strcmp(a, "dump") == 0)
 			snprintf(err, errlen, "'dump' must be the first argument: vmsampler dump FILE.vms");
-		else if (strcmp(a, "dump") == 0)
-			snprintf(err, errlen, "this build of vmsampler has no dump command");
 		else
 			snprintf(err, errlen, "unexpected argument '%.64s'", a);
 		return -EINVAL;
@@ -229,9 +227,7 @@ int vms_cli_apply(const struct vms_cli *cli, struct vms_config *c, char *err, si
 void vms_cli_help(FILE *f)
 {
 	fputs("Usage: vmsampler [OPTIONS]\n", f);
-#if HAVE_DUMP
 	fputs("       vmsampler dump FILE.vms [--rates] [-o OUT]\n", f);
-#endif
 	fputs("Sample the counters of a Linux host from /proc at a fixed interval and\n"
 	      "write them as CSV or binary frames, until SIGINT or SIGTERM (or -n).\n"
 	      "\n"
@@ -274,7 +270,6 @@ void vms_cli_version(FILE *f)
 	fputs("vmsampler " VMS_VERSION "\n", f);
 	fprintf(f, "libvirt: %s\n", HAVE_LIBVIRT ? "yes" : "no");
 	fprintf(f, "perf: %s\n", HAVE_PERF ? "yes" : "no");
-	fprintf(f, "dump: %s\n", HAVE_DUMP ? "yes" : "no");
 	fputs("sources:", f);
 	for (unsigned i = 0; i < vms_source_registry_len; i++)
 		fprintf(f, " %s", vms_source_registry[i]->name);

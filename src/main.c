@@ -12,14 +12,12 @@
 
 #include "cli.h"
 #include "config.h"
+#include "dump.h"
 #include "log.h"
 #include "loop.h"
 #include "sink.h"
 #include "vms_build.h"
 
-#if HAVE_DUMP
-int vms_dump_main(int argc, char **argv); /* src/dump.c */
-#endif
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -81,10 +79,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	int r, rc;
 
-#if HAVE_DUMP
 	if (argc > 1 && strcmp(argv[1], "dump") == 0)
 		return vms_dump_main(argc - 1, argv + 1);
-#endif
 	r = vms_cli_parse(&cli, argc, argv, err, sizeof(err));
 	if (r == -ENOMEM) {
 		vms_err("out of memory");

@@ -61,9 +61,11 @@ int vms_out_fdopen(struct vms_out *o, int fd, size_t bufsize)
 
 int vms_out_ensure(struct vms_out *o, size_t n)
 {
+	if (!o->buf)
+		return -EBADF; /* closed (a reopen failed) */
 	if (n <= o->cap)
 		return 0;
-	size_t cap = o->cap;
+	size_t cap = o->cap ? o->cap : 4096;
 	while (cap < n)
 		cap *= 2;
 	char *nb = realloc(o->buf, cap);

@@ -49,11 +49,7 @@ static const struct usage_case usage_cases[] = {
 	{{"foo"}, "unexpected argument 'foo'"},
 	{{"-n", "2", "foo", "bar"}, "unexpected argument 'foo'"},
 	{{"--", "-i"}, "unexpected argument '-i'"},
-#if HAVE_DUMP
 	{{"-v", "dump"}, "'dump' must be the first argument: vmsampler dump FILE.vms"},
-#else
-	{{"dump", "x.vms"}, "this build of vmsampler has no dump command"},
-#endif
 	{{"-c", "a", "-c", "b"}, "option '--config' given twice"},
 	{{"-i", "5ms"}, "--interval: '5ms' is out of range (10ms to 24h)"},
 	{{"-i", "25h"}, "--interval: '25h' is out of range (10ms to 24h)"},
@@ -243,8 +239,8 @@ static void test_bin_help_version(void **state)
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	assert_memory_equal(r.out, "vmsampler " VMS_VERSION "\n", strlen("vmsampler " VMS_VERSION "\n"));
-	snprintf(want, sizeof(want), "\nlibvirt: %s\nperf: %s\ndump: %s\n", HAVE_LIBVIRT ? "yes" : "no",
-		 HAVE_PERF ? "yes" : "no", HAVE_DUMP ? "yes" : "no");
+	snprintf(want, sizeof(want), "\nlibvirt: %s\nperf: %s\n", HAVE_LIBVIRT ? "yes" : "no",
+		 HAVE_PERF ? "yes" : "no");
 	assert_non_null(strstr(r.out, want));
 	assert_non_null(strstr(r.out, "\nsources: "));
 	assert_non_null(strstr(r.out, " loadavg"));

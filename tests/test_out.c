@@ -149,6 +149,18 @@ static void test_disk_full_truncates_to_record(void **state)
 	free(d);
 }
 
+static void test_closed_out_ensure(void **state)
+{
+	(void)state;
+	struct vms_out o;
+	assert_int_equal(vms_out_open(&o, "/dev/null", false, 64), 0);
+	assert_int_equal(vms_out_ensure(&o, 1000), 0);
+	assert_true(o.cap >= 1000);
+	assert_int_equal(vms_out_close(&o), 0);
+	/* after close (a failed reopen leaves it so) ensure must not loop */
+	assert_int_equal(vms_out_ensure(&o, 10), -EBADF);
+}
+
 static void test_dev_full(void **state)
 {
 	(void)state;
@@ -168,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_pipe_nonblocking),
 		cmocka_unit_test(test_disk_full_truncates_to_record),
 		cmocka_unit_test(test_dev_full),
+		cmocka_unit_test(test_closed_out_ensure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

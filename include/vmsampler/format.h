@@ -10,19 +10,36 @@
  *
  *   file header  magic[8] "VMSAMPL\x01" (the last byte is the major version)
  *                u16 version_major, u16 version_minor, u32 header_size (32)
- *                i64 created_real_ns, u32 flags, u32 crc32c(bytes 0..27)
+ *                i64 created_real_ns, u32 flags (0), u32 crc32c(bytes 0..27)
+ *                A reader skips header_size - 32 further bytes (a later
+ *                minor version may extend the header).
  *
  *   record       u32 payload_len, u16 type, u16 rflags,
+ *                u32 hcrc = crc32c(the 8 bytes before it),
  *                payload[payload_len],
- *                u32 crc32c(the 8 header bytes and the payload)
+ *                u32 crc32c(payload)
  *
- * A reader skips record types it does not know (using payload_len), stops
- * with an error naming the offset at a CRC mismatch, and reports a record
- * that ends past the end of the file as a torn tail (a writer killed
- * mid-record): every record before it is complete and valid.
+ * CRC-32C is the Castagnoli CRC of RFC 3720 (init and final xor ~0).
+ * Records are numbered 1, 2, ... in the order they appear (file headers
+ * are not records).  A reader
+ *   - skips record types it does not know (using payload_len);
+ *   - ignores payload bytes after the fields it knows (a minor version may
+ *     append fields at the end of a payload);
+ *   - stops with an error naming the offset and the record number at an
+ *     hcrc or payload CRC mismatch or an undecodable payload;
+ *   - reports a record whose header is intact (hcrc matches) but that ends
+ *     past the end of the file, a header cut short by the end of the file,
+ *     or a tail of zero bytes (what some file systems leave after a crash)
+ *     as a torn tail: a writer killed mid-record.  Every record before it
+ *     is complete and valid.  The header CRC is what tells a torn tail from
+ *     a corrupted length field, which would otherwise "extend past the end
+ *     of the file" as well;
+ *   - accepts a file header where a record is expected (streams written
+ *     one after the other, `cat a.vms b.vms`): schemas and delta state
+ *     start over.
  *
- * Varints are unsigned LEB128 (at most 10 bytes).  Strings are a varint
- * length followed by that many bytes (no NUL).
+ * Varints are unsigned LEB128 (at most 10 bytes; the 10th byte is 0 or 1).
+ * Strings are a varint length followed by that many bytes (no NUL).
  */
 #ifndef VMSAMPLER_FORMAT_H
 #define VMSAMPLER_FORMAT_H
@@ -34,9 +51,10 @@
 #define VMS_FMT_VERSION_MAJOR 1
 #define VMS_FMT_VERSION_MINOR 0
 #define VMS_FMT_HEADER_SIZE 32
-#define VMS_FMT_RECORD_HDR 8     /* u32 len, u16 type, u16 rflags */
+#define VMS_FMT_RECORD_HDR 12    /* u32 len, u16 type, u16 rflags, u32 hcrc */
 #define VMS_FMT_RECORD_TRAILER 4 /* u32 crc32c */
 #define VMS_FMT_MAX_PAYLOAD (64u << 20)
+#define VMS_FMT_MAX_SCALE 19     /* columns' scale is 0..19 */
 
 /* Record types. */
 enum vms_rec_type {
@@ -53,8 +71,12 @@ enum vms_rec_type {
  *   u32 gen, u32 ncols, i64 t_real_ns
  *   ncols x column:
  *     u8 kind (enum vms_kind), u8 unit (enum vms_unit), u8 wrap_bits
- *     (0 = not a counter, else 32 or 64), i8 scale (value = raw / 10^scale),
- *     string name, string key (entity key, e.g. a VM's UUID; may be empty)
+ *     (0 = not a counter, else 32 or 64), i8 scale (value = raw / 10^scale;
+ *     0..VMS_FMT_MAX_SCALE, readers reject other values),
+ *     string name (1..511 bytes, no NUL), string key (entity key, e.g. a
+ *     VM's UUID; may be empty; no NUL)
+ *   A SCHEMA record for a generation already seen replaces it (a writer
+ *   repeats the SCHEMA after reopening its output on SIGHUP).
  *
  * DATA payload:
  *   u32 gen, u32 flags (VMS_FRAME_*), u64 seq, u64 t_mono_ns, i64 t_real_ns,
@@ -65,9 +87,13 @@ enum vms_rec_type {
  *                  delta frame: value = previous value of this column in
  *                  this generation + zigzag_decode(n - 1), modulo 2^64
  *   In a delta frame, when the previous value of a column was missing, the
- *   base is 0 (the delta is the value itself).  The first DATA record after a SCHEMA record is always a
- *   keyframe; writers emit a keyframe at least every 64 records so that a
- *   damaged record costs at most 63 frames.
+ *   base is 0 (the delta is the value itself).  The first DATA record after
+ *   a SCHEMA record, and the first of a generation, is always a keyframe;
+ *   writers emit a keyframe at least every 64 DATA records so that a
+ *   damaged record costs at most 63 frames.  A difference of exactly 2^63
+ *   has no delta code (zigzag gives 2^64 - 1, and + 1 wraps to "missing"):
+ *   a writer that meets one writes that frame as a keyframe.  A value that
+ *   decodes to 2^64 - 1 (VMS_VALUE_NONE) is invalid.
  *
  * EVENT payload:
  *   u32 type (enum vms_event_type), u32 gen, u64 before_seq (the event

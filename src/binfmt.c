@@ -1,0 +1,765 @@
+/* SPDX-License-Identifier: MIT */
+#include "binfmt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "ring.h"
+
+/* ---- little-endian helpers ----------------------------------------------- */
+
+static inline uint8_t *put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	return p + 2;
+}
+
+static inline uint8_t *put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+	return p + 4;
+}
+
+static inline uint8_t *put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+	return p + 8;
+}
+
+static inline uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+int vms_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		if (p >= end)
+			return -EBADMSG;
+		uint8_t b = *p++;
+		if (shift == 63 && b > 1)
+			return -EBADMSG; /* more than 64 bits */
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*pp = p;
+			*out = v;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+/* ---- encoder ------------------------------------------------------------- */
+
+/* Fill in the record header in front of a payload of len bytes at
+ * p + VMS_FMT_RECORD_HDR and the CRC after it; returns the record size. */
+static size_t seal(uint8_t *p, uint16_t type, uint16_t rflags, size_t len)
+{
+	put32(p, (uint32_t)len);
+	put16(p + 4, type);
+	put16(p + 6, rflags);
+	put32(p + 8, vms_crc32c(0, p, 8));
+	uint8_t *pl = p + VMS_FMT_RECORD_HDR;
+	put32(pl + len, vms_crc32c(0, pl, len));
+	return VMS_BIN_REC_OVERHEAD + len;
+}
+
+size_t vms_bin_header_enc(uint8_t *p, int64_t created_real_ns)
+{
+	memcpy(p, VMS_FMT_MAGIC, VMS_FMT_MAGIC_LEN);
+	put16(p + 8, VMS_FMT_VERSION_MAJOR);
+	put16(p + 10, VMS_FMT_VERSION_MINOR);
+	put32(p + 12, VMS_FMT_HEADER_SIZE);
+	put64(p + 16, (uint64_t)created_real_ns);
+	put32(p + 24, 0);
+	put32(p + 28, vms_crc32c(0, p, 28));
+	return VMS_FMT_HEADER_SIZE;
+}
+
+static size_t string_size(const char *s)
+{
+	size_t n = strlen(s);
+	return vms_varint_len(n) + n;
+}
+
+static uint8_t *put_string(uint8_t *p, const char *s, size_t n)
+{
+	p = vms_varint_put(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+size_t vms_bin_schema_size(const struct vms_schema *s)
+{
+	size_t n = 16;
+	for (uint32_t i = 0; i < s->ncols; i++)
+		n += 4 + string_size(s->cols[i].name) + string_size(s->cols[i].key);
+	return VMS_BIN_REC_OVERHEAD + n;
+}
+
+size_t vms_bin_schema_enc(uint8_t *out, const struct vms_schema *s)
+{
+	uint8_t *p = out + VMS_FMT_RECORD_HDR;
+	p = put32(p, s->gen);
+	p = put32(p, s->ncols);
+	p = put64(p, (uint64_t)s->t_real_ns);
+	for (uint32_t i = 0; i < s->ncols; i++) {
+		const struct vms_col *c = &s->cols[i];
+		*p++ = c->kind;
+		*p++ = c->unit;
+		*p++ = c->wrap_bits;
+		*p++ = (uint8_t)c->scale;
+		p = put_string(p, c->name, strlen(c->name));
+		p = put_string(p, c->key, strlen(c->key));
+	}
+	return seal(out, VMS_REC_SCHEMA, 0,
+		    (size_t)(p - out) - VMS_FMT_RECORD_HDR);
+}
+
+size_t vms_bin_data_enc(uint8_t *out, const struct vms_frame *f, uint64_t *prev, bool key,
+			bool *keyframe)
+{
+	uint8_t *p = out + VMS_FMT_RECORD_HDR;
+	const uint64_t *v = f->v;
+	const uint32_t n = f->ncols;
+
+	p = put32(p, f->gen);
+	p = put32(p, f->flags);
+	p = put64(p, f->seq);
+	p = put64(p, f->t_mono_ns);
+	p = put64(p, (uint64_t)f->t_real_ns);
+	p = put32(p, f->missed_ticks);
+	p = put32(p, f->lost_frames);
+	p = put64(p, f->self_cpu_ns);
+	p = put64(p, f->late_ns);
+	p = put32(p, n);
+	uint8_t *values = p;
+	if (!key) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t x = v[i];
+			if (x == VMS_VALUE_NONE) {
+				*p++ = 0;
+				prev[i] = 0;
+				continue;
+			}
+			uint64_t z = vms_zigzag(x - prev[i]);
+			if (VMS_UNLIKELY(z == UINT64_MAX)) {
+				/* a difference of 2^63 has no delta code */
+				key = true;
+				break;
+			}
+			p = vms_varint_put(p, z + 1);
+			prev[i] = x;
+		}
+		if (key)
+			p = values;
+	}
+	if (key) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t x = v[i];
+			if (x == VMS_VALUE_NONE) {
+				*p++ = 0;
+				prev[i] = 0;
+			} else {
+				p = vms_varint_put(p, x + 1);
+				prev[i] = x;
+			}
+		}
+	}
+	*keyframe = key;
+	return seal(out, VMS_REC_DATA, key ? VMS_RECF_KEYFRAME : 0,
+		    (size_t)(p - out) - VMS_FMT_RECORD_HDR);
+}
+
+size_t vms_bin_event_enc(uint8_t *out, const struct vms_event *ev)
+{
+	uint8_t *p = out + VMS_FMT_RECORD_HDR;
+	p = put32(p, ev->type);
+	p = put32(p, ev->gen);
+	p = put64(p, ev->before_seq);
+	p = put64(p, ev->t_mono_ns);
+	p = put64(p, (uint64_t)ev->t_real_ns);
+	p = put_string(p, ev->subject, strnlen(ev->subject, sizeof(ev->subject) - 1));
+	p = put_string(p, ev->detail, strnlen(ev->detail, sizeof(ev->detail) - 1));
+	return seal(out, VMS_REC_EVENT, 0, (size_t)(p - out) - VMS_FMT_RECORD_HDR);
+}
+
+/* ---- decoder: input ------------------------------------------------------ */
+
+#define READ_CHUNK 65536
+
+static int dec_init(struct vms_bin_dec *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+	return 0;
+}
+
+int vms_bin_dec_open_fd(struct vms_bin_dec *d, int fd)
+{
+	dec_init(d);
+	d->fd = fd;
+	d->cap = READ_CHUNK;
+	d->buf = malloc(d->cap);
+	if (!d->buf)
+		return -ENOMEM;
+	d->data = d->buf;
+	return 0;
+}
+
+int vms_bin_dec_open_mem(struct vms_bin_dec *d, const void *data, size_t len)
+{
+	dec_init(d);
+	d->data = data;
+	d->end = len;
+	d->eof = true;
+	return 0;
+}
+
+/* Make at least n unread bytes available if the input has them.  Returns
+ * the number available (< n only at the end of the input), or -errno. */
+static ssize_t fill(struct vms_bin_dec *d, size_t n)
+{
+	if (d->end - d->pos >= n || d->eof)
+		return (ssize_t)(d->end - d->pos < n ? d->end - d->pos : n);
+	/* fd input: move the unread bytes to the front, grow, read */
+	if (d->pos) {
+		memmove(d->buf, d->buf + d->pos, d->end - d->pos);
+		d->base += d->pos;
+		d->end -= d->pos;
+		d->pos = 0;
+	}
+	while (d->end < n && !d->eof) {
+		if (d->end == d->cap) {
+			/* grow only with the bytes that are really there */
+			size_t cap = d->cap * 2;
+			uint8_t *nb = realloc(d->buf, cap);
+			if (!nb)
+				return -ENOMEM;
+			d->buf = nb;
+			d->data = nb;
+			d->cap = cap;
+		}
+		ssize_t r = read(d->fd, d->buf + d->end, d->cap - d->end);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			d->eof = true;
+		d->end += (size_t)r;
+	}
+	return (ssize_t)(d->end < n ? d->end : n);
+}
+
+static uint64_t offset(const struct vms_bin_dec *d)
+{
+	return d->base + d->pos;
+}
+
+/* Count the bytes from the current position to the end of the input; true
+ * if they are all zero (a zero-filled tail).  Consumes the input. */
+static int rest_is_zero(struct vms_bin_dec *d, uint64_t *len)
+{
+	uint64_t n = 0;
+	for (;;) {
+		for (size_t i = d->pos; i < d->end; i++)
+			if (d->data[i])
+				return 0;
+		n += d->end - d->pos;
+		d->pos = d->end;
+		if (d->eof)
+			break;
+		ssize_t r = fill(d, READ_CHUNK);
+		if (r < 0)
+			return (int)r;
+	}
+	*len = n;
+	return 1;
+}
+
+/* The -errno that next() returns for an error. */
+static int err_ret(enum vms_bin_err e)
+{
+	return e == VMS_BIN_EIO ? -EIO : e == VMS_BIN_ENOMEM ? -ENOMEM : -EBADMSG;
+}
+
+VMS_PRINTF(3, 4)
+static int fail(struct vms_bin_dec *d, enum vms_bin_err e, const char *fmt, ...)
+{
+	va_list ap;
+	d->err = e;
+	va_start(ap, fmt);
+	vsnprintf(d->err_msg, sizeof(d->err_msg), fmt, ap);
+	va_end(ap);
+	return err_ret(e);
+}
+
+static int fail_errno(struct vms_bin_dec *d, int r)
+{
+	d->err_off = offset(d);
+	d->err_index = d->nrec + 1;
+	if (r == -ENOMEM)
+		return fail(d, VMS_BIN_ENOMEM, "out of memory");
+	return fail(d, VMS_BIN_EIO, "read error: %s", strerror(-r));
+}
+
+/* The input ends with an incomplete record (or file header) of len bytes
+ * at off. */
+static int torn(struct vms_bin_dec *d, uint64_t off, uint64_t len)
+{
+	d->torn = true;
+	d->torn_off = off;
+	d->torn_len = len;
+	d->pos = d->end;
+	d->done = true;
+	return VMS_BIN_END;
+}
+
+/* ---- decoder: payloads --------------------------------------------------- */
+
+struct cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static const uint8_t *take(struct cur *c, size_t n)
+{
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return NULL;
+	}
+	const uint8_t *r = c->p;
+	c->p += n;
+	return r;
+}
+
+static uint32_t take32(struct cur *c)
+{
+	const uint8_t *p = take(c, 4);
+	return p ? get32(p) : 0;
+}
+
+static uint64_t take64(struct cur *c)
+{
+	const uint8_t *p = take(c, 8);
+	return p ? get64(p) : 0;
+}
+
+static uint64_t take_varint(struct cur *c)
+{
+	uint64_t v = 0;
+	if (!c->bad && vms_varint_get(&c->p, c->end, &v) < 0)
+		c->bad = true;
+	return v;
+}
+
+/* A string: its bytes (not NUL-terminated) and length. */
+static const uint8_t *take_string(struct cur *c, size_t *len)
+{
+	uint64_t n = take_varint(c);
+	if (c->bad || n > (uint64_t)(c->end - c->p)) {
+		c->bad = true;
+		return NULL;
+	}
+	*len = (size_t)n;
+	return take(c, (size_t)n);
+}
+
+static struct vms_schema *find_schema(struct vms_bin_dec *d, uint32_t gen)
+{
+	for (uint32_t i = d->nschemas; i > d->visible; i--)
+		if (d->schemas[i - 1]->gen == gen)
+			return d->schemas[i - 1];
+	return NULL;
+}
+
+static int grow_frame(struct vms_bin_dec *d, uint32_t ncols)
+{
+	if (ncols <= d->frame_cap && d->frame)
+		return 0;
+	struct vms_frame *f = realloc(d->frame, vms_frame_size(ncols));
+	if (!f)
+		return -ENOMEM;
+	d->frame = f;
+	uint64_t *p = realloc(d->prev, (ncols ? ncols : 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	d->prev = p;
+	d->frame_cap = ncols;
+	return 0;
+}
+
+static int push_schema(struct vms_bin_dec *d, struct vms_schema *s)
+{
+	if (d->nschemas == d->capschemas) {
+		uint32_t nc = d->capschemas ? d->capschemas * 2 : 8;
+		struct vms_schema **ns = realloc(d->schemas, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		d->schemas = ns;
+		d->capschemas = nc;
+	}
+	d->schemas[d->nschemas++] = s;
+	return 0;
+}
+
+static int dec_schema(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
+{
+	struct cur c = {pl, pl + len, false};
+	uint32_t gen = take32(&c), ncols = take32(&c);
+	int64_t t_real = (int64_t)take64(&c);
+	struct vms_col *cols = NULL;
+	char *strings = NULL;
+	struct vms_schema *s = NULL;
+	int r;
+
+	if (c.bad)
+		return fail(d, VMS_BIN_EMALFORMED, "SCHEMA payload too short");
+	/* the first DATA after a SCHEMA is a keyframe */
+	d->prev_schema = NULL;
+	/* every column takes at least 6 bytes: bound the allocation */
+	if (ncols > (len - 16) / 6)
+		return fail(d, VMS_BIN_EMALFORMED, "SCHEMA declares %u columns in %zu bytes", ncols, len);
+	cols = calloc(ncols ? ncols : 1, sizeof(*cols));
+	strings = malloc(len + 2 * (size_t)ncols + 1); /* every name and key, NUL-terminated */
+	if (!cols || !strings) {
+		r = fail(d, VMS_BIN_ENOMEM, "out of memory");
+		goto out;
+	}
+	char *sp = strings;
+	for (uint32_t i = 0; i < ncols; i++) {
+		const uint8_t *a = take(&c, 4);
+		size_t nl = 0, kl = 0;
+		const uint8_t *name = take_string(&c, &nl);
+		const uint8_t *key = take_string(&c, &kl);
+		if (c.bad) {
+			r = fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u truncated", i);
+			goto out;
+		}
+		int8_t scale = (int8_t)a[3];
+		if (scale < 0 || scale > VMS_FMT_MAX_SCALE) {
+			r = fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u: scale %d out of range", i, scale);
+			goto out;
+		}
+		if (a[2] > 64) {
+			r = fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u: wrap_bits %u", i, a[2]);
+			goto out;
+		}
+		if (nl == 0 || nl > 511 || memchr(name, 0, nl) || memchr(key, 0, kl)) {
+			r = fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u: bad name or key", i);
+			goto out;
+		}
+		cols[i].kind = a[0];
+		cols[i].unit = a[1];
+		cols[i].wrap_bits = a[2];
+		cols[i].scale = scale;
+		memcpy(sp, name, nl);
+		sp[nl] = '\0';
+		cols[i].name = sp;
+		sp += nl + 1;
+		memcpy(sp, key, kl);
+		sp[kl] = '\0';
+		cols[i].key = sp;
+		sp += kl + 1;
+	}
+	r = vms_schema_new(gen, t_real, ncols, cols, &s);
+	if (r < 0) {
+		r = r == -ENOMEM ? fail(d, VMS_BIN_ENOMEM, "out of memory")
+				 : fail(d, VMS_BIN_EMALFORMED, "SCHEMA rejected: %s", strerror(-r));
+		goto out;
+	}
+	struct vms_schema *old = find_schema(d, gen);
+	if (old && vms_schema_same_columns(old, s)) {
+		/* repeated after a reopen: keep the one callers already know */
+		vms_schema_unref(s);
+		d->schema = old;
+		r = VMS_BIN_SCHEMA;
+		goto out;
+	}
+	if (grow_frame(d, ncols) < 0 || push_schema(d, s) < 0) {
+		vms_schema_unref(s);
+		r = fail(d, VMS_BIN_ENOMEM, "out of memory");
+		goto out;
+	}
+	d->schema = s;
+	r = VMS_BIN_SCHEMA;
+out:
+	free(cols);
+	free(strings);
+	return r;
+}
+
+static int dec_data(struct vms_bin_dec *d, const uint8_t *pl, size_t len, uint16_t rflags)
+{
+	struct cur c = {pl, pl + len, false};
+	struct vms_frame *f;
+	uint32_t gen = take32(&c);
+	uint32_t flags = take32(&c);
+	uint64_t seq = take64(&c), t_mono = take64(&c);
+	int64_t t_real = (int64_t)take64(&c);
+	uint32_t missed = take32(&c), lost = take32(&c);
+	uint64_t self_cpu = take64(&c), late = take64(&c);
+	uint32_t ncols = take32(&c);
+	bool key = rflags & VMS_RECF_KEYFRAME;
+
+	if (c.bad)
+		return fail(d, VMS_BIN_EMALFORMED, "DATA payload too short");
+	struct vms_schema *s = find_schema(d, gen);
+	if (!s)
+		return fail(d, VMS_BIN_EMALFORMED, "DATA of generation %u before its SCHEMA", gen);
+	if (ncols != s->ncols)
+		return fail(d, VMS_BIN_EMALFORMED, "DATA has %u values, its schema %u columns", ncols,
+			    s->ncols);
+	if (!key && d->prev_schema != s)
+		return fail(d, VMS_BIN_EMALFORMED, "delta DATA without a keyframe of generation %u", gen);
+	f = d->frame;
+	uint64_t *prev = d->prev;
+	/* prev is only trusted again after a whole record decoded */
+	d->prev_schema = NULL;
+	for (uint32_t i = 0; i < ncols; i++) {
+		uint64_t n;
+		if (vms_varint_get(&c.p, c.end, &n) < 0)
+			return fail(d, VMS_BIN_EMALFORMED, "DATA value %u truncated", i);
+		uint64_t v;
+		if (n == 0) {
+			v = VMS_VALUE_NONE;
+			prev[i] = 0;
+		} else {
+			v = key ? n - 1 : prev[i] + vms_unzigzag(n - 1);
+			if (v == VMS_VALUE_NONE)
+				return fail(d, VMS_BIN_EMALFORMED, "DATA value %u decodes to the reserved 2^64-1", i);
+			prev[i] = v;
+		}
+		f->v[i] = v;
+	}
+	d->prev_schema = s;
+	f->seq = seq;
+	f->t_mono_ns = t_mono;
+	f->t_real_ns = t_real;
+	f->gen = gen;
+	f->flags = flags;
+	f->missed_ticks = missed;
+	f->lost_frames = lost;
+	f->self_cpu_ns = self_cpu;
+	f->late_ns = late;
+	f->ncols = ncols;
+	f->reserved = 0;
+	d->schema = s;
+	d->keyframe = key;
+	d->nframes++;
+	return VMS_BIN_DATA;
+}
+
+static void copy_string(char *dst, size_t cap, const uint8_t *s, size_t n)
+{
+	if (n > cap - 1)
+		n = cap - 1;
+	if (n)
+		memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+static int dec_event(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
+{
+	struct cur c = {pl, pl + len, false};
+	struct vms_event *e = &d->event;
+	size_t sl = 0, dl = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->type = take32(&c);
+	e->gen = take32(&c);
+	e->before_seq = take64(&c);
+	e->t_mono_ns = take64(&c);
+	e->t_real_ns = (int64_t)take64(&c);
+	const uint8_t *subj = take_string(&c, &sl);
+	const uint8_t *det = take_string(&c, &dl);
+	if (c.bad)
+		return fail(d, VMS_BIN_EMALFORMED, "EVENT payload truncated");
+	copy_string(e->subject, sizeof(e->subject), subj, sl);
+	copy_string(e->detail, sizeof(e->detail), det, dl);
+	d->nevents++;
+	return VMS_BIN_EVENT;
+}
+
+/* ---- decoder: framing ---------------------------------------------------- */
+
+static int read_file_header(struct vms_bin_dec *d)
+{
+	d->rec_off = offset(d);
+	d->rec_index = 0;
+	ssize_t n = fill(d, VMS_FMT_HEADER_SIZE);
+	if (n < 0)
+		return fail_errno(d, (int)n);
+	const uint8_t *h = d->data + d->pos;
+	size_t cmp = (size_t)n < VMS_FMT_MAGIC_LEN - 1 ? (size_t)n : VMS_FMT_MAGIC_LEN - 1;
+	d->err_off = d->rec_off;
+	d->err_index = 0;
+	if (memcmp(h, VMS_FMT_MAGIC, cmp) != 0)
+		return fail(d, VMS_BIN_ENOTVMS, "not a vmsampler stream (no VMSAMPL magic)");
+	if ((size_t)n < VMS_FMT_HEADER_SIZE)
+		return torn(d, d->rec_off, (uint64_t)n); /* the header itself is cut short */
+	if (h[7] != VMS_FMT_VERSION_MAJOR || get16(h + 8) != VMS_FMT_VERSION_MAJOR)
+		return fail(d, VMS_BIN_EVERSION,
+			    "vmsampler stream of major version %u; this reader knows version %u",
+			    h[7] != VMS_FMT_VERSION_MAJOR ? h[7] : get16(h + 8), VMS_FMT_VERSION_MAJOR);
+	if (get32(h + 28) != vms_crc32c(0, h, 28))
+		return fail(d, VMS_BIN_ECRC, "file header CRC mismatch");
+	uint32_t hs = get32(h + 12);
+	if (hs < VMS_FMT_HEADER_SIZE || hs > 65536)
+		return fail(d, VMS_BIN_EMALFORMED, "file header size %u", hs);
+	d->version_minor = get16(h + 10);
+	d->created_real_ns = (int64_t)get64(h + 16);
+	n = fill(d, hs);
+	if (n < 0)
+		return fail_errno(d, (int)n);
+	if ((size_t)n < hs)
+		return torn(d, d->rec_off, (uint64_t)n);
+	d->pos += hs;
+	d->in_stream = true;
+	d->nheaders++;
+	/* a new stream: its generations and deltas start over */
+	d->visible = d->nschemas;
+	d->prev_schema = NULL;
+	return VMS_BIN_HEADER;
+}
+
+int vms_bin_dec_next(struct vms_bin_dec *d)
+{
+	if (d->err)
+		return err_ret(d->err); /* sticky */
+	for (;;) {
+		if (d->done)
+			return VMS_BIN_END;
+		if (!d->in_stream)
+			return read_file_header(d);
+
+		d->rec_off = offset(d);
+		d->rec_index = d->nrec + 1;
+		d->err_off = d->rec_off;
+		d->err_index = d->rec_index;
+		ssize_t n = fill(d, VMS_FMT_RECORD_HDR);
+		if (n < 0)
+			return fail_errno(d, (int)n);
+		if (n == 0) {
+			d->done = true;
+			return VMS_BIN_END;
+		}
+		const uint8_t *h = d->data + d->pos;
+		if ((size_t)n >= VMS_FMT_MAGIC_LEN && memcmp(h, VMS_FMT_MAGIC, VMS_FMT_MAGIC_LEN) == 0) {
+			/* another stream follows (concatenated files) */
+			d->in_stream = false;
+			continue;
+		}
+		if ((size_t)n < VMS_FMT_RECORD_HDR)
+			return torn(d, d->rec_off, (uint64_t)n); /* the record header is cut short */
+		if (get32(h + 8) != vms_crc32c(0, h, 8)) {
+			uint64_t z = 0;
+			int r = rest_is_zero(d, &z);
+			if (r < 0)
+				return fail_errno(d, r);
+			if (r == 0)
+				return fail(d, VMS_BIN_ECRC, "record header CRC mismatch");
+			/* zeros up to the end: a tail the file system extended
+			 * but the writer never filled */
+			return torn(d, d->rec_off, z);
+		}
+		uint32_t len = get32(h);
+		uint16_t type = get16(h + 4), rflags = get16(h + 6);
+		if (len > VMS_FMT_MAX_PAYLOAD)
+			return fail(d, VMS_BIN_EMALFORMED, "payload length %u exceeds the maximum", len);
+		size_t total = VMS_BIN_REC_OVERHEAD + (size_t)len;
+		n = fill(d, total);
+		if (n < 0)
+			return fail_errno(d, (int)n);
+		if ((size_t)n < total)
+			return torn(d, d->rec_off, (uint64_t)n);
+		const uint8_t *pl = d->data + d->pos + VMS_FMT_RECORD_HDR;
+		uint32_t stored = get32(pl + len), crc = vms_crc32c(0, pl, len);
+		if (stored != crc)
+			return fail(d, VMS_BIN_ECRC, "payload CRC mismatch (stored 0x%08x, computed 0x%08x)",
+				    stored, crc);
+		int r;
+		switch (type) {
+		case VMS_REC_SCHEMA:
+			r = dec_schema(d, pl, len);
+			if (r > 0)
+				d->nschemas_read++;
+			break;
+		case VMS_REC_DATA:
+			r = dec_data(d, pl, len, rflags);
+			break;
+		case VMS_REC_EVENT:
+			r = dec_event(d, pl, len);
+			break;
+		default:
+			r = 0; /* unknown: skip */
+			d->nskipped++;
+			break;
+		}
+		if (r < 0)
+			return r;
+		d->pos += total;
+		d->nrec++;
+		if (r > 0)
+			return r;
+	}
+}
+
+void vms_bin_dec_close(struct vms_bin_dec *d)
+{
+	if (!d)
+		return;
+	for (uint32_t i = 0; i < d->nschemas; i++)
+		vms_schema_unref(d->schemas[i]);
+	free(d->schemas);
+	free(d->frame);
+	free(d->prev);
+	free(d->buf);
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+}
+
+const char *vms_bin_err_name(enum vms_bin_err e)
+{
+	switch (e) {
+	case VMS_BIN_OK:
+		return "ok";
+	case VMS_BIN_ENOTVMS:
+		return "not a vmsampler stream";
+	case VMS_BIN_EVERSION:
+		return "unsupported version";
+	case VMS_BIN_ECRC:
+		return "CRC mismatch";
+	case VMS_BIN_EMALFORMED:
+		return "undecodable record";
+	case VMS_BIN_EIO:
+		return "read error";
+	case VMS_BIN_ENOMEM:
+		return "out of memory";
+	}
+	return "?";
+}

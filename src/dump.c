@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+#include "dump.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "binfmt.h"
+#include "config.h"
+#include "log.h"
+#include "rates.h"
+#include "sink.h"
+
+static const char usage_text[] =
+	"Usage: vmsampler dump FILE.vms [--rates] [-o OUT]\n"
+	"Convert a vmsampler binary stream to CSV (FILE '-' reads standard input).\n"
+	"\n"
+	"  -r, --rates       per-interval rates (sar/iostat/mpstat definitions)\n"
+	"                    instead of the raw counters\n"
+	"  -o, --output OUT  write to OUT (default: standard output)\n"
+	"  -h, --help        show this help\n"
+	"\n"
+	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged or\n"
+	"foreign input or an I/O error, 2 usage error.  See vmsampler-format(5).\n";
+
+static int usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, "vmsampler dump: %s%s%s\nTry 'vmsampler dump --help'.\n", msg,
+		arg ? ": " : "", arg ? arg : "");
+	return 2;
+}
+
+/* The CSV sink driven the way the loop drives it (begin on a new
+ * generation, write, flush), but allowed to wait for its output. */
+struct csv_out {
+	struct vms_sink sink;
+	const struct vms_schema *begun;
+	struct vms_config conf;
+};
+
+static int wait_writable(struct vms_sink *s)
+{
+	int fd = s->ops->pollfd(s);
+	if (fd < 0)
+		return 0;
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	if (poll(&p, 1, -1) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+static int csv_frame(struct csv_out *c, const struct vms_schema *sch, const struct vms_frame *f)
+{
+	struct vms_sink *s = &c->sink;
+	int r;
+	if (sch != c->begun) {
+		r = s->ops->begin(s, sch);
+		if (r < 0)
+			return r;
+		c->begun = sch;
+	}
+	while ((r = s->ops->write(s, sch, f)) == -EAGAIN) {
+		r = s->ops->flush(s);
+		if (r == -EAGAIN)
+			r = wait_writable(s);
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
+static int input_open(const char *path, int *fd)
+{
+	if (strcmp(path, "-") == 0) {
+		*fd = STDIN_FILENO;
+		return 0;
+	}
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	return *fd < 0 ? -errno : 0;
+}
+
+/* Pre-scan a seekable input for every generation's rate columns, so
+ * that the rates table has one header for the whole file. */
+static int prescan(int fd, struct vms_rates *rates)
+{
+	struct stat st;
+	struct vms_bin_dec d;
+	int r;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	r = vms_bin_dec_open_fd(&d, fd);
+	if (r < 0)
+		return r;
+	while ((r = vms_bin_dec_next(&d)) > 0)
+		if (r == VMS_BIN_SCHEMA && (r = vms_rates_declare(rates, d.schema)) < 0)
+			break;
+	vms_bin_dec_close(&d);
+	/* errors show in the real pass, at their place */
+	if (r == -ENOMEM)
+		return r;
+	return lseek(fd, 0, SEEK_SET) < 0 ? -errno : 0;
+}
+
+static void report_error(const char *in, const struct vms_bin_dec *d)
+{
+	switch (d->err) {
+	case VMS_BIN_ENOTVMS:
+	case VMS_BIN_EVERSION:
+		if (d->err_off == 0) {
+			vms_err("%s: %s", in, d->err_msg);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	if (d->err_index == 0)
+		vms_err("%s: file header at offset %llu: %s; %llu complete records before it were output",
+			in, (unsigned long long)d->err_off, d->err_msg, (unsigned long long)d->nrec);
+	else
+		vms_err("%s: record %llu at offset %llu: %s; the %llu records before it were output", in,
+			(unsigned long long)d->err_index, (unsigned long long)d->err_off, d->err_msg,
+			(unsigned long long)d->nrec);
+}
+
+int vms_dump_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"rates", no_argument, NULL, 'r'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *out = "-";
+	bool rates_mode = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ro:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			rates_mode = true;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			return usage_error("bad option", NULL);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error(optind == argc ? "missing FILE" : "more than one FILE", NULL);
+	const char *in = argv[optind];
+
+	int fd, r, rc = 0;
+	r = input_open(in, &fd);
+	if (r < 0) {
+		vms_err("cannot open %s: %s", in, strerror(-r));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	struct vms_bin_dec d;
+	struct csv_out csv = {0};
+	struct vms_rates *rates = NULL;
+	bool csv_open = false;
+
+	if (rates_mode) {
+		r = vms_rates_open(&rates, out);
+		if (r == 0)
+			r = prescan(fd, rates);
+	} else {
+		vms_config_defaults(&csv.conf);
+		csv.sink.ops = &vms_sink_csv;
+		csv.sink.conf = &csv.conf;
+		csv.sink.path = out;
+		csv.sink.priv = calloc(1, vms_sink_csv.priv_size);
+		r = csv.sink.priv ? vms_sink_csv.open(&csv.sink) : -ENOMEM;
+		csv_open = r == 0;
+	}
+	if (r < 0) {
+		vms_err("cannot open output %s: %s", out, strerror(-r));
+		rc = 1;
+		goto out;
+	}
+	r = vms_bin_dec_open_fd(&d, fd);
+	if (r < 0) {
+		vms_err("%s: %s", in, strerror(-r));
+		rc = 1;
+		goto out;
+	}
+	while ((r = vms_bin_dec_next(&d)) > 0) {
+		if (r == VMS_BIN_HEADER && rates && d.nheaders > 1)
+			vms_rates_restart(rates); /* no interval across streams */
+		if (r != VMS_BIN_DATA)
+			continue;
+		int w = rates ? vms_rates_frame(rates, d.schema, d.frame) : csv_frame(&csv, d.schema, d.frame);
+		if (w < 0) {
+			if (w != -EPIPE) {
+				vms_err("output %s: %s", out, strerror(-w));
+				rc = 1;
+			}
+			goto close_dec;
+		}
+	}
+	if (r < 0) {
+		report_error(in, &d);
+		rc = 1;
+	} else if (d.torn) {
+		vms_warn("%s: torn tail at offset %llu (%llu bytes): %llu complete records recovered", in,
+			 (unsigned long long)d.torn_off, (unsigned long long)d.torn_len,
+			 (unsigned long long)d.nrec);
+	}
+close_dec:
+	vms_bin_dec_close(&d);
+out:
+	if (rates) {
+		r = vms_rates_close(rates);
+		if (r < 0 && r != -EPIPE) {
+			vms_err("output %s: %s", out, strerror(-r));
+			rc = 1;
+		}
+	}
+	if (csv.sink.priv) {
+		if (csv_open) {
+			r = vms_sink_csv.close(&csv.sink);
+			if (r < 0 && r != -EPIPE) {
+				vms_err("output %s: %s", out, strerror(-r));
+				rc = 1;
+			}
+		}
+		free(csv.sink.priv);
+		vms_config_free(&csv.conf);
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return rc;
+}

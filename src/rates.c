@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: MIT */
+/* rates.c - per-interval rates, following sysstat 12.7 (sysstat/sysstat
+ * at c1eb661ab208, the version whose tests/expected.* our fixtures use).
+ *
+ * Intervals: sysstat's S_VALUE(m, n, p) = (n - m) / p * 100 with p in
+ * 1/100 s (common.h) is Δ / Δt in seconds; Δt here is the difference of
+ * the frames' t_mono_ns.
+ *
+ * CPU (mpstat.c write_plain_cpu_stats, pr_stats.c print_cpu_stats for
+ * `sar -u ALL`, rd_stats.c get_per_cpu_interval):
+ *   total  = Δuser + Δnice + Δsystem + Δidle + Δiowait + Δirq + Δsoftirq
+ *            + Δsteal + ishift  (guest and guest_nice are already inside
+ *            user and nice), every Δ that went backwards counted as 0
+ *            (get_cpu_interval_delta), ishift = the amount by which
+ *            user - guest (nice - guest_nice) went backwards while user
+ *            (nice) did not
+ *   %usr   = Δ(user - guest) / total * 100, 0 if it went backwards
+ *   %nice  = Δ(nice - guest_nice) / total * 100, 0 if it went backwards
+ *   %sys %iowait %irq %soft %steal %guest %gnice %idle
+ *          = Δfield / total * 100, 0 if the field went backwards
+ *            (common.c ll_sp_value)
+ *   total 0: a tickless CPU prints 0 and %idle 100 (mpstat.c); "all"
+ *   cannot be tickless and prints 0 everywhere (pr_stats.c: itv = 1).
+ *   Deviation: get_per_cpu_interval() also guesses that a CPU came back
+ *   online when idle (or iowait with idle) decreased and then counts the
+ *   whole current value; in a vmsampler stream an offlined CPU's columns
+ *   vanish (new generation) or read as missing, so its first interval
+ *   back is empty instead, and a decreasing field simply counts as 0.
+ *   sysstat computes "all" as the sum of the CPU lines; we use the
+ *   kernel's own "cpu" line (cpu.all.*): the same numbers up to the
+ *   kernel's summation races (checked against mpstat's output in
+ *   tests/test_rates.c).
+ *
+ * Disks (iostat.c write_ext_stat / write_plain_ext_stat for `iostat -x`,
+ * rd_stats.c compute_ext_disk_stats, pr_stats.c for `sar -d`):
+ *   tps        = (Δrd_ios + Δwr_ios + Δdc_ios) / Δt
+ *   r/s rrqm/s = Δrd_ios / Δt, Δrd_merges / Δt
+ *   rkB/s      = Δrd_sectors / 2 / Δt
+ *   %rrqm      = Δrd_merges / (Δrd_merges + Δrd_ios) * 100 (0 if both 0)
+ *   r_await    = Δrd_ticks / Δrd_ios (ms; 0 if no I/O)
+ *   rareq-sz   = Δrd_sectors / 2 / Δrd_ios (kB; 0 if no I/O)
+ *   w.. d.. likewise; f/s = Δfl_ios / Δt, f_await = Δfl_ticks / Δfl_ios
+ *   aqu-sz     = Δtime_in_queue / Δt / 1000
+ *   %util      = Δio_ticks / Δt / 10 (ms busy per s, in %)
+ *   in_flight  is a gauge and passes through.
+ * Network (pr_stats.c print_net_dev_stats / print_net_edev_stats, `sar -n
+ * DEV,EDEV`): rxpck/s txpck/s rxkB/s (Δbytes / 1024 / Δt) txkB/s rxcmp/s
+ * txcmp/s rxmcst/s rxerr/s txerr/s coll/s rxdrop/s txdrop/s txcarr/s
+ * rxfram/s rxfifo/s txfifo/s.
+ * /proc/stat totals (`sar -w`, `sar -I SUM`): stat.ctxt -> stat.cswch/s,
+ * stat.processes -> stat.proc/s, stat.intr -> stat.intr/s.
+ * Any other counter c -> c/s = Δc / 10^scale / Δt; any other gauge passes
+ * through.
+ *
+ * Wraps and resets (all counters but the CPU fields above): a decrease of
+ * a counter whose wrap width w is below 64 is a wrap, Δ = cur + 2^w -
+ * prev; so is a decrease of a 64-bit counter whose previous value was
+ * below 2^32, with w = 32 (a 32-bit kernel: iostat.c write_basic_stat
+ * masks such a Δ with 0xffffffff).  The row gets VMS_RATE_WRAP.  Any other
+ * decrease is a reset (sa_common.c: an interface unregistered and
+ * registered again): the columns that read that counter are empty and the
+ * row gets VMS_RATE_RESET.  Sysstat's %-style "0 when it went backwards"
+ * (iostat's r/s etc.) is not used: a wrap is computed, a reset is shown
+ * as unknown rather than as a false 0. */
+#include "rates.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "fmt.h"
+#include "log.h"
+
+/* ---- plans ------------------------------------------------------------- */
+
+static const char *const cpu_fields[VMS_CF_N] = {
+	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice",
+};
+
+enum disk_field {
+	DF_RD_IOS, DF_RD_MERGES, DF_RD_SECTORS, DF_RD_TICKS, DF_WR_IOS, DF_WR_MERGES, DF_WR_SECTORS,
+	DF_WR_TICKS, DF_IN_FLIGHT, DF_IO_TICKS, DF_TIME_IN_QUEUE, DF_DC_IOS, DF_DC_MERGES,
+	DF_DC_SECTORS, DF_DC_TICKS, DF_FL_IOS, DF_FL_TICKS, DF_N
+};
+
+static const char *const disk_fields[DF_N] = {
+	"rd_ios", "rd_merges", "rd_sectors", "rd_ticks", "wr_ios", "wr_merges", "wr_sectors",
+	"wr_ticks", "in_flight", "io_ticks", "time_in_queue", "dc_ios", "dc_merges", "dc_sectors",
+	"dc_ticks", "fl_ios", "fl_ticks",
+};
+
+enum net_field {
+	NF_RX_BYTES, NF_RX_PACKETS, NF_RX_ERRS, NF_RX_DROP, NF_RX_FIFO, NF_RX_FRAME, NF_RX_COMPRESSED,
+	NF_RX_MULTICAST, NF_TX_BYTES, NF_TX_PACKETS, NF_TX_ERRS, NF_TX_DROP, NF_TX_FIFO, NF_TX_COLLS,
+	NF_TX_CARRIER, NF_TX_COMPRESSED, NF_N
+};
+
+/* the /proc/net/dev header's names, prefixed rx_ / tx_ */
+static const char *const net_fields[NF_N] = {
+	"rx_bytes", "rx_packets", "rx_errs", "rx_drop", "rx_fifo", "rx_frame", "rx_compressed",
+	"rx_multicast", "tx_bytes", "tx_packets", "tx_errs", "tx_drop", "tx_fifo", "tx_colls",
+	"tx_carrier", "tx_compressed",
+};
+
+/* sar -n DEV then EDEV order: output name, input, multiplier */
+static const struct {
+	const char *name;
+	int field;
+	double mul;
+} net_out[] = {
+	{"rxpck/s", NF_RX_PACKETS, 1},  {"txpck/s", NF_TX_PACKETS, 1},
+	{"rxkB/s", NF_RX_BYTES, 1.0 / 1024}, {"txkB/s", NF_TX_BYTES, 1.0 / 1024},
+	{"rxcmp/s", NF_RX_COMPRESSED, 1}, {"txcmp/s", NF_TX_COMPRESSED, 1},
+	{"rxmcst/s", NF_RX_MULTICAST, 1}, {"rxerr/s", NF_RX_ERRS, 1},
+	{"txerr/s", NF_TX_ERRS, 1},      {"coll/s", NF_TX_COLLS, 1},
+	{"rxdrop/s", NF_RX_DROP, 1},     {"txdrop/s", NF_TX_DROP, 1},
+	{"txcarr/s", NF_TX_CARRIER, 1},  {"rxfram/s", NF_RX_FRAME, 1},
+	{"rxfifo/s", NF_RX_FIFO, 1},     {"txfifo/s", NF_TX_FIFO, 1},
+};
+
+_Static_assert(DF_N >= (int)VMS_CF_N && DF_N >= (int)NF_N, "disk has the most fields");
+
+static const char *const cpu_pct_names[VMS_CPU_NPCT] = {
+	"%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%guest", "%gnice", "%idle",
+};
+
+enum group_kind { G_NONE, G_CPU, G_DISK, G_NET };
+
+struct builder {
+	struct vms_rate_plan *p;
+	uint32_t cap;
+	int err;
+};
+
+static int field_index(const char *const *names, int n, const char *f)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], f) == 0)
+			return i;
+	return -1;
+}
+
+/* Split "cpu.3.user" into kind, entity length and field index.  The field
+ * is after the last dot (disk and interface names may contain dots). */
+static enum group_kind classify(const char *name, size_t *ent_off, size_t *ent_len, int *field)
+{
+	static const struct {
+		const char *prefix;
+		enum group_kind kind;
+		const char *const *fields;
+		int n;
+	} g[] = {
+		{"cpu.", G_CPU, cpu_fields, VMS_CF_N},
+		{"disk.", G_DISK, disk_fields, DF_N},
+		{"net.", G_NET, net_fields, NF_N},
+	};
+	const char *dot = strrchr(name, '.');
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(g); i++) {
+		size_t pl = strlen(g[i].prefix);
+		if (strncmp(name, g[i].prefix, pl) != 0 || !dot || dot < name + pl + 1)
+			continue;
+		int f = field_index(g[i].fields, g[i].n, dot + 1);
+		if (f < 0)
+			return G_NONE;
+		*ent_off = pl;
+		*ent_len = (size_t)(dot - name) - pl;
+		*field = f;
+		return g[i].kind;
+	}
+	return G_NONE;
+}
+
+static struct vms_rate_col *add(struct builder *b, uint8_t op, int32_t a, const char *prefix,
+				size_t plen, const char *suffix)
+{
+	struct vms_rate_plan *p = b->p;
+	if (b->err)
+		return NULL;
+	if (p->ncols == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 32;
+		struct vms_rate_col *n = realloc(p->cols, cap * sizeof(*n));
+		if (!n) {
+			b->err = -ENOMEM;
+			return NULL;
+		}
+		p->cols = n;
+		b->cap = cap;
+	}
+	size_t sl = strlen(suffix);
+	char *name = malloc(plen + sl + 1);
+	if (!name) {
+		b->err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(name, prefix, plen);
+	memcpy(name + plen, suffix, sl + 1);
+	struct vms_rate_col *c = &p->cols[p->ncols++];
+	*c = (struct vms_rate_col){.name = name, .op = op, .a = a, .b = -1, .c = -1, .mul = 1};
+	return c;
+}
+
+static void plan_cpu(struct builder *b, const char *name, size_t plen, const int32_t *f, bool all)
+{
+	struct vms_rate_plan *p = b->p;
+	/* user, nice, system and idle exist on every kernel sysstat reads */
+	if (f[VMS_CF_USER] < 0 || f[VMS_CF_NICE] < 0 || f[VMS_CF_SYSTEM] < 0 || f[VMS_CF_IDLE] < 0) {
+		for (int k = 0; k < VMS_CF_N; k++)
+			if (f[k] >= 0) {
+				struct vms_rate_col *c = add(b, VMS_ROP_PER_S, f[k], p->schema->cols[f[k]].name,
+							     strlen(p->schema->cols[f[k]].name), "/s");
+				if (c)
+					c->mul = 1;
+			}
+		return;
+	}
+	struct vms_cpu_group *g = realloc(p->cpu, (p->ncpu + 1) * sizeof(*g));
+	if (!g) {
+		b->err = -ENOMEM;
+		return;
+	}
+	p->cpu = g;
+	g = &p->cpu[p->ncpu];
+	memset(g, 0, sizeof(*g));
+	memcpy(g->f, f, sizeof(g->f));
+	g->all = all;
+	/* a percentage only where the kernel has its field: no faked zeros */
+	static const int8_t needs[VMS_CPU_NPCT] = {
+		[VMS_CPU_USR] = VMS_CF_USER,     [VMS_CPU_NICE] = VMS_CF_NICE,
+		[VMS_CPU_SYS] = VMS_CF_SYSTEM,   [VMS_CPU_IOWAIT] = VMS_CF_IOWAIT,
+		[VMS_CPU_IRQ] = VMS_CF_IRQ,      [VMS_CPU_SOFT] = VMS_CF_SOFTIRQ,
+		[VMS_CPU_STEAL] = VMS_CF_STEAL,  [VMS_CPU_GUEST] = VMS_CF_GUEST,
+		[VMS_CPU_GNICE] = VMS_CF_GUEST_NICE, [VMS_CPU_IDLE] = VMS_CF_IDLE,
+	};
+	for (int k = 0; k < VMS_CPU_NPCT; k++) {
+		if (f[needs[k]] < 0)
+			continue;
+		struct vms_rate_col *c = add(b, VMS_ROP_CPU, f[needs[k]], name, plen, cpu_pct_names[k]);
+		if (c) {
+			c->grp = p->ncpu;
+			c->field = (uint8_t)k;
+		}
+	}
+	p->ncpu++;
+}
+
+static void plan_disk(struct builder *b, const char *name, size_t plen, const int32_t *f)
+{
+	struct vms_rate_col *c;
+	/* tps: reads + writes + discards (iostat.c write_plain_ext_stat) */
+	if (f[DF_RD_IOS] >= 0 && f[DF_WR_IOS] >= 0 && (c = add(b, VMS_ROP_PER_S, f[DF_RD_IOS], name, plen, "tps"))) {
+		c->b = f[DF_WR_IOS];
+		c->c = f[DF_DC_IOS];
+	}
+	static const struct {
+		int ios, merges, sectors, ticks;
+		const char *n[6];
+	} dir[] = {
+		{DF_RD_IOS, DF_RD_MERGES, DF_RD_SECTORS, DF_RD_TICKS,
+		 {"r/s", "rkB/s", "rrqm/s", "%rrqm", "r_await", "rareq-sz"}},
+		{DF_WR_IOS, DF_WR_MERGES, DF_WR_SECTORS, DF_WR_TICKS,
+		 {"w/s", "wkB/s", "wrqm/s", "%wrqm", "w_await", "wareq-sz"}},
+		{DF_DC_IOS, DF_DC_MERGES, DF_DC_SECTORS, DF_DC_TICKS,
+		 {"d/s", "dkB/s", "drqm/s", "%drqm", "d_await", "dareq-sz"}},
+	};
+	for (size_t d = 0; d < VMS_ARRAY_SIZE(dir); d++) {
+		int32_t ios = f[dir[d].ios], mg = f[dir[d].merges], sec = f[dir[d].sectors],
+			tk = f[dir[d].ticks];
+		if (ios < 0)
+			continue;
+		add(b, VMS_ROP_PER_S, ios, name, plen, dir[d].n[0]);
+		if (sec >= 0 && (c = add(b, VMS_ROP_PER_S, sec, name, plen, dir[d].n[1])))
+			c->mul = 0.5;
+		if (mg >= 0) {
+			add(b, VMS_ROP_PER_S, mg, name, plen, dir[d].n[2]);
+			if ((c = add(b, VMS_ROP_PCT_OF, mg, name, plen, dir[d].n[3])))
+				c->b = ios;
+		}
+		if (tk >= 0 && (c = add(b, VMS_ROP_PER_OP, tk, name, plen, dir[d].n[4])))
+			c->b = ios;
+		if (sec >= 0 && (c = add(b, VMS_ROP_PER_OP, sec, name, plen, dir[d].n[5]))) {
+			c->b = ios;
+			c->mul = 0.5;
+		}
+	}
+	if (f[DF_FL_IOS] >= 0) {
+		add(b, VMS_ROP_PER_S, f[DF_FL_IOS], name, plen, "f/s");
+		if (f[DF_FL_TICKS] >= 0 && (c = add(b, VMS_ROP_PER_OP, f[DF_FL_TICKS], name, plen, "f_await")))
+			c->b = f[DF_FL_IOS];
+	}
+	if (f[DF_TIME_IN_QUEUE] >= 0 && (c = add(b, VMS_ROP_PER_S, f[DF_TIME_IN_QUEUE], name, plen, "aqu-sz")))
+		c->mul = 1.0 / 1000;
+	if (f[DF_IO_TICKS] >= 0 && (c = add(b, VMS_ROP_PER_S, f[DF_IO_TICKS], name, plen, "%util")))
+		c->mul = 1.0 / 10;
+	if (f[DF_IN_FLIGHT] >= 0 && (c = add(b, VMS_ROP_GAUGE, f[DF_IN_FLIGHT], name, plen, "in_flight")))
+		c->scale = b->p->schema->cols[f[DF_IN_FLIGHT]].scale;
+}
+
+static void plan_net(struct builder *b, const char *name, size_t plen, const int32_t *f)
+{
+	for (size_t k = 0; k < VMS_ARRAY_SIZE(net_out); k++) {
+		if (f[net_out[k].field] < 0)
+			continue;
+		struct vms_rate_col *c = add(b, VMS_ROP_PER_S, f[net_out[k].field], name, plen, net_out[k].name);
+		if (c)
+			c->mul = net_out[k].mul;
+	}
+}
+
+static void plan_single(struct builder *b, uint32_t i)
+{
+	const struct vms_col *col = &b->p->schema->cols[i];
+	static const struct {
+		const char *in, *out;
+	} renames[] = {
+		{"stat.ctxt", "stat.cswch/s"},
+		{"stat.processes", "stat.proc/s"},
+		{"stat.intr", "stat.intr/s"},
+	};
+	struct vms_rate_col *c;
+	if (col->kind != VMS_KIND_COUNTER) {
+		if ((c = add(b, VMS_ROP_GAUGE, (int32_t)i, col->name, strlen(col->name), "")))
+			c->scale = col->scale;
+		return;
+	}
+	for (size_t k = 0; k < VMS_ARRAY_SIZE(renames); k++)
+		if (strcmp(col->name, renames[k].in) == 0) {
+			add(b, VMS_ROP_PER_S, (int32_t)i, renames[k].out, strlen(renames[k].out), "");
+			return;
+		}
+	if ((c = add(b, VMS_ROP_PER_S, (int32_t)i, col->name, strlen(col->name), "/s")))
+		for (int s = 0; s < col->scale; s++)
+			c->mul /= 10;
+}
+
+int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out)
+{
+	struct vms_rate_plan *p = calloc(1, sizeof(*p));
+	bool *done = calloc(s->ncols ? s->ncols : 1, sizeof(*done));
+	struct builder b = {.p = p};
+	int32_t f[DF_N]; /* the largest group */
+
+	if (!p || !done) {
+		free(p);
+		free(done);
+		return -ENOMEM;
+	}
+	p->schema = s;
+	for (uint32_t i = 0; i < s->ncols && !b.err; i++) {
+		if (done[i])
+			continue;
+		size_t eo, el;
+		int fi;
+		const char *name = s->cols[i].name;
+		enum group_kind k = classify(name, &eo, &el, &fi);
+		if (k == G_NONE) {
+			plan_single(&b, i);
+			continue;
+		}
+		/* gather the entity's other fields (the first of each name wins) */
+		for (size_t x = 0; x < VMS_ARRAY_SIZE(f); x++)
+			f[x] = -1;
+		for (uint32_t j = i; j < s->ncols; j++) {
+			size_t eo2, el2;
+			int fj;
+			const char *nj = s->cols[j].name;
+			if (done[j] || classify(nj, &eo2, &el2, &fj) != k || el2 != el ||
+			    memcmp(nj + eo2, name + eo, el) != 0 || f[fj] >= 0)
+				continue;
+			f[fj] = (int32_t)j;
+			done[j] = true;
+		}
+		size_t plen = eo + el + 1; /* "disk.sda." */
+		if (k == G_CPU)
+			plan_cpu(&b, name, plen, f, el == 3 && memcmp(name + eo, "all", 3) == 0);
+		else if (k == G_DISK)
+			plan_disk(&b, name, plen, f);
+		else
+			plan_net(&b, name, plen, f);
+	}
+	free(done);
+	if (b.err) {
+		vms_rate_plan_free(p);
+		return b.err;
+	}
+	*out = p;
+	return 0;
+}
+
+void vms_rate_plan_free(struct vms_rate_plan *p)
+{
+	if (!p)
+		return;
+	for (uint32_t i = 0; i < p->ncols; i++)
+		free(p->cols[i].name);
+	free(p->cols);
+	free(p->cpu);
+	free(p);
+}
+
+/* ---- computing one interval --------------------------------------------- */
+
+struct ctx {
+	const struct vms_schema *s;
+	const uint64_t *pv, *cv;
+	unsigned flags;
+};
+
+/* Δ of counter column i over the interval: true and *d, or false (no
+ * column, a value missing, or a reset). */
+static bool cdelta(struct ctx *x, int32_t i, uint64_t *d)
+{
+	if (i < 0)
+		return false;
+	uint64_t p = x->pv[i], c = x->cv[i];
+	if (p == VMS_NONE || c == VMS_NONE)
+		return false;
+	if (c >= p) {
+		*d = c - p;
+		return true;
+	}
+	unsigned w = x->s->cols[i].wrap_bits;
+	if (w > 0 && w < 64) {
+		*d = (c - p) & ((UINT64_C(1) << w) - 1);
+		x->flags |= VMS_RATE_WRAP;
+		return true;
+	}
+	if (p <= UINT32_MAX) {
+		/* a 64-bit column that a 32-bit kernel fills */
+		*d = (c - p) & UINT32_MAX;
+		x->flags |= VMS_RATE_WRAP;
+		return true;
+	}
+	x->flags |= VMS_RATE_RESET;
+	return false;
+}
+
+/* One CPU line: sysstat's percentages (see the top of this file). */
+static void cpu_group(struct vms_cpu_group *g, const uint64_t *pv, const uint64_t *cv)
+{
+	int64_t p[VMS_CF_N], c[VMS_CF_N];
+	g->ok = false;
+	for (int k = 0; k < VMS_CF_N; k++) {
+		if (g->f[k] < 0) {
+			p[k] = c[k] = 0; /* the kernel has no such field */
+			continue;
+		}
+		uint64_t a = pv[g->f[k]], b = cv[g->f[k]];
+		if (a == VMS_NONE || b == VMS_NONE || a > INT64_MAX || b > INT64_MAX)
+			return;
+		p[k] = (int64_t)a;
+		c[k] = (int64_t)b;
+	}
+#define D(k) (c[k] > p[k] ? (uint64_t)(c[k] - p[k]) : 0)
+	int64_t uc = c[VMS_CF_USER] - c[VMS_CF_GUEST], up = p[VMS_CF_USER] - p[VMS_CF_GUEST];
+	int64_t nc = c[VMS_CF_NICE] - c[VMS_CF_GUEST_NICE], np = p[VMS_CF_NICE] - p[VMS_CF_GUEST_NICE];
+	uint64_t ishift = 0;
+	if (c[VMS_CF_USER] >= p[VMS_CF_USER] && uc < up)
+		ishift += (uint64_t)(up - uc);
+	if (c[VMS_CF_NICE] >= p[VMS_CF_NICE] && nc < np)
+		ishift += (uint64_t)(np - nc);
+	uint64_t total = D(VMS_CF_USER) + D(VMS_CF_NICE) + D(VMS_CF_SYSTEM) + D(VMS_CF_IOWAIT) +
+			 D(VMS_CF_IDLE) + D(VMS_CF_STEAL) + D(VMS_CF_IRQ) + D(VMS_CF_SOFTIRQ) + ishift;
+	if (total == 0) {
+		for (int k = 0; k < VMS_CPU_NPCT; k++)
+			g->pct[k] = 0;
+		g->pct[VMS_CPU_IDLE] = g->all ? 0 : 100; /* tickless (mpstat.c) */
+		g->ok = true;
+		return;
+	}
+	double t = (double)total;
+	g->pct[VMS_CPU_USR] = uc < up ? 0 : (double)(uc - up) / t * 100;
+	g->pct[VMS_CPU_NICE] = nc < np ? 0 : (double)(nc - np) / t * 100;
+	g->pct[VMS_CPU_SYS] = (double)D(VMS_CF_SYSTEM) / t * 100;
+	g->pct[VMS_CPU_IOWAIT] = (double)D(VMS_CF_IOWAIT) / t * 100;
+	g->pct[VMS_CPU_IRQ] = (double)D(VMS_CF_IRQ) / t * 100;
+	g->pct[VMS_CPU_SOFT] = (double)D(VMS_CF_SOFTIRQ) / t * 100;
+	g->pct[VMS_CPU_STEAL] = (double)D(VMS_CF_STEAL) / t * 100;
+	g->pct[VMS_CPU_GUEST] = (double)D(VMS_CF_GUEST) / t * 100;
+	g->pct[VMS_CPU_GNICE] = (double)D(VMS_CF_GUEST_NICE) / t * 100;
+	g->pct[VMS_CPU_IDLE] = (double)D(VMS_CF_IDLE) / t * 100;
+#undef D
+	g->ok = true;
+}
+
+unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
+			  double dt_s, double *out)
+{
+	struct ctx x = {.s = p->schema, .pv = prev, .cv = cur};
+	bool dt_ok = dt_s > 0 && isfinite(dt_s);
+
+	for (uint32_t g = 0; g < p->ncpu; g++)
+		cpu_group(&p->cpu[g], prev, cur);
+	for (uint32_t k = 0; k < p->ncols; k++) {
+		const struct vms_rate_col *c = &p->cols[k];
+		uint64_t da = 0, db = 0, dc = 0;
+		double v = NAN;
+		switch (c->op) {
+		case VMS_ROP_GAUGE:
+			if (cur[c->a] != VMS_NONE) {
+				v = (double)cur[c->a];
+				for (int s = 0; s < c->scale; s++)
+					v /= 10;
+			}
+			break;
+		case VMS_ROP_PER_S:
+			if (dt_ok && cdelta(&x, c->a, &da) && (c->b < 0 || cdelta(&x, c->b, &db)) &&
+			    (c->c < 0 || cdelta(&x, c->c, &dc)))
+				v = ((double)da + (double)db + (double)dc) * c->mul / dt_s;
+			break;
+		case VMS_ROP_PCT_OF:
+			if (cdelta(&x, c->a, &da) && cdelta(&x, c->b, &db))
+				v = da + db ? (double)da / ((double)da + (double)db) * 100 : 0;
+			break;
+		case VMS_ROP_PER_OP:
+			if (cdelta(&x, c->a, &da) && cdelta(&x, c->b, &db))
+				v = db ? (double)da * c->mul / (double)db : 0;
+			break;
+		case VMS_ROP_CPU:
+			if (p->cpu[c->grp].ok)
+				v = p->cpu[c->grp].pct[c->field];
+			break;
+		}
+		out[k] = v;
+	}
+	return x.flags;
+}
+
+/* ---- the CSV writer ---------------------------------------------------- */
+
+#define RATES_META "seq,time,t_mono_ns,interval_s,rate_flags"
+#define RATE_DIGITS 2     /* sysstat prints two decimals */
+#define FIELD_MAX 32      /* one formatted value */
+
+struct vms_rates {
+	struct vms_out out;
+	char **names;         /* the header's derived columns */
+	uint32_t nnames, capnames;
+	bool header_done;
+	uint64_t rows;
+	/* the current generation */
+	const struct vms_schema *sch;
+	struct vms_rate_plan *plan;
+	int32_t *map;         /* names[i] -> plan column, -1 */
+	double *vals;
+	uint64_t *aligned;    /* previous values aligned to sch's columns */
+	/* the previous frame */
+	const struct vms_schema *psch;
+	uint64_t *pv;
+	uint32_t pv_cap;
+	uint64_t pseq, pt_mono;
+	bool have_prev;
+	int32_t *pidx;        /* sch column -> psch column, -1 */
+};
+
+int vms_rates_open(struct vms_rates **out, const char *path)
+{
+	struct vms_rates *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	int e = vms_out_open(&r->out, path, false, 1 << 16);
+	if (e < 0) {
+		free(r);
+		return e;
+	}
+	*out = r;
+	return 0;
+}
+
+static int find_name(const struct vms_rates *r, const char *n)
+{
+	for (uint32_t i = 0; i < r->nnames; i++)
+		if (strcmp(r->names[i], n) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int add_names(struct vms_rates *r, const struct vms_rate_plan *p)
+{
+	for (uint32_t k = 0; k < p->ncols; k++) {
+		if (find_name(r, p->cols[k].name) >= 0)
+			continue;
+		if (r->nnames == r->capnames) {
+			uint32_t cap = r->capnames ? r->capnames * 2 : 64;
+			char **n = realloc(r->names, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			r->names = n;
+			r->capnames = cap;
+		}
+		r->names[r->nnames] = strdup(p->cols[k].name);
+		if (!r->names[r->nnames])
+			return -ENOMEM;
+		r->nnames++;
+	}
+	return 0;
+}
+
+int vms_rates_declare(struct vms_rates *r, const struct vms_schema *s)
+{
+	struct vms_rate_plan *p;
+	int e = vms_rate_plan_new(s, &p);
+	if (e < 0)
+		return e;
+	e = add_names(r, p);
+	vms_rate_plan_free(p);
+	return e;
+}
+
+/* Write everything buffered (a reader may block). */
+static int put(struct vms_rates *r, size_t need, char **p)
+{
+	int e = vms_out_ensure(&r->out, need);
+	if (e < 0)
+		return e;
+	if (vms_out_room(&r->out) < need) {
+		e = vms_out_drain(&r->out);
+		if (e < 0)
+			return e;
+	}
+	*p = vms_out_reserve(&r->out, need);
+	return 0;
+}
+
+static int write_header(struct vms_rates *r)
+{
+	size_t need = sizeof(RATES_META) + 4;
+	for (uint32_t i = 0; i < r->nnames; i++)
+		need += vms_csv_field_max(r->names[i]) + 1;
+	char *p, *st;
+	int e = put(r, need, &p);
+	if (e < 0)
+		return e;
+	st = p;
+	memcpy(p, RATES_META, sizeof(RATES_META) - 1);
+	p += sizeof(RATES_META) - 1;
+	for (uint32_t i = 0; i < r->nnames; i++) {
+		*p++ = ',';
+		p = vms_csv_field(p, r->names[i]);
+	}
+	*p++ = '\r';
+	*p++ = '\n';
+	vms_out_advance(&r->out, (size_t)(p - st));
+	vms_out_end_record(&r->out);
+	r->header_done = true;
+	return 0;
+}
+
+/* A new generation: its plan, the header map, the column map from the
+ * previous frame's schema. */
+static int switch_schema(struct vms_rates *r, const struct vms_schema *s)
+{
+	struct vms_rate_plan *p;
+	int e = vms_rate_plan_new(s, &p);
+	if (e < 0)
+		return e;
+	vms_rate_plan_free(r->plan);
+	r->plan = p;
+	r->sch = s;
+	if (!r->header_done && r->nnames == 0) {
+		e = add_names(r, p);
+		if (e < 0)
+			return e;
+	}
+	free(r->map);
+	free(r->vals);
+	free(r->aligned);
+	free(r->pidx);
+	r->map = calloc(r->nnames ? r->nnames : 1, sizeof(*r->map));
+	r->vals = calloc(p->ncols ? p->ncols : 1, sizeof(*r->vals));
+	r->aligned = calloc(s->ncols ? s->ncols : 1, sizeof(*r->aligned));
+	r->pidx = calloc(s->ncols ? s->ncols : 1, sizeof(*r->pidx));
+	if (!r->map || !r->vals || !r->aligned || !r->pidx)
+		return -ENOMEM;
+	uint32_t shown = 0;
+	for (uint32_t i = 0; i < r->nnames; i++) {
+		r->map[i] = -1;
+		for (uint32_t k = 0; k < p->ncols; k++)
+			if (strcmp(r->names[i], p->cols[k].name) == 0) {
+				r->map[i] = (int32_t)k;
+				shown++;
+				break;
+			}
+	}
+	if (shown < p->ncols)
+		vms_warn("rates: schema generation %u adds %u columns that the header (fixed) cannot show",
+			 s->gen, p->ncols - shown);
+	return 0;
+}
+
+static void map_prev(struct vms_rates *r)
+{
+	const struct vms_schema *s = r->sch, *ps = r->psch;
+	for (uint32_t i = 0; i < s->ncols; i++) {
+		int32_t j = -1;
+		if (ps == s)
+			j = (int32_t)i;
+		else if (ps && i < ps->ncols && strcmp(ps->cols[i].name, s->cols[i].name) == 0)
+			j = (int32_t)i;
+		else if (ps)
+			j = vms_schema_find(ps, s->cols[i].name);
+		/* a column whose meaning changed is not a continuation */
+		if (j >= 0 && (ps->cols[j].kind != s->cols[i].kind ||
+			       ps->cols[j].scale != s->cols[i].scale || strcmp(ps->cols[j].key, s->cols[i].key)))
+			j = -1;
+		r->pidx[i] = j;
+	}
+}
+
+static int save_prev(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f)
+{
+	if (f->ncols > r->pv_cap) {
+		uint64_t *n = realloc(r->pv, f->ncols * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->pv = n;
+		r->pv_cap = f->ncols;
+	}
+	memcpy(r->pv, f->v, f->ncols * sizeof(*r->pv));
+	r->pseq = f->seq;
+	r->pt_mono = f->t_mono_ns;
+	r->psch = s;
+	r->have_prev = true;
+	return 0;
+}
+
+int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f)
+{
+	int e;
+	if (f->ncols != s->ncols)
+		return -EINVAL;
+	bool newgen = s != r->sch;
+	if (newgen) {
+		e = switch_schema(r, s);
+		if (e < 0)
+			return e;
+	}
+	if (!r->header_done) {
+		e = write_header(r);
+		if (e < 0)
+			return e;
+	}
+	if (!r->have_prev)
+		return save_prev(r, s, f); /* an interval needs two frames */
+	if (newgen || r->psch != s)
+		map_prev(r);
+	else
+		for (uint32_t i = 0; i < s->ncols; i++)
+			r->pidx[i] = (int32_t)i;
+	for (uint32_t i = 0; i < s->ncols; i++)
+		r->aligned[i] = r->pidx[i] >= 0 ? r->pv[r->pidx[i]] : VMS_NONE;
+
+	double dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
+	unsigned flags = vms_rate_compute(r->plan, r->aligned, f->v, dt, r->vals);
+	if (r->psch != s || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
+	    f->seq != r->pseq + 1 || dt <= 0)
+		flags |= VMS_RATE_GAP;
+
+	char *p, *st;
+	e = put(r, 2 * VMS_CSV_META_MAX + (size_t)r->nnames * FIELD_MAX + 4, &p);
+	if (e < 0)
+		return e;
+	st = p;
+	p = vms_fmt_u64(p, f->seq);
+	*p++ = ',';
+	p = vms_fmt_time(p, f->t_real_ns, vms_local_gmtoff(f->t_real_ns));
+	*p++ = ',';
+	p = vms_fmt_u64(p, f->t_mono_ns);
+	*p++ = ',';
+	if (dt > 0)
+		p = vms_fmt_double(p, dt, 6);
+	*p++ = ',';
+	p = vms_fmt_u64(p, flags);
+	for (uint32_t i = 0; i < r->nnames; i++) {
+		*p++ = ',';
+		int32_t k = r->map[i];
+		if (k < 0)
+			continue;
+		const struct vms_rate_col *c = &r->plan->cols[k];
+		if (c->op == VMS_ROP_GAUGE)
+			p = vms_csv_value(p, f->v[c->a], c->scale); /* exact */
+		else if (!isnan(r->vals[k]))
+			p = vms_fmt_double(p, r->vals[k], RATE_DIGITS);
+	}
+	*p++ = '\r';
+	*p++ = '\n';
+	vms_out_advance(&r->out, (size_t)(p - st));
+	vms_out_end_record(&r->out);
+	r->rows++;
+	return save_prev(r, s, f);
+}
+
+void vms_rates_restart(struct vms_rates *r)
+{
+	r->have_prev = false;
+}
+
+uint64_t vms_rates_rows(const struct vms_rates *r)
+{
+	return r->rows;
+}
+
+int vms_rates_close(struct vms_rates *r)
+{
+	if (!r)
+		return 0;
+	int e = vms_out_close(&r->out);
+	for (uint32_t i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	free(r->names);
+	vms_rate_plan_free(r->plan);
+	free(r->map);
+	free(r->vals);
+	free(r->aligned);
+	free(r->pv);
+	free(r->pidx);
+	free(r);
+	return e;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* rates.h - per-interval rates from raw counters, the way sysstat's sar,
+ * mpstat and iostat define them (reader side: `vmsampler dump --rates`).
+ *
+ * A plan is derived from a schema by the column name convention of the
+ * sources (cpu.<id>.<field>, disk.<name>.<field>, net.<name>.<field>,
+ * stat.<name>, anything else): each output column has a name, an
+ * operation and the input columns it reads.  vms_rate_compute() evaluates
+ * one interval between two frames whose values are aligned to the plan's
+ * schema (the previous frame's value of each column, VMS_NONE where it
+ * had none).  The formulas and their sysstat sources are in rates.c. */
+#ifndef VMS_RATES_H
+#define VMS_RATES_H
+
+#include "out.h"
+#include "schema.h"
+#include <vmsampler/ring.h>
+
+/* rate_flags of a row */
+#define VMS_RATE_WRAP 1u  /* a counter wrapped (32-bit, or a 64-bit one below 2^32) */
+#define VMS_RATE_RESET 2u /* a counter went back: its columns are empty */
+#define VMS_RATE_GAP 4u   /* missed ticks, lost frames, a seq jump or a new generation */
+
+enum vms_rate_op {
+	VMS_ROP_GAUGE,    /* the current value of a, exactly (not a rate) */
+	VMS_ROP_PER_S,    /* (Δa [+ Δb + Δc]) * mul / Δt */
+	VMS_ROP_PCT_OF,   /* Δa / (Δa + Δb) * 100, 0 when both are 0 (%rrqm) */
+	VMS_ROP_PER_OP,   /* Δa * mul / Δb, 0 when Δb is 0 (r_await, rareq-sz) */
+	VMS_ROP_CPU,      /* cpu group `grp`, percentage `field` (enum vms_cpu_pct) */
+};
+
+enum vms_cpu_pct {
+	VMS_CPU_USR, VMS_CPU_NICE, VMS_CPU_SYS, VMS_CPU_IOWAIT, VMS_CPU_IRQ, VMS_CPU_SOFT,
+	VMS_CPU_STEAL, VMS_CPU_GUEST, VMS_CPU_GNICE, VMS_CPU_IDLE, VMS_CPU_NPCT
+};
+
+struct vms_rate_col {
+	char *name;
+	uint8_t op;         /* enum vms_rate_op */
+	uint8_t field;      /* VMS_ROP_CPU: enum vms_cpu_pct */
+	int8_t scale;       /* VMS_ROP_GAUGE: the input's scale */
+	int32_t a, b, c;    /* input columns (-1: none) */
+	uint32_t grp;       /* VMS_ROP_CPU: index into cpu groups */
+	double mul;
+};
+
+/* /proc/stat fields of one CPU line, in this order; -1 when the kernel
+ * has no such field. */
+enum vms_cpu_field {
+	VMS_CF_USER, VMS_CF_NICE, VMS_CF_SYSTEM, VMS_CF_IDLE, VMS_CF_IOWAIT, VMS_CF_IRQ,
+	VMS_CF_SOFTIRQ, VMS_CF_STEAL, VMS_CF_GUEST, VMS_CF_GUEST_NICE, VMS_CF_N
+};
+
+struct vms_cpu_group {
+	int32_t f[VMS_CF_N];
+	bool all;                  /* cpu.all (sar's and mpstat's "all") */
+	double pct[VMS_CPU_NPCT];  /* scratch: this interval's values */
+	bool ok;                   /* scratch: pct valid */
+};
+
+struct vms_rate_plan {
+	const struct vms_schema *schema;
+	struct vms_rate_col *cols;
+	uint32_t ncols;
+	struct vms_cpu_group *cpu;
+	uint32_t ncpu;
+};
+
+/* Build the plan of schema s (kept by pointer: it must outlive the plan). */
+int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out);
+void vms_rate_plan_free(struct vms_rate_plan *p);
+
+/* One interval of dt_s seconds: prev[i] and cur[i] are the values of
+ * column i of the plan's schema at the start and the end.  Writes
+ * out[k] for every plan column (NAN: empty; VMS_ROP_GAUGE columns get the
+ * current value as a double, printers use cur[a] exactly).  Returns the
+ * VMS_RATE_WRAP / VMS_RATE_RESET flags it met. */
+unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
+			  double dt_s, double *out);
+
+/* ---- the CSV writer of `dump --rates` ------------------------------------ */
+
+/* Output: seq,time,t_mono_ns,interval_s,rate_flags, then the derived
+ * columns.  The header is the union of the derived columns of every
+ * generation added with vms_rates_declare() before the first frame (dump
+ * pre-scans a seekable input); without that, the first generation's
+ * columns, and later generations are projected onto them (new columns
+ * left out with a warning, vanished ones empty) like the CSV sink does on
+ * stdout.  One row per frame after the first (a row is an interval). */
+struct vms_rates;
+
+int vms_rates_open(struct vms_rates **out, const char *path);
+/* Add the derived columns of s to the header (before the first frame). */
+int vms_rates_declare(struct vms_rates *r, const struct vms_schema *s);
+/* Feed the next frame (s must stay valid until the next call). */
+int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f);
+/* Forget the previous frame (a new stream starts: no interval across). */
+void vms_rates_restart(struct vms_rates *r);
+/* Rows written so far. */
+uint64_t vms_rates_rows(const struct vms_rates *r);
+/* Flush and close; returns the first error. */
+int vms_rates_close(struct vms_rates *r);
+
+#endif

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/* sink_bin.c - the binary stream (vmsampler/format.h, vmsampler-format(5)).
+ *
+ *   open     create/truncate the output; the file header goes first
+ *   begin    a SCHEMA record; the next DATA record is a keyframe
+ *   write    one DATA record: deltas against the previous frame of the
+ *            generation, a keyframe at least every VMS_BIN_KEY_EVERY
+ *            records; encoded straight into the output buffer (no
+ *            allocation, no copy)
+ *   event    one EVENT record
+ *   reopen   (SIGHUP) append to the path: a new file gets a file header;
+ *            either way the loop's next begin() writes a SCHEMA and a
+ *            keyframe, so the part after the reopen decodes on its own
+ * Records are whole or absent: struct vms_out writes record boundaries
+ * only, and truncates a record cut by a write error at close. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "binfmt.h"
+#include "sink.h"
+
+#define VMS_BIN_KEY_EVERY 64 /* DATA records per keyframe, at most */
+#define BIN_BUFSIZE (1 << 16)
+
+struct bin {
+	struct vms_out out;
+	uint64_t *prev;      /* delta base: values of the previous frame */
+	uint32_t prev_cap;
+	uint32_t ncols;      /* columns of the generation begun */
+	uint32_t since_key;  /* DATA records since the last keyframe */
+	bool need_key;
+	bool begun;
+};
+
+static int64_t now_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * (int64_t)VMS_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* A file header if the file is new (or empty). */
+static int put_file_header(struct bin *b)
+{
+	if (b->out.written > 0 || b->out.len > 0)
+		return 0;
+	uint8_t *p = (uint8_t *)vms_out_reserve(&b->out, VMS_FMT_HEADER_SIZE);
+	if (!p)
+		return -ENOBUFS; /* cannot happen: the buffer is empty */
+	vms_out_advance(&b->out, vms_bin_header_enc(p, now_real()));
+	vms_out_end_record(&b->out);
+	return 0;
+}
+
+static int bin_open(struct vms_sink *s)
+{
+	struct bin *b = s->priv;
+	int r = vms_out_open(&b->out, s->path, false, BIN_BUFSIZE);
+	if (r < 0)
+		return r;
+	return put_file_header(b);
+}
+
+static int bin_begin(struct vms_sink *s, const struct vms_schema *sch)
+{
+	struct bin *b = s->priv;
+	size_t srec = vms_bin_schema_size(sch);
+	size_t dmax = vms_bin_data_max(sch->ncols);
+	int r;
+
+	if (!b->out.buf)
+		return -EBADF; /* a reopen failed; the next SIGHUP tries again */
+	if (sch->ncols > b->prev_cap) {
+		uint64_t *np = realloc(b->prev, sch->ncols * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		b->prev = np;
+		b->prev_cap = sch->ncols;
+	}
+	/* room for the SCHEMA record and then any DATA or EVENT record */
+	size_t need = srec > dmax ? srec : dmax;
+	if (need < VMS_BIN_EVENT_MAX)
+		need = VMS_BIN_EVENT_MAX;
+	r = vms_out_ensure(&b->out, need + dmax);
+	if (r < 0)
+		return r;
+	uint8_t *p = (uint8_t *)vms_out_reserve(&b->out, srec);
+	if (!p) {
+		r = vms_out_flush(&b->out);
+		if (r < 0 && r != -EAGAIN)
+			return r;
+		p = (uint8_t *)vms_out_reserve(&b->out, srec);
+		if (!p)
+			return -EAGAIN; /* nothing appended: the loop retries */
+	}
+	vms_out_advance(&b->out, vms_bin_schema_enc(p, sch));
+	vms_out_end_record(&b->out);
+	b->ncols = sch->ncols;
+	b->need_key = true;
+	b->begun = true;
+	return 0;
+}
+
+static int bin_write(struct vms_sink *s, const struct vms_schema *sch, const struct vms_frame *f)
+{
+	struct bin *b = s->priv;
+	(void)sch;
+	if (VMS_UNLIKELY(!b->begun || f->ncols != b->ncols || !b->out.buf))
+		return -EINVAL; /* a frame of a generation that was not begun */
+	uint8_t *p = (uint8_t *)vms_out_reserve(&b->out, vms_bin_data_max(f->ncols));
+	if (!p)
+		return -EAGAIN;
+	bool key = b->need_key || b->since_key >= VMS_BIN_KEY_EVERY - 1;
+	vms_out_advance(&b->out, vms_bin_data_enc(p, f, b->prev, key, &key));
+	vms_out_end_record(&b->out);
+	b->need_key = false;
+	b->since_key = key ? 0 : b->since_key + 1;
+	return 0;
+}
+
+static int bin_event(struct vms_sink *s, const struct vms_event *ev)
+{
+	struct bin *b = s->priv;
+	if (!b->out.buf)
+		return -EBADF;
+	uint8_t *p = (uint8_t *)vms_out_reserve(&b->out, VMS_BIN_EVENT_MAX);
+	if (!p)
+		return -EAGAIN;
+	vms_out_advance(&b->out, vms_bin_event_enc(p, ev));
+	vms_out_end_record(&b->out);
+	return 0;
+}
+
+static int bin_flush(struct vms_sink *s)
+{
+	struct bin *b = s->priv;
+	return vms_out_flush(&b->out);
+}
+
+static int bin_reopen(struct vms_sink *s)
+{
+	struct bin *b = s->priv;
+	if (!b->out.path)
+		return vms_out_drain(&b->out); /* stdout: nothing to reopen */
+	int r = vms_out_close(&b->out);
+	b->begun = false; /* the loop begins again: SCHEMA + keyframe */
+	int r2 = vms_out_open(&b->out, s->path, true, BIN_BUFSIZE);
+	if (r2 < 0)
+		return r2;
+	r2 = put_file_header(b);
+	return r < 0 ? r : r2;
+}
+
+static int bin_close(struct vms_sink *s)
+{
+	struct bin *b = s->priv;
+	int r = vms_out_close(&b->out);
+	free(b->prev);
+	b->prev = NULL;
+	return r;
+}
+
+static int bin_pollfd(struct vms_sink *s)
+{
+	struct bin *b = s->priv;
+	return vms_out_pending(&b->out) ? b->out.fd : -1;
+}
+
+const struct vms_sink_ops vms_sink_bin = {
+	.name = "bin",
+	.priv_size = sizeof(struct bin),
+	.open = bin_open,
+	.begin = bin_begin,
+	.write = bin_write,
+	.event = bin_event,
+	.flush = bin_flush,
+	.reopen = bin_reopen,
+	.close = bin_close,
+	.pollfd = bin_pollfd,
+};
