@@ -105,6 +105,7 @@ static void conf_for(struct vms_config *c, const char *root, const char *out, ui
 	vms_config_defaults(c);
 	free(c->proc_root);
 	c->proc_root = strdup(root);
+	free(c->output);
 	c->output = strdup(out);
 	c->interval_ns = 10 * VMS_NSEC_PER_MSEC;
 	c->count = count;
