@@ -39,5 +39,15 @@ struct vms_vmtab {
 /* The process-wide table (empty when no vm source runs). */
 const struct vms_vmtab *vms_vmtab(void);
 static inline uint64_t vms_vmtab_gen(void) { return vms_vmtab()->gen; }
+/* The VM with this UUID, or NULL. */
+const struct vms_vm *vms_vmtab_find(const char *uuid);
+
+/* Mutation: the vm source (and tests).  Not for the tick: these allocate.
+ * upsert copies *vm and bumps the generation only if something changed;
+ * returns 1 if it changed, 0 if not, -errno. */
+int vms_vmtab_upsert(const struct vms_vm *vm);
+/* 1 if removed, 0 if it was not there. */
+int vms_vmtab_remove(const char *uuid);
+void vms_vmtab_clear(void);
 
 #endif

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+#include "vmtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct vms_vmtab tab;
+
+const struct vms_vmtab *vms_vmtab(void)
+{
+	return &tab;
+}
+
+const struct vms_vm *vms_vmtab_find(const char *uuid)
+{
+	for (unsigned i = 0; i < tab.n; i++)
+		if (strcmp(tab.vm[i].uuid, uuid) == 0)
+			return &tab.vm[i];
+	return NULL;
+}
+
+static void strv_free(char **v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void vm_free(struct vms_vm *vm)
+{
+	free(vm->name);
+	free(vm->vcpu_tid);
+	strv_free(vm->tap, vm->ntap);
+	strv_free(vm->disk, vm->ndisk);
+	memset(vm, 0, sizeof(*vm));
+}
+
+static int strv_dup(char **src, unsigned n, char ***out)
+{
+	*out = NULL;
+	if (!n)
+		return 0;
+	char **v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		v[i] = strdup(src[i] ? src[i] : "");
+		if (!v[i]) {
+			strv_free(v, i);
+			return -ENOMEM;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+static int vm_copy(struct vms_vm *dst, const struct vms_vm *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	memcpy(dst->uuid, src->uuid, sizeof(dst->uuid));
+	dst->uuid[VMS_UUID_LEN] = '\0';
+	dst->state = src->state;
+	dst->reason = src->reason;
+	dst->pid = src->pid;
+	dst->name = strdup(src->name ? src->name : "");
+	if (!dst->name)
+		goto fail;
+	if (src->nvcpu) {
+		dst->vcpu_tid = calloc(src->nvcpu, sizeof(*dst->vcpu_tid));
+		if (!dst->vcpu_tid)
+			goto fail;
+		memcpy(dst->vcpu_tid, src->vcpu_tid, src->nvcpu * sizeof(*dst->vcpu_tid));
+		dst->nvcpu = src->nvcpu;
+	}
+	if (strv_dup(src->tap, src->ntap, &dst->tap) < 0)
+		goto fail;
+	dst->ntap = src->ntap;
+	if (strv_dup(src->disk, src->ndisk, &dst->disk) < 0)
+		goto fail;
+	dst->ndisk = src->ndisk;
+	return 0;
+fail:
+	vm_free(dst);
+	return -ENOMEM;
+}
+
+static bool strv_eq(char **a, unsigned na, char **b, unsigned nb)
+{
+	if (na != nb)
+		return false;
+	for (unsigned i = 0; i < na; i++)
+		if (strcmp(a[i], b[i] ? b[i] : "") != 0)
+			return false;
+	return true;
+}
+
+static bool vm_eq(const struct vms_vm *a, const struct vms_vm *b)
+{
+	return strcmp(a->uuid, b->uuid) == 0 && strcmp(a->name, b->name ? b->name : "") == 0 &&
+	       a->state == b->state && a->reason == b->reason && a->pid == b->pid &&
+	       a->nvcpu == b->nvcpu &&
+	       (a->nvcpu == 0 || memcmp(a->vcpu_tid, b->vcpu_tid, a->nvcpu * sizeof(pid_t)) == 0) &&
+	       strv_eq(a->tap, a->ntap, b->tap, b->ntap) && strv_eq(a->disk, a->ndisk, b->disk, b->ndisk);
+}
+
+int vms_vmtab_upsert(const struct vms_vm *vm)
+{
+	struct vms_vm nv;
+	for (unsigned i = 0; i < tab.n; i++) {
+		if (strcmp(tab.vm[i].uuid, vm->uuid) != 0)
+			continue;
+		if (vm_eq(&tab.vm[i], vm))
+			return 0;
+		if (vm_copy(&nv, vm) < 0)
+			return -ENOMEM;
+		vm_free(&tab.vm[i]);
+		tab.vm[i] = nv;
+		tab.gen++;
+		return 1;
+	}
+	struct vms_vm *n = realloc(tab.vm, (tab.n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	tab.vm = n;
+	if (vm_copy(&tab.vm[tab.n], vm) < 0)
+		return -ENOMEM;
+	tab.n++;
+	tab.gen++;
+	return 1;
+}
+
+int vms_vmtab_remove(const char *uuid)
+{
+	for (unsigned i = 0; i < tab.n; i++) {
+		if (strcmp(tab.vm[i].uuid, uuid) != 0)
+			continue;
+		vm_free(&tab.vm[i]);
+		memmove(&tab.vm[i], &tab.vm[i + 1], (tab.n - i - 1) * sizeof(tab.vm[0]));
+		tab.n--;
+		tab.gen++;
+		return 1;
+	}
+	return 0;
+}
+
+void vms_vmtab_clear(void)
+{
+	for (unsigned i = 0; i < tab.n; i++)
+		vm_free(&tab.vm[i]);
+	free(tab.vm);
+	uint64_t g = tab.gen;
+	memset(&tab, 0, sizeof(tab));
+	tab.gen = g + 1;
+}
