@@ -162,3 +162,18 @@ bool vms_cur_rest_blank(const struct vms_cur *c)
 			return false;
 	return true;
 }
+
+void vms_cur_skip_line(struct vms_cur *c)
+{
+	if (c->p >= c->end)
+		return;
+	const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
+	c->p = nl ? nl + 1 : c->end;
+}
+
+const char *vms_cur_rfind(const struct vms_cur *c, char ch)
+{
+	if (c->p >= c->end)
+		return NULL;
+	return memrchr(c->p, ch, (size_t)(c->end - c->p));
+}

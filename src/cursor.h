@@ -58,5 +58,16 @@ bool vms_cur_expect(struct vms_cur *c, char ch);
 bool vms_cur_startswith(const struct vms_cur *c, const char *lit, size_t n);
 /* True if only blanks remain. */
 bool vms_cur_rest_blank(const struct vms_cur *c);
+/* Move past the next '\n' (or to the end of the region), without looking
+ * at what is skipped: one memchr.  For lines we do not use. */
+void vms_cur_skip_line(struct vms_cur *c);
+/* The last `ch` in what is left of the region (memrchr), or NULL.  Does not
+ * advance. */
+const char *vms_cur_rfind(const struct vms_cur *c, char ch);
+/* The byte at the cursor, or -1 at the end of the region. */
+static inline int vms_cur_peek(const struct vms_cur *c)
+{
+	return c->p < c->end ? (unsigned char)*c->p : -1;
+}
 
 #endif
