@@ -64,6 +64,11 @@ void vms_cur_skip_line(struct vms_cur *c);
 /* The last `ch` in what is left of the region (memrchr), or NULL.  Does not
  * advance. */
 const char *vms_cur_rfind(const struct vms_cur *c, char ch);
+/* '0'..'9' (for any char, signed or not). */
+static inline bool vms_is_digit(char ch)
+{
+	return (unsigned)(unsigned char)ch - '0' <= 9;
+}
 /* The byte at the cursor, or -1 at the end of the region. */
 static inline int vms_cur_peek(const struct vms_cur *c)
 {

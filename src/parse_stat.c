@@ -113,7 +113,7 @@ int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out)
 				out->key = VMS_STAT_CPU_ALL;
 				return cpu_fields(&line, out);
 			}
-			if ((unsigned char)tok[3] - '0' <= 9) {
+			if (vms_is_digit(tok[3])) {
 				r = cpu_number(tok + 3, len - 3, &out->cpu);
 				if (r < 0)
 					return r;

@@ -490,7 +490,8 @@ static void test_odd_but_valid(void **state)
 	struct vms_stat_line sl;
 	/* 11 and 12 fields (a future kernel): the first 10 are read */
 	const char *s = "cpu  1 2 3 4 5 6 7 8 9 10 11 12\ncpu12 1 2 3 4\n"
-			"cpufreq 1 2\nbtime 17\n\npage 5 6\nintr 42";
+			"cpufreq 1 2\ncpu-x 1 2 3 4\ncpu/1 1 2 3 4\ncpu\xb1 1 2 3 4\n"
+			"btime 17\n\npage 5 6\nintr 42";
 	vms_cur_init(&c, s, strlen(s));
 	assert_int_equal(vms_stat_next(&c, &sl), 1);
 	assert_int_equal(sl.key, VMS_STAT_CPU_ALL);
@@ -503,8 +504,9 @@ static void test_odd_but_valid(void **state)
 	assert_int_equal(sl.cpu, 12);
 	assert_int_equal(sl.nfields, 4);
 	assert_true(sl.v[4] == VMS_NONE);
-	/* not ours: cpufreq, btime, an empty line, page */
-	for (int i = 0; i < 4; i++) {
+	/* not ours: cpufreq, "cpu-x", "cpu/1", "cpu\xb1" (bytes either side of
+	 * the digits, and one with the high bit set), btime, an empty line, page */
+	for (int i = 0; i < 7; i++) {
 		assert_int_equal(vms_stat_next(&c, &sl), 1);
 		assert_int_equal(sl.key, VMS_STAT_OTHER);
 	}
