@@ -4,9 +4,11 @@
 
 #include "source.h"
 
+extern const struct vms_source_ops vms_source_procstat;
 extern const struct vms_source_ops vms_source_loadavg;
 
 const struct vms_source_ops *const vms_source_registry[] = {
+	&vms_source_procstat,
 	&vms_source_loadavg,
 };
 const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);
