@@ -6,6 +6,8 @@
  * (reads, sectors read, writes, sectors written).  Any other count is a
  * damaged line: in particular a line cut short is never read as if the
  * missing counters were zero. */
+#include <string.h>
+
 #include "parse.h"
 
 const char *const vms_disk_field_names[VMS_DISK_FIELDS] = {
@@ -35,6 +37,8 @@ int vms_diskstats_next(struct vms_cur *c, struct vms_disk_line *out)
 		return cur_err(&line);
 	if (major > UINT32_MAX || minor > UINT32_MAX)
 		return -ERANGE;
+	if (memchr(out->name, '\0', out->name_len))
+		return -EINVAL; /* not a kernel name; would end a column name early */
 	out->major = (uint32_t)major;
 	out->minor = (uint32_t)minor;
 	for (;;) {

@@ -105,7 +105,7 @@ int vms_netdev_next(struct vms_cur *c, const struct vms_netdev_hdr *h, struct vm
 	if (!colon || colon == line.p)
 		return -EINVAL;
 	for (const char *q = line.p; q < colon; q++)
-		if (*q == ' ' || *q == '\t')
+		if (*q == ' ' || *q == '\t' || *q == '\0')
 			return -EINVAL; /* "eth0: 1 2 3:" is not a name */
 	out->name = line.p;
 	out->name_len = (size_t)(colon - line.p);

@@ -526,10 +526,14 @@ static void test_malformed(void **state)
 		{"   8       0 sda 1 2 3 18446744073709551616", -ERANGE},
 		{"4294967296 0 sda 1 2 3 4", -ERANGE},
 		{"   8 4294967296 sda 1 2 3 4", -ERANGE},
+		{"   8       0 sd@a 1 2 3 4", -EINVAL}, /* '@' becomes a NUL below */
 	};
 	char buf[256];
 	for (unsigned i = 0; i < VMS_ARRAY_SIZE(bad); i++) {
 		int n = snprintf(buf, sizeof(buf), "   1 0 ram0 1 2 3 4\n%s\n   2 0 fd0 5 6 7 8", bad[i].line);
+		char *at = strchr(buf, '@');
+		if (at)
+			*at = '\0';
 		struct vms_cur c;
 		struct vms_disk_line dl;
 		vms_cur_init(&c, buf, (size_t)n);

@@ -396,6 +396,7 @@ static void test_malformed(void **state)
 		{"  eth0:", -EINVAL},
 		{"", -EINVAL},
 		{"  eth0: 18446744073709551616 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", -ERANGE},
+		{"  et@h0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", -EINVAL}, /* '@' -> NUL */
 	};
 	char buf[512];
 	struct vms_netdev_hdr h;
@@ -406,6 +407,9 @@ static void test_malformed(void **state)
 				 "    lo: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n%s\n"
 				 "   em1:18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 7",
 				 bad[i].line);
+		char *at = strchr(buf, '@');
+		if (at)
+			*at = '\0';
 		struct vms_cur c;
 		struct vms_net_line nl;
 		vms_cur_init(&c, buf, (size_t)n);
