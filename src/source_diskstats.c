@@ -201,12 +201,19 @@ static bool dk_name_is(const struct dk_ent *e, const struct vms_disk_line *dl)
 }
 
 /* A device not where it was at declare time (one was added or removed
- * before it): the first of that name not yet read in this sample. */
-static struct dk_ent *dk_lookup(struct diskstats *p, const struct vms_disk_line *dl, uint32_t stamp)
+ * before it): the first of that name not yet read in this sample.  NULL
+ * with *known set: every device of that name was read already. */
+static struct dk_ent *dk_lookup(struct diskstats *p, const struct vms_disk_line *dl, uint32_t stamp,
+				bool *known)
 {
-	for (uint32_t i = 0; i < p->nent; i++)
-		if (p->ent[i].seen != stamp && dk_name_is(&p->ent[i], dl))
+	*known = false;
+	for (uint32_t i = 0; i < p->nent; i++) {
+		if (!dk_name_is(&p->ent[i], dl))
+			continue;
+		if (p->ent[i].seen != stamp)
 			return &p->ent[i];
+		*known = true;
+	}
 	return NULL;
 }
 
@@ -244,9 +251,16 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			continue;
 		}
 		if (!e || e->seen == stamp || !dk_name_is(e, &dl)) {
-			e = dk_lookup(p, &dl, stamp);
-			if (!e)
-				return VMS_RESCHEMA; /* a new device (or a second line of one) */
+			bool known;
+			e = dk_lookup(p, &dl, stamp, &known);
+			if (!e && !known)
+				return VMS_RESCHEMA; /* a new device */
+			if (!e) {
+				/* one more line of a device already read: damaged */
+				bad++;
+				t->parse_errors++;
+				continue;
+			}
 		}
 		pos = (uint32_t)(e - p->ent) + 1;
 		if (VMS_UNLIKELY(e->selected && dl.nfields != e->nfields)) {

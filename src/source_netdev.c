@@ -157,11 +157,20 @@ static bool nd_name_is(const struct nd_ent *e, const struct vms_net_line *nl)
 	return e->name_len == nl->name_len && memcmp(e->name, nl->name, nl->name_len) == 0;
 }
 
-static struct nd_ent *nd_lookup(struct netdev *p, const struct vms_net_line *nl, uint32_t stamp)
+/* An interface not where it was at declare time: the first of that name
+ * not yet read in this sample.  NULL with *known set: every interface of
+ * that name was read already. */
+static struct nd_ent *nd_lookup(struct netdev *p, const struct vms_net_line *nl, uint32_t stamp,
+				bool *known)
 {
-	for (uint32_t i = 0; i < p->nent; i++)
-		if (p->ent[i].seen != stamp && nd_name_is(&p->ent[i], nl))
+	*known = false;
+	for (uint32_t i = 0; i < p->nent; i++) {
+		if (!nd_name_is(&p->ent[i], nl))
+			continue;
+		if (p->ent[i].seen != stamp)
 			return &p->ent[i];
+		*known = true;
+	}
 	return NULL;
 }
 
@@ -202,9 +211,16 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			continue;
 		}
 		if (!e || e->seen == stamp || !nd_name_is(e, &nl)) {
-			e = nd_lookup(p, &nl, stamp);
-			if (!e)
+			bool known;
+			e = nd_lookup(p, &nl, stamp, &known);
+			if (!e && !known)
 				return VMS_RESCHEMA; /* a new interface */
+			if (!e) {
+				/* one more line of an interface already read: damaged */
+				bad++;
+				t->parse_errors++;
+				continue;
+			}
 		}
 		pos = (uint32_t)(e - p->ent) + 1;
 		e->seen = stamp;

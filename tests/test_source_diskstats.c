@@ -678,6 +678,11 @@ static void test_damaged_and_changed(void **state)
 		{"pcp-blkdev006-nbd", {{NULL, "   7       8 loop8 0 0 0 0 0 0 0 0 0 0 0\n"}}, VMS_RESCHEMA, 0, NULL},
 		/* a new name that starts with a device's "major minor name" */
 		{"pcp-blkdev006-nbd", {{"loop0", "   7       0 loop0x 0 0 0 0 0 0 0 0 0 0 0\n"}}, VMS_RESCHEMA, 0, NULL},
+		/* one more line of a device already read: damaged, the first counts */
+		{"pcp-blkdev006-nbd", {{"sdb", "   8      16 sdb 14013162 71693 7072386 35660252 90650281 59040528 56882504 94780180 0 26902588 55891420\n   8      16 sdb 1 2 3 4 5 6 7 8 9 10 11\n"}},
+		 0, 1, NULL},
+		{"pcp-blkdev006-nbd", {{"loop1", "   7       1 loop1 x\n   7       1 loop1 0 0 0 0 0 0 0 0 0 0 0\n"}},
+		 0, 1, NULL},
 		/* a damaged line for a new device is only damaged */
 		{"pcp-blkdev006-nbd", {{NULL, "   8      32 sdc 1 2 3\n"}}, 0, 1, NULL},
 	};

@@ -435,6 +435,15 @@ static void test_damaged_and_changed(void **state)
 		/* another header of the same length: the columns are mapped again */
 		{"@header", " face |packets  bytes   errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n",
 		 VMS_RESCHEMA, 0, NULL},
+		/* a damaged line of docker0 (passed over by its prefix), then the
+		 * real one: one more line of a known interface, not a new one
+		 * (found by fuzz_sources: the same file asked for a new schema
+		 * at every sample) */
+		{"docker0", "docker0:    25x68      38\ndocker0:    2568      38    0    0    0     0          0         0      438       5    0    0    0     0       0          0\n",
+		 0, 1, NULL},
+		/* the same for a sampled interface: the first line counts */
+		{"eth0", "  eth0: 874354587 1036395    0    0    0     0          0         0 563352563  732147    0    0    0     0       0          0\n  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n",
+		 0, 1, NULL},
 		/* a damaged line for a new interface is only damaged */
 		{NULL, "  eth1 1 2 3\n", 0, 1, NULL},
 	};
