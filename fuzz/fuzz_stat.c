@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_stat.c - vms_stat_next() over every line of the input. */
+/* fuzz_stat.c - vms_stat_next() over every line of the input, and the
+ * cursor's number-list reader against vms_cur_u64. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (c.p != buf + size)
 		abort();
+
+	/* the cursor's number-list reader against vms_cur_u64 in a loop, on
+	 * each line of the input: same numbers, count and error */
+	struct vms_cur all, line;
+	vms_cur_init(&all, buf, size);
+	while (vms_cur_line(&all, &line)) {
+		struct vms_cur a = line, b = line;
+		uint64_t va[8], vb[8];
+		unsigned na = vms_cur_u64_list(&a, va, 8), nb = 0;
+		for (;;) {
+			vms_cur_skip_blank(&b);
+			if (vms_cur_eof(&b))
+				break;
+			uint64_t x = vms_cur_u64(&b);
+			if (!vms_cur_ok(&b))
+				break;
+			if (nb < 8)
+				vb[nb] = x;
+			nb++;
+		}
+		if (na != nb || a.err != b.err || memcmp(va, vb, (na < 8 ? na : 8) * sizeof(uint64_t)))
+			abort();
+	}
 	free(buf);
 	return 0;
 }

@@ -27,7 +27,7 @@ int vms_diskstats_next(struct vms_cur *c, struct vms_disk_line *out)
 {
 	struct vms_cur line;
 	uint64_t major, minor;
-	unsigned n = 0;
+	unsigned n;
 
 	if (!vms_cur_line(c, &line))
 		return 0;
@@ -41,17 +41,9 @@ int vms_diskstats_next(struct vms_cur *c, struct vms_disk_line *out)
 		return -EINVAL; /* not a kernel name; would end a column name early */
 	out->major = (uint32_t)major;
 	out->minor = (uint32_t)minor;
-	for (;;) {
-		vms_cur_skip_blank(&line);
-		if (vms_cur_eof(&line))
-			break;
-		if (n == VMS_DISK_FIELDS)
-			return -EINVAL; /* more than any kernel prints */
-		out->v[n] = vms_cur_u64(&line);
-		if (!vms_cur_ok(&line))
-			return cur_err(&line);
-		n++;
-	}
+	n = vms_cur_u64_list(&line, out->v, VMS_DISK_FIELDS);
+	if (!vms_cur_ok(&line))
+		return cur_err(&line);
 	switch (n) {
 	case 4:
 		/* rd_ios rd_sectors wr_ios wr_sectors -> 0 2 4 6 */

@@ -110,16 +110,16 @@ int vms_netdev_next(struct vms_cur *c, const struct vms_netdev_hdr *h, struct vm
 	out->name = line.p;
 	out->name_len = (size_t)(colon - line.p);
 	line.p = colon + 1;
-	for (unsigned i = 0; i < VMS_NET_FIELDS; i++)
-		out->v[i] = VMS_NONE;
-	for (unsigned i = 0; i < h->ncols; i++) {
-		uint64_t v = vms_cur_u64(&line);
-		if (h->map[i] >= 0 && h->map[i] < VMS_NET_FIELDS)
-			out->v[h->map[i]] = v;
-	}
+	uint64_t v[VMS_ARRAY_SIZE(h->map)];
+	unsigned n = vms_cur_u64_list(&line, v, VMS_ARRAY_SIZE(v));
 	if (!vms_cur_ok(&line))
 		return cur_err(&line);
-	if (!vms_cur_rest_blank(&line))
+	if (n != h->ncols)
 		return -EINVAL;
+	for (unsigned i = 0; i < VMS_NET_FIELDS; i++)
+		out->v[i] = VMS_NONE;
+	for (unsigned i = 0; i < n; i++)
+		if (h->map[i] >= 0 && h->map[i] < VMS_NET_FIELDS)
+			out->v[h->map[i]] = v[i];
 	return 1;
 }

@@ -21,9 +21,20 @@ static int cur_err(const struct vms_cur *c)
 	return c->err == -ERANGE ? -ERANGE : -EINVAL;
 }
 
-static bool tok_is(const char *tok, size_t len, const char *lit, size_t n)
+static bool is_blank(char ch)
 {
-	return len == n && memcmp(tok, lit, n) == 0;
+	return ch == ' ' || ch == '\t';
+}
+
+/* The line starts with the key `k` (followed by a blank or nothing): step
+ * over it.  No tokenising: one memcmp of the key's bytes. */
+static bool key(struct vms_cur *l, const char *k, size_t n)
+{
+	size_t left = vms_cur_left(l);
+	if (left < n || memcmp(l->p, k, n) != 0 || (left > n && !is_blank(l->p[n])))
+		return false;
+	l->p += n;
+	return true;
 }
 
 /* "cpuN": N is decimal without leading zeros and fits in 32 bits. */
@@ -46,19 +57,10 @@ static int cpu_number(const char *d, size_t n, uint32_t *cpu)
 
 static int cpu_fields(struct vms_cur *line, struct vms_stat_line *out)
 {
-	unsigned n = 0;
-	for (;;) {
-		vms_cur_skip_blank(line);
-		if (vms_cur_eof(line))
-			break;
-		uint64_t v = vms_cur_u64(line);
-		if (!vms_cur_ok(line))
-			return cur_err(line);
-		if (n < VMS_STAT_CPU_FIELDS)
-			out->v[n] = v;
-		if (n < UINT32_MAX)
-			n++;
-	}
+	/* fields past the 10th are read (and must be numbers) but not kept */
+	unsigned n = vms_cur_u64_list(line, out->v, VMS_STAT_CPU_FIELDS);
+	if (!vms_cur_ok(line))
+		return cur_err(line);
 	if (n < 4)
 		return -EINVAL;
 	out->nfields = n < VMS_STAT_CPU_FIELDS ? n : VMS_STAT_CPU_FIELDS;
@@ -93,62 +95,60 @@ static int first_value(struct vms_cur *line, struct vms_stat_line *out)
 int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out)
 {
 	struct vms_cur line;
-	const char *tok;
-	size_t len;
 	int r;
 
 	if (!vms_cur_line(c, &line))
 		return 0;
 	out->cpu = 0;
 	out->nfields = 0;
-	if (!vms_cur_token(&line, &tok, &len)) {
-		/* an empty line carries nothing */
-		out->key = VMS_STAT_OTHER;
-		return 1;
-	}
-	switch (tok[0]) {
+	out->key = VMS_STAT_OTHER;
+	vms_cur_skip_blank(&line);
+	if (vms_cur_eof(&line))
+		return 1; /* an empty line carries nothing */
+	switch (*line.p) {
 	case 'c':
-		if (len >= 3 && memcmp(tok, "cpu", 3) == 0) {
-			if (len == 3) {
-				out->key = VMS_STAT_CPU_ALL;
-				return cpu_fields(&line, out);
-			}
-			if (vms_is_digit(tok[3])) {
-				r = cpu_number(tok + 3, len - 3, &out->cpu);
-				if (r < 0)
-					return r;
-				out->key = VMS_STAT_CPU;
-				return cpu_fields(&line, out);
-			}
-			break; /* "cpufreq..." is somebody else's line */
+		if (key(&line, "cpu", 3)) {
+			out->key = VMS_STAT_CPU_ALL;
+			return cpu_fields(&line, out);
 		}
-		if (tok_is(tok, len, "ctxt", 4)) {
+		if (vms_cur_left(&line) > 3 && memcmp(line.p, "cpu", 3) == 0 && vms_is_digit(line.p[3])) {
+			const char *d = line.p + 3, *e = d;
+			while (e < line.end && !is_blank(*e))
+				e++;
+			r = cpu_number(d, (size_t)(e - d), &out->cpu);
+			if (r < 0)
+				return r;
+			line.p = e;
+			out->key = VMS_STAT_CPU;
+			return cpu_fields(&line, out);
+		}
+		if (key(&line, "ctxt", 4)) {
 			out->key = VMS_STAT_CTXT;
 			return one_value(&line, out);
 		}
-		break;
+		break; /* "cpufreq..." is somebody else's line */
 	case 'i':
-		if (tok_is(tok, len, "intr", 4)) {
+		if (key(&line, "intr", 4)) {
 			out->key = VMS_STAT_INTR;
 			return first_value(&line, out);
 		}
 		break;
 	case 'p':
-		if (tok_is(tok, len, "processes", 9)) {
+		if (key(&line, "processes", 9)) {
 			out->key = VMS_STAT_PROCESSES;
 			return one_value(&line, out);
 		}
-		if (tok_is(tok, len, "procs_running", 13)) {
+		if (key(&line, "procs_running", 13)) {
 			out->key = VMS_STAT_PROCS_RUNNING;
 			return one_value(&line, out);
 		}
-		if (tok_is(tok, len, "procs_blocked", 13)) {
+		if (key(&line, "procs_blocked", 13)) {
 			out->key = VMS_STAT_PROCS_BLOCKED;
 			return one_value(&line, out);
 		}
 		break;
 	case 's':
-		if (tok_is(tok, len, "softirq", 7)) {
+		if (key(&line, "softirq", 7)) {
 			out->key = VMS_STAT_SOFTIRQ;
 			return first_value(&line, out);
 		}
@@ -156,6 +156,5 @@ int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out)
 	default:
 		break;
 	}
-	out->key = VMS_STAT_OTHER;
 	return 1;
 }

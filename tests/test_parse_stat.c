@@ -567,6 +567,112 @@ static void test_cursor_helpers(void **state)
 	assert_ptr_equal(c.p, s + 9);
 }
 
+/* vms_cur_u64_list against vms_cur_u64 called in a loop: same numbers,
+ * same count, same error. */
+static void u64_loop(const char *s, uint64_t *v, unsigned max, unsigned *n, int *err)
+{
+	struct vms_cur c;
+	vms_cur_init(&c, s, strlen(s));
+	*n = 0;
+	for (;;) {
+		vms_cur_skip_blank(&c);
+		if (vms_cur_eof(&c) || *c.p == '\n')
+			break;
+		uint64_t x = vms_cur_u64(&c);
+		if (!vms_cur_ok(&c))
+			break;
+		if (*n < max)
+			v[*n] = x;
+		(*n)++;
+	}
+	*err = c.err;
+}
+
+static void test_cursor_u64_list(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		unsigned n; /* numbers before the end or the error */
+		int err;
+	} cases[] = {
+		{"", 0, 0},
+		{"   \t ", 0, 0},
+		{"0", 1, 0},
+		{" 1 22\t333   4444 ", 4, 0},
+		{"1 2\n3 4", 2, 0}, /* stops at a newline */
+		{"9999999999999999999 18446744073709551615", 2, 0},  /* 19 and 20 digits */
+		{"18446744073709551616", 0, -ERANGE},                 /* 2^64 */
+		{"99999999999999999999999999", 0, -ERANGE},
+		{"00000000000000000000000000042 7", 2, 0},           /* 29 digits, fits */
+		{"1 123456789012345678901234x", 1, -ERANGE},         /* overflow first, as vms_cur_u64 */
+		{"1 00000000000000000000012x", 1, -EINVAL},
+		{"1 2 3x 4", 2, -EINVAL},
+		{"1 -2", 1, -EINVAL},
+		{"1 2:3", 1, -EINVAL},
+		{"1 2 3 4 5 6 7 8 9 10 11 12", 12, 0}, /* more than max: counted */
+	};
+	for (unsigned i = 0; i < VMS_ARRAY_SIZE(cases); i++) {
+		uint64_t a[4] = {0}, b[4] = {0};
+		unsigned na, nb;
+		int eb;
+		struct vms_cur c;
+		vms_cur_init(&c, cases[i].s, strlen(cases[i].s));
+		na = vms_cur_u64_list(&c, a, 4);
+		u64_loop(cases[i].s, b, 4, &nb, &eb);
+		if (na != cases[i].n || c.err != cases[i].err)
+			fail_msg("\"%s\": %u numbers, error %d", cases[i].s, na, c.err);
+		assert_int_equal(na, nb);
+		assert_int_equal(c.err, eb);
+		assert_memory_equal(a, b, sizeof(a));
+	}
+	/* every length from 1 to 26 digits, at every offset from the start of
+	 * an exact-size buffer, followed by each kind of end: the word-wide
+	 * path and the byte path must agree with vms_cur_u64 everywhere */
+	static const char *const tails[] = {"", " ", "\t7", "\n9", "x", ":", "  12345678901 3"};
+	char line[96];
+	for (unsigned len = 1; len <= 26; len++) {
+		for (unsigned off = 0; off < 9; off++) {
+			for (unsigned t = 0; t < VMS_ARRAY_SIZE(tails); t++) {
+				unsigned k = 0;
+				for (unsigned i = 0; i < off; i++)
+					line[k++] = i % 3 ? ' ' : '\t';
+				for (unsigned i = 0; i < len; i++)
+					line[k++] = (char)('0' + (len == 20 ? (unsigned)("18446744073709551615"[i] - '0')
+									   : (i * 7 + len) % 10));
+				k += (unsigned)sprintf(line + k, "%s", tails[t]);
+				char *exact = malloc(k);
+				memcpy(exact, line, k);
+				uint64_t a[4] = {0}, b[4] = {0};
+				struct vms_cur c;
+				vms_cur_init(&c, exact, k);
+				unsigned na = vms_cur_u64_list(&c, a, 4), nb;
+				int eb;
+				line[k] = '\0';
+				u64_loop(line, b, 4, &nb, &eb);
+				if (na != nb || c.err != eb || memcmp(a, b, sizeof(a)))
+					fail_msg("len %u off %u tail %u: %u/%d vs %u/%d", len, off, t, na, c.err, nb, eb);
+				if (len < 20 && t < 4) {
+					assert_int_equal(na, t == 0 || t == 1 || t == 3 ? 1 : 2);
+					assert_true(a[0] == strtoull(line, NULL, 10));
+				}
+				free(exact);
+			}
+		}
+	}
+
+	/* the values themselves, from strtoull */
+	const char *s = "7 18446744073709551615 00000000000000000000000000042 9999999999999999999";
+	uint64_t v[4];
+	struct vms_cur c;
+	vms_cur_init(&c, s, strlen(s));
+	assert_int_equal(vms_cur_u64_list(&c, v, 4), 4);
+	assert_true(vms_cur_ok(&c) && vms_cur_eof(&c));
+	char *e = (char *)s;
+	for (unsigned i = 0; i < 4; i++)
+		assert_true(v[i] == strtoull(e, &e, 10));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -583,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_odd_but_valid),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_cursor_helpers),
+		cmocka_unit_test(test_cursor_u64_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
