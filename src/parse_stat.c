@@ -12,7 +12,8 @@
 #include "parse.h"
 
 const char *const vms_stat_cpu_field_names[VMS_STAT_CPU_FIELDS] = {
-	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice",
+	"user", "nice", "system", "idle", "iowait",
+	"irq", "softirq", "steal", "guest", "guest_nice",
 };
 
 /* The cursor's sticky error as a parser result (-ERANGE or -EINVAL). */
@@ -111,7 +112,8 @@ int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out)
 			out->key = VMS_STAT_CPU_ALL;
 			return cpu_fields(&line, out);
 		}
-		if (vms_cur_left(&line) > 3 && memcmp(line.p, "cpu", 3) == 0 && vms_is_digit(line.p[3])) {
+		if (vms_cur_left(&line) > 3 && memcmp(line.p, "cpu", 3) == 0 &&
+		    vms_is_digit(line.p[3])) {
 			const char *d = line.p + 3, *e = d;
 			while (e < line.end && !is_blank(*e))
 				e++;

@@ -111,7 +111,8 @@ static void dk_classify(struct diskstats *p)
 		struct dk_ent *e = &p->ent[i];
 		e->partition = e->nfields == 4;
 		for (uint32_t j = 0; j < p->nent && !e->partition; j++)
-			if (j != i && dk_part_of(e->name, e->name_len, p->ent[j].name, p->ent[j].name_len))
+			if (j != i &&
+			    dk_part_of(e->name, e->name_len, p->ent[j].name, p->ent[j].name_len))
 				e->partition = true;
 	}
 }
@@ -130,7 +131,8 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 	r = vms_procfile_read(&p->f);
 	if (r < 0)
 		return r;
-	for (const char *q = p->f.buf; (q = memchr(q, '\n', (size_t)(p->f.buf + p->f.len - q))); q++)
+	const char *fend = p->f.buf + p->f.len;
+	for (const char *q = p->f.buf; (q = memchr(q, '\n', (size_t)(fend - q))); q++)
 		nlines++;
 	p->ent = calloc(nlines, sizeof(*p->ent));
 	/* each prefix is at most its line, plus a NUL */
@@ -180,7 +182,8 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 		unsigned n = dk_ncols(e->nfields);
 		for (unsigned k = 0; k < n; k++) {
 			unsigned f = dk_field(e->nfields, k);
-			vms_schema_addf(b, &dk_def[f], "disk.%s.%s", e->name, vms_disk_field_names[f]);
+			vms_schema_addf(b, &dk_def[f], "disk.%s.%s", e->name,
+					vms_disk_field_names[f]);
 		}
 		slot += n;
 	}

@@ -59,8 +59,10 @@ static int nd_open(struct vms_source *src)
 
 static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 {
-	const struct vms_coldef bytes = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_BYTES, .wrap_bits = 64};
-	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
+	const struct vms_coldef bytes = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_BYTES,
+					.wrap_bits = 64};
+	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
+					.wrap_bits = 64};
 	struct netdev *p = src->priv;
 	const struct vms_source_conf *sc = src->sconf;
 	struct vms_net_line nl;

@@ -81,8 +81,10 @@ static bool is_cpun_line(const struct vms_cur *c)
 
 static int ps_declare(struct vms_source *src, struct vms_schema_builder *b)
 {
-	const struct vms_coldef tick = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_TICKS, .wrap_bits = 64};
-	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
+	const struct vms_coldef tick = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_TICKS,
+					.wrap_bits = 64};
+	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
+					.wrap_bits = 64};
 	const struct vms_coldef tasks = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_TASKS};
 	struct procstat *p = src->priv;
 	struct vms_stat_line sl;
