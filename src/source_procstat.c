@@ -211,6 +211,8 @@ static int ps_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			e = &p->all;
 			break;
 		case VMS_STAT_CPU:
+			if (!p->per_cpu)
+				continue; /* one the fast skip missed (" cpu3 ...") */
 			if (sl.cpu >= PS_MAX_CPU) {
 				bad++;
 				t->parse_errors++;
