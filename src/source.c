@@ -4,10 +4,16 @@
 
 #include "source.h"
 
+extern const struct vms_source_ops vms_source_procstat;
 extern const struct vms_source_ops vms_source_loadavg;
+extern const struct vms_source_ops vms_source_diskstats;
+extern const struct vms_source_ops vms_source_netdev;
 
 const struct vms_source_ops *const vms_source_registry[] = {
+	&vms_source_procstat,
 	&vms_source_loadavg,
+	&vms_source_diskstats,
+	&vms_source_netdev,
 };
 const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);
 

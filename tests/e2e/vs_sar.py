@@ -99,7 +99,8 @@ def sar_average(sa, args, key_col=None, key=None):
         parts = line.split()
         if len(parts) < 2:
             continue
-        if not parts[0].startswith("Average") and parts[1] in ("CPU", "proc/s", "DEV", "IFACE"):
+        # sar 12.6 puts DEV last in -d -p; find the header by its names
+        if not parts[0].startswith("Average") and {"CPU", "proc/s", "DEV", "IFACE"} & set(parts):
             header = parts[1:]
             continue
         if parts[0].startswith("Average") and header:
