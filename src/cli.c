@@ -14,6 +14,7 @@ enum {
 	OPT_CSV_LAYOUT,
 	OPT_PROC_ROOT,
 	OPT_RING_SLOTS,
+	OPT_RING,
 	OPT_PRINT_CONFIG,
 };
 
@@ -25,6 +26,7 @@ const struct option vms_cli_options[] = {
 	{"align", required_argument, NULL, OPT_ALIGN},
 	{"proc-root", required_argument, NULL, OPT_PROC_ROOT},
 	{"ring-slots", required_argument, NULL, OPT_RING_SLOTS},
+	{"ring", required_argument, NULL, OPT_RING},
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, 'f'},
 	{"csv-layout", required_argument, NULL, OPT_CSV_LAYOUT},
@@ -48,6 +50,7 @@ static const struct {
 	{OPT_ALIGN, "align", NULL},
 	{OPT_PROC_ROOT, "proc_root", NULL},
 	{OPT_RING_SLOTS, "ring_slots", NULL},
+	{OPT_RING, "ring_path", NULL},
 	{'o', "output", NULL},
 	{'f', "format", NULL},
 	{OPT_CSV_LAYOUT, "csv_layout", NULL},
@@ -202,8 +205,9 @@ int vms_cli_parse(struct vms_cli *cli, int argc, char **argv, char *err, size_t 
 	}
 	if (optind < argc) {
 		const char *a = argv[optind];
-		if (strcmp(a, "dump") == 0)
-			snprintf(err, errlen, "'dump' must be the first argument: vmsampler dump FILE.vms");
+		if (strcmp(a, "dump") == 0 || strcmp(a, "tail") == 0)
+			snprintf(err, errlen, "'%s' must be the first argument: vmsampler %s %s", a, a,
+				 a[0] == 'd' ? "FILE.vms" : "RING|FILE.vms");
 		else
 			snprintf(err, errlen, "unexpected argument '%.64s'", a);
 		return -EINVAL;
@@ -228,6 +232,7 @@ void vms_cli_help(FILE *f)
 {
 	fputs("Usage: vmsampler [OPTIONS]\n", f);
 	fputs("       vmsampler dump FILE.vms [--rates] [-o OUT]\n", f);
+	fputs("       vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates] [-n N]\n", f);
 	fputs("Sample the counters of a Linux host from /proc at a fixed interval and\n"
 	      "write them as CSV or binary frames, until SIGINT or SIGTERM (or -n).\n"
 	      "\n"
@@ -240,6 +245,9 @@ void vms_cli_help(FILE *f)
 	      "      --proc-root=DIR      read procfs from DIR instead of /proc\n"
 	      "      --ring-slots=N       frames kept while the output is slow: a power of\n"
 	      "                           two from 2 to 1048576 (default 64)\n"
+	      "      --ring=PATH          put the ring in a shared file at PATH (e.g. under\n"
+	      "                           /dev/shm, mode 0640) that `vmsampler tail` and\n"
+	      "                           libvmsampler readers follow live\n"
 	      "\n"
 	      "Output:\n"
 	      "  -o, --output=PATH        write to PATH; '-' is stdout (the default)\n"

@@ -53,6 +53,7 @@ struct vms_config {
 	enum vms_csv_layout csv_layout;
 	char *proc_root;       /* default "/proc" */
 	uint32_t ring_slots;   /* frames the ring holds (default 64) */
+	char *ring_path;       /* the ring as a shared file readers attach to (default NULL: private) */
 	int log_level;         /* enum vms_log_level */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev;
 };

@@ -706,7 +706,7 @@ static void put_keys(FILE *f, const struct vms_conf_section *sec, const struct v
 		const struct vms_conf_key *k = &sec->keys[i];
 		if (k->type == VMS_CONF_SOURCES)
 			continue;
-		/* a string never set (only after an allocation failure) is left out */
+		/* a string never set (ring_path by default) is left out */
 		if (k->type == VMS_CONF_STRING && !*(char *const *)((const char *)base + k->off))
 			continue;
 		fprintf(f, "%s%s: ", indent, k->name);

@@ -89,15 +89,19 @@ void vms_source_event(struct vms_source *src, uint32_t type, const char *subject
 
 /* ---- schema (re)building ------------------------------------------------ */
 
-static int grow_ring(struct vms_loop *l, uint32_t ncols)
+static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
 {
 	struct vms_ring nr;
-	uint32_t cols = ncols + ncols / 2 + 64;
-	int r = vms_ring_create(&nr, l->ring.mask + 1, cols);
+	uint32_t cols = sch->ncols + sch->ncols / 2 + 64;
+	int r = vms_ring_create_like(&nr, &l->ring, cols, vms_ring_schema_bytes(sch));
 	if (r < 0)
 		return r;
-	/* carry over frames a sink has not taken yet; seqs stay the same */
+	/* carry over frames a sink (or, for a shared ring, any reader) has not
+	 * taken yet; seqs stay the same */
 	uint64_t from = l->ring.next_seq;
+	if (l->ring.path)
+		while (from > 1 && vms_ring_get(&l->ring, from - 1))
+			from--;
 	for (unsigned i = 0; i < l->nsink; i++)
 		if (vms_ring_get(&l->ring, l->sink[i].next_seq) && l->sink[i].next_seq < from)
 			from = l->sink[i].next_seq;
@@ -108,9 +112,8 @@ static int grow_ring(struct vms_loop *l, uint32_t ncols)
 		vms_ring_commit(&nr);
 	}
 	nr.next_seq = l->ring.next_seq;
-	vms_ring_destroy(&l->ring);
-	l->ring = nr;
-	return 0;
+	/* a file ring is renamed over the old one, whose readers reattach */
+	return vms_ring_install(&l->ring, &nr);
 }
 
 static void source_failed(struct vms_loop *l, struct vms_source *src, int err, uint64_t idx)
@@ -182,8 +185,8 @@ static int rebuild_schema(struct vms_loop *l)
 		vms_schema_unref(s);
 		return 0;
 	}
-	if (l->ring.hdr && s->ncols > l->ring.slot_cols) {
-		r = grow_ring(l, s->ncols);
+	if (l->ring.hdr && !vms_ring_fits(&l->ring, s)) {
+		r = grow_ring(l, s);
 		if (r < 0) {
 			vms_schema_unref(s);
 			return r;
@@ -196,6 +199,8 @@ static int rebuild_schema(struct vms_loop *l)
 	}
 	vms_schema_unref(l->schema);
 	l->schema = s;
+	if (l->ring.hdr)
+		vms_ring_publish_schema(&l->ring, s);
 	l->pending_flags |= VMS_FRAME_NEWGEN;
 	if (gen > 1)
 		vms_info("schema generation %u: %u columns", gen, s->ncols);
@@ -516,7 +521,20 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		return r;
 	}
 	uint32_t cols = l->schema->ncols + l->schema->ncols / 2 + 64;
-	r = vms_ring_create(&l->ring, conf->ring_slots ? conf->ring_slots : 64, cols);
+	uint32_t slots = conf->ring_slots ? conf->ring_slots : 64;
+	if (conf->ring_path) {
+		char why[256];
+		struct vms_ring_file_opts o = {.interval_ns = conf->interval_ns};
+		r = vms_ring_create_file(&l->ring, conf->ring_path, slots, cols,
+					 vms_ring_schema_bytes(l->schema), &o, why, sizeof(why));
+		if (r < 0) {
+			vms_err("ring %s: %s", conf->ring_path, why);
+			return r;
+		}
+		vms_ring_publish_schema(&l->ring, l->schema);
+	} else {
+		r = vms_ring_create(&l->ring, slots, cols);
+	}
 	if (r < 0) {
 		vms_err("cannot allocate the ring: %s", strerror(-r));
 		return r;
