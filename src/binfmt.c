@@ -268,8 +268,11 @@ static ssize_t fill(struct vms_bin_dec *d, size_t n)
 				continue;
 			return -errno;
 		}
-		if (r == 0)
+		if (r == 0) {
+			if (d->follow)
+				break; /* the file may still grow: ask again next time */
 			d->eof = true;
+		}
 		d->end += (size_t)r;
 	}
 	return (ssize_t)(d->end < n ? d->end : n);
@@ -331,6 +334,11 @@ static int fail_errno(struct vms_bin_dec *d, int r)
  * at off. */
 static int torn(struct vms_bin_dec *d, uint64_t off, uint64_t len)
 {
+	if (d->follow) {
+		/* being written: leave it unread and try again later */
+		d->pending = true;
+		return VMS_BIN_END;
+	}
 	d->torn = true;
 	d->torn_off = off;
 	d->torn_len = len;
@@ -651,6 +659,7 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 {
 	if (d->err)
 		return err_ret(d->err); /* sticky */
+	d->pending = false;
 	for (;;) {
 		if (d->done)
 			return VMS_BIN_END;
@@ -665,7 +674,7 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 		if (n < 0)
 			return fail_errno(d, (int)n);
 		if (n == 0) {
-			d->done = true;
+			d->done = !d->follow;
 			return VMS_BIN_END;
 		}
 		const uint8_t *h = d->data + d->pos;
@@ -678,6 +687,8 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 			return torn(d, d->rec_off, (uint64_t)n); /* the record header is cut short */
 		if (get32(h + 8) != vms_crc32c(0, h, 8)) {
 			uint64_t z = 0;
+			if (d->follow)
+				return fail(d, VMS_BIN_ECRC, "record header CRC mismatch");
 			int r = rest_is_zero(d, &z);
 			if (r < 0)
 				return fail_errno(d, r);

@@ -128,6 +128,8 @@ struct vms_bin_dec {
 	size_t pos, end;         /* unread bytes are data[pos, end) */
 	uint64_t base;           /* stream offset of data[0] */
 	bool eof;
+	bool follow;             /* set by the caller: the input may grow (tail -f) */
+	bool pending;            /* follow: END because the next item is incomplete */
 
 	/* the item just returned */
 	uint64_t rec_off;        /* its offset */
@@ -168,7 +170,8 @@ struct vms_bin_dec {
 int vms_bin_dec_open_fd(struct vms_bin_dec *d, int fd);
 int vms_bin_dec_open_mem(struct vms_bin_dec *d, const void *data, size_t len);
 /* The next item (enum vms_bin_item > 0), VMS_BIN_END (0) at the end of the
- * input (a torn tail sets d->torn), or -EBADMSG / -EIO / -ENOMEM with
+ * input (a torn tail sets d->torn; with d->follow an incomplete item is
+ * left unread and the next call tries again, so the input may grow), or -EBADMSG / -EIO / -ENOMEM with
  * d->err, d->err_off, d->err_index and d->err_msg set. */
 int vms_bin_dec_next(struct vms_bin_dec *d);
 void vms_bin_dec_close(struct vms_bin_dec *d);

@@ -193,7 +193,7 @@ int vms_ring_read(const struct vms_ring *r, uint64_t seq, struct vms_frame *dst,
 	atomic_thread_fence(memory_order_acquire);
 	uint64_t h = atomic_load_explicit(at64(slot), memory_order_relaxed);
 	if (h != seq)
-		return h > seq ? -ESTALE : -EBUSY;
+		return -EBUSY; /* torn: overwritten while we copied */
 	if (dst->ncols != n || dst->seq != seq)
 		return -EBUSY;
 	return 0;

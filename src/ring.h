@@ -81,7 +81,7 @@ bool vms_ring_fits(const struct vms_ring *r, const struct vms_schema *s);
 void vms_ring_publish_schema(struct vms_ring *r, const struct vms_schema *s);
 /* Map an existing ring file read-only and check its header.  0, or
  * -errno with a reason in err: -ENOTSUP another version, -EBADMSG not a
- * ring or an inconsistent header, -ELOOP a symbolic link. */
+ * ring or an inconsistent header. */
 int vms_ring_open_read(struct vms_ring *r, const char *path, char *err, size_t errlen);
 /* The same over a copy in memory (a snapshot; tests and fuzzing). */
 int vms_ring_view_mem(struct vms_ring *r, const void *data, size_t len, char *err, size_t errlen);
@@ -103,8 +103,9 @@ uint64_t vms_ring_last(const struct vms_ring *r);
 const struct vms_frame *vms_ring_get(const struct vms_ring *r, uint64_t seq);
 /* Cross-process reader: copy frame `seq` into dst (capacity dst_cols
  * values) and validate it.  0, -EAGAIN (not written yet), -ESTALE
- * (overwritten: the reader fell behind), -EBUSY (torn: retry or skip),
- * -ENOBUFS (dst too small). */
+ * (already overwritten: the reader fell behind), -EBUSY (torn: the slot
+ * was overwritten while it was copied; dst is garbage), -ENOBUFS (dst too
+ * small). */
 int vms_ring_read(const struct vms_ring *r, uint64_t seq, struct vms_frame *dst, uint32_t dst_cols);
 
 /* The seqlock reader's payload copy (see ring.c). */

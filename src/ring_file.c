@@ -142,11 +142,12 @@ int vms_ring_view_mem(struct vms_ring *r, const void *data, size_t len, char *er
 
 int vms_ring_open_read(struct vms_ring *r, const char *path, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* a reader may follow a link to a ring (only creation must not) */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	int e;
 	if (fd < 0) {
 		e = -errno;
-		say(err, errlen, "%s", e == -ELOOP ? "is a symbolic link" : strerror(-e));
+		say(err, errlen, "%s", strerror(-e));
 		return e;
 	}
 	struct stat st;

@@ -1,0 +1,789 @@
+/* SPDX-License-Identifier: MIT */
+/* reader.c - libvmsampler (include/vmsampler/reader.h): binary streams
+ * through the binfmt decoder, live rings through their seqlock protocol
+ * (include/vmsampler/ring.h), rates through the rates plan of `dump
+ * --rates`.  Never prints, never exits. */
+#include <vmsampler/reader.h>
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binfmt.h"
+#include "rates.h"
+#include "ring.h"
+#include "schema.h"
+
+/* consecutive torn copies of one slot before it counts as lost */
+#define TORN_LIMIT 1000
+/* attempts at a consistent copy of the schema area per call */
+#define SCHEMA_TRIES 100
+
+struct vms_reader {
+	int kind;
+	unsigned flags;
+	char err[320];
+
+	/* file */
+	int fd;
+	bool own_fd;
+	bool dec_open;
+	bool eof;
+	struct vms_bin_dec dec;
+
+	/* ring */
+	struct vms_ring ring;
+	bool snapshot;            /* a copy in memory: no writer */
+	uint64_t next_seq;
+	uint64_t my_pidns;
+	uint64_t run_pid;         /* writer of the run being followed */
+	uint8_t *sbuf;            /* schema area copy */
+	size_t sbuf_cap;
+	struct vms_schema **schemas; /* generations seen (owned) */
+	uint32_t nschemas, capschemas;
+	struct vms_frame *buf;    /* copied frame */
+	uint32_t buf_cols;
+	uint64_t view_seq;
+
+	/* the current frame */
+	const struct vms_frame *cur;
+	const struct vms_schema *sch;
+	const struct vms_schema *last_sch;
+	bool changed;
+	uint64_t missed, torn;
+
+	/* rates */
+	bool rates;
+	struct vms_rate_plan *plan;
+	const struct vms_schema *plan_sch;
+	double *rv;
+	uint64_t *pv, *aligned;
+	int32_t *pidx;
+	uint32_t pv_cap, al_cap, rv_cap;
+	const struct vms_schema *psch;
+	uint64_t pseq, pt_mono;
+	bool have_prev, rates_ok;
+	double dt;
+	unsigned rflags;
+};
+
+VMS_PRINTF(2, 3)
+static void seterr(struct vms_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- opening ---------------------------------------------------------------- */
+
+static struct vms_reader *reader_new(unsigned flags)
+{
+	struct vms_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->flags = flags;
+	r->fd = -1;
+	r->next_seq = 1;
+	return r;
+}
+
+static int grow_buf(struct vms_reader *r, uint32_t cols)
+{
+	if (r->buf && cols <= r->buf_cols)
+		return 0;
+	struct vms_frame *b = realloc(r->buf, vms_frame_size(cols));
+	if (!b)
+		return -ENOMEM;
+	r->buf = b;
+	r->buf_cols = cols;
+	return 0;
+}
+
+static int ring_setup(struct vms_reader *r)
+{
+	const struct vms_ring_header *h = r->ring.hdr;
+	int e = grow_buf(r, r->ring.slot_cols);
+	if (e < 0)
+		return e;
+	if (h->schema_cap > r->sbuf_cap) {
+		uint8_t *b = realloc(r->sbuf, h->schema_cap);
+		if (!b)
+			return -ENOMEM;
+		r->sbuf = b;
+		r->sbuf_cap = h->schema_cap;
+	}
+	r->run_pid = h->writer_pid;
+	return 0;
+}
+
+/* the oldest frame still in the ring, or the next one (NEW_ONLY) */
+static void ring_start(struct vms_reader *r)
+{
+	uint64_t w = __atomic_load_n(&r->ring.hdr->write_seq, __ATOMIC_ACQUIRE);
+	uint64_t n = (uint64_t)r->ring.mask + 1;
+	if (r->flags & VMS_READER_NEW_ONLY)
+		r->next_seq = w + 1;
+	else
+		r->next_seq = w >= n ? w - n + 1 : 1;
+}
+
+static int file_setup(struct vms_reader *r)
+{
+	int e = r->fd >= 0 ? vms_bin_dec_open_fd(&r->dec, r->fd) : 0;
+	if (e < 0)
+		return e;
+	r->dec_open = true;
+	r->dec.follow = (r->flags & VMS_READER_FOLLOW) != 0;
+	r->kind = VMS_READER_FILE;
+	if (r->flags & VMS_READER_NEW_ONLY) {
+		/* decode what is there, keep the state, return what follows */
+		while ((e = vms_reader_next(r)) > 0)
+			;
+		r->eof = false;
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+int vms_reader_open(struct vms_reader **out, const char *path, unsigned flags)
+{
+	struct vms_reader *r = reader_new(flags);
+	int e;
+	*out = r;
+	if (!r)
+		return -ENOMEM;
+	if (strcmp(path, "-") == 0) {
+		r->fd = STDIN_FILENO;
+		e = file_setup(r);
+		if (e < 0 && !r->err[0])
+			seterr(r, "standard input: %s", strerror(-e));
+		return e;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		e = -errno;
+		seterr(r, "%s: %s", path, strerror(-e));
+		return e;
+	}
+	r->own_fd = true;
+	char magic[8];
+	ssize_t n = pread(r->fd, magic, sizeof(magic), 0);
+	if (n >= 7 && memcmp(magic, VMS_RING_MAGIC, 7) == 0) {
+		char why[256];
+		close(r->fd);
+		r->fd = -1;
+		r->own_fd = false;
+		r->kind = VMS_READER_RING;
+		e = vms_ring_open_read(&r->ring, path, why, sizeof(why));
+		if (e < 0) {
+			seterr(r, "%s: %s", path, why);
+			return e;
+		}
+		r->my_pidns = vms_pidns_ino();
+		e = ring_setup(r);
+		if (e < 0) {
+			seterr(r, "%s: %s", path, strerror(-e));
+			return e;
+		}
+		ring_start(r);
+		return 0;
+	}
+	bool empty = n == 0;
+	if (n < 0 || (!(empty && (flags & VMS_READER_FOLLOW)) &&
+		      (n < 7 || memcmp(magic, VMS_FMT_MAGIC, 7) != 0))) {
+		seterr(r, "%s: neither a vmsampler ring nor a vmsampler binary stream", path);
+		return -EBADMSG;
+	}
+	e = file_setup(r);
+	if (e < 0 && !r->err[0])
+		seterr(r, "%s: %s", path, strerror(-e));
+	return e;
+}
+
+int vms_reader_open_mem(struct vms_reader **out, const void *data, size_t len, unsigned flags)
+{
+	struct vms_reader *r = reader_new(flags & ~VMS_READER_FOLLOW);
+	int e;
+	*out = r;
+	if (!r)
+		return -ENOMEM;
+	if (len >= 7 && memcmp(data, VMS_RING_MAGIC, 7) == 0) {
+		char why[256];
+		r->kind = VMS_READER_RING;
+		r->snapshot = true;
+		e = vms_ring_view_mem(&r->ring, data, len, why, sizeof(why));
+		if (e < 0) {
+			seterr(r, "ring: %s", why);
+			return e;
+		}
+		e = ring_setup(r);
+		if (e < 0)
+			return e;
+		ring_start(r);
+		return 0;
+	}
+	e = vms_bin_dec_open_mem(&r->dec, data, len);
+	if (e < 0)
+		return e;
+	return file_setup(r);
+}
+
+static void rates_free(struct vms_reader *r)
+{
+	vms_rate_plan_free(r->plan);
+	free(r->rv);
+	free(r->pv);
+	free(r->aligned);
+	free(r->pidx);
+}
+
+void vms_reader_close(struct vms_reader *r)
+{
+	if (!r)
+		return;
+	if (r->dec_open)
+		vms_bin_dec_close(&r->dec);
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	vms_ring_destroy(&r->ring);
+	for (uint32_t i = 0; i < r->nschemas; i++)
+		vms_schema_unref(r->schemas[i]);
+	free(r->schemas);
+	free(r->sbuf);
+	free(r->buf);
+	rates_free(r);
+	free(r);
+}
+
+int vms_reader_kind(const struct vms_reader *r)
+{
+	return r->kind;
+}
+
+const char *vms_reader_error(const struct vms_reader *r)
+{
+	return r ? r->err : "out of memory";
+}
+
+bool vms_reader_eof(const struct vms_reader *r)
+{
+	return r->eof;
+}
+
+/* ---- rates -------------------------------------------------------------------- */
+
+int vms_reader_rates_enable(struct vms_reader *r)
+{
+	r->rates = true;
+	return 0;
+}
+
+static int rates_frame(struct vms_reader *r)
+{
+	const struct vms_schema *s = r->sch;
+	const struct vms_frame *f = r->cur;
+	r->rates_ok = false;
+	r->rflags = 0;
+	r->dt = 0;
+	if (s != r->plan_sch) {
+		struct vms_rate_plan *p;
+		int e = vms_rate_plan_new(s, &p);
+		if (e < 0)
+			return e;
+		vms_rate_plan_free(r->plan);
+		r->plan = p;
+		r->plan_sch = s;
+		double *rv = realloc(r->rv, (p->ncols ? p->ncols : 1) * sizeof(*rv));
+		if (!rv)
+			return -ENOMEM;
+		r->rv = rv;
+		r->rv_cap = p->ncols;
+	}
+	if (s->ncols > r->al_cap) {
+		uint64_t *a = realloc(r->aligned, s->ncols * sizeof(*a));
+		if (a)
+			r->aligned = a;
+		int32_t *pi = realloc(r->pidx, s->ncols * sizeof(*pi));
+		if (pi)
+			r->pidx = pi;
+		if (!a || !pi)
+			return -ENOMEM;
+		r->al_cap = s->ncols;
+	}
+	if (r->have_prev) {
+		/* the previous values, column by column of this schema (by
+		 * name across generations; a column whose meaning changed is
+		 * not a continuation) */
+		const struct vms_schema *ps = r->psch;
+		for (uint32_t i = 0; i < s->ncols; i++) {
+			int32_t j = ps == s ? (int32_t)i : vms_schema_find(ps, s->cols[i].name);
+			if (j >= 0 && ps != s &&
+			    (ps->cols[j].kind != s->cols[i].kind || ps->cols[j].scale != s->cols[i].scale ||
+			     strcmp(ps->cols[j].key, s->cols[i].key)))
+				j = -1;
+			r->aligned[i] = j >= 0 ? r->pv[j] : VMS_NONE;
+		}
+		r->dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
+		r->rflags = vms_rate_compute(r->plan, r->aligned, f->v, r->dt, r->rv);
+		if (ps != s || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
+		    f->seq != r->pseq + 1 || r->dt <= 0)
+			r->rflags |= VMS_RATE_GAP;
+		r->rates_ok = r->dt > 0;
+	}
+	if (f->ncols > r->pv_cap) {
+		uint64_t *n = realloc(r->pv, f->ncols * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->pv = n;
+		r->pv_cap = f->ncols;
+	}
+	memcpy(r->pv, f->v, f->ncols * sizeof(*r->pv));
+	r->pseq = f->seq;
+	r->pt_mono = f->t_mono_ns;
+	r->psch = s;
+	r->have_prev = true;
+	return 0;
+}
+
+uint32_t vms_reader_nrates(const struct vms_reader *r)
+{
+	return r->rates && r->plan && r->plan_sch == r->sch ? r->plan->ncols : 0;
+}
+
+const char *vms_reader_rate_name(const struct vms_reader *r, uint32_t i)
+{
+	return i < vms_reader_nrates(r) ? r->plan->cols[i].name : NULL;
+}
+
+int vms_reader_rate(const struct vms_reader *r, uint32_t i, double *v)
+{
+	if (i >= vms_reader_nrates(r))
+		return -ERANGE;
+	const struct vms_rate_col *c = &r->plan->cols[i];
+	if (c->op == VMS_ROP_GAUGE) {
+		uint64_t x = r->cur->v[c->a];
+		if (x == VMS_NONE)
+			return -ENODATA;
+		*v = (double)x / pow(10, c->scale);
+		return 0;
+	}
+	if (!r->rates_ok || isnan(r->rv[i]))
+		return -ENODATA;
+	*v = r->rv[i];
+	return 0;
+}
+
+double vms_reader_rate_interval(const struct vms_reader *r)
+{
+	return r->rates_ok ? r->dt : 0;
+}
+
+unsigned vms_reader_rate_flags(const struct vms_reader *r)
+{
+	return r->rflags;
+}
+
+/* ---- frames from a stream ------------------------------------------------------ */
+
+static int file_next(struct vms_reader *r)
+{
+	if (r->eof)
+		return 0;
+	for (;;) {
+		int e = vms_bin_dec_next(&r->dec);
+		if (e == VMS_BIN_DATA) {
+			r->cur = r->dec.frame;
+			r->sch = r->dec.schema;
+			return 1;
+		}
+		if (e == VMS_BIN_HEADER && r->dec.nheaders > 1)
+			r->have_prev = false; /* no interval across concatenated streams */
+		if (e > 0)
+			continue;
+		if (e == VMS_BIN_END) {
+			if (!r->dec.follow) {
+				r->eof = true;
+				if (r->dec.torn)
+					seterr(r, "torn tail at offset %llu (%llu bytes): the writer was stopped mid-record; "
+						  "%llu complete records before it",
+					       (unsigned long long)r->dec.torn_off, (unsigned long long)r->dec.torn_len,
+					       (unsigned long long)r->dec.nrec);
+			}
+			return 0;
+		}
+		const struct vms_bin_dec *d = &r->dec;
+		if (d->err_index == 0)
+			seterr(r, "file header at offset %llu: %s", (unsigned long long)d->err_off, d->err_msg);
+		else
+			seterr(r, "record %llu at offset %llu: %s (the %llu records before it are complete)",
+			       (unsigned long long)d->err_index, (unsigned long long)d->err_off, d->err_msg,
+			       (unsigned long long)d->nrec);
+		return d->err == VMS_BIN_EVERSION ? -ENOTSUP : e;
+	}
+}
+
+/* ---- frames from a ring ----------------------------------------------------------- */
+
+static struct vms_schema *ring_schema(struct vms_reader *r, uint32_t gen)
+{
+	for (uint32_t i = r->nschemas; i > 0; i--)
+		if (r->schemas[i - 1]->gen == gen)
+			return r->schemas[i - 1];
+	return NULL;
+}
+
+/* Copy and decode the schema area: 1 it holds generation gen (now in the
+ * cache), 0 it holds another one or is being written, -errno. */
+static int ring_load_schema(struct vms_reader *r, uint32_t gen)
+{
+	uint32_t g = 0;
+	ssize_t n = -EAGAIN;
+	for (int i = 0; i < SCHEMA_TRIES && n == -EAGAIN; i++)
+		n = vms_ring_read_schema(&r->ring, r->sbuf, r->sbuf_cap, &g);
+	if (n == -EAGAIN)
+		return 0;
+	if (n < 0 || g != gen)
+		return n < 0 && n != -EAGAIN ? (int)n : 0;
+	struct vms_bin_dec d;
+	int e = vms_bin_dec_open_mem(&d, r->sbuf, (size_t)n), got = 0;
+	while (e >= 0 && (e = vms_bin_dec_next(&d)) > 0)
+		if (e == VMS_BIN_SCHEMA && d.schema->gen == gen)
+			got = 1;
+	if (got && r->nschemas == r->capschemas) {
+		uint32_t cap = r->capschemas ? r->capschemas * 2 : 4;
+		struct vms_schema **s = realloc(r->schemas, cap * sizeof(*s));
+		if (!s)
+			got = -ENOMEM;
+		else {
+			r->schemas = s;
+			r->capschemas = cap;
+		}
+	}
+	if (got == 1)
+		r->schemas[r->nschemas++] = vms_schema_ref(d.schema);
+	else if (got == 0 && e < 0)
+		seterr(r, "ring schema area: %s", d.err_msg);
+	vms_bin_dec_close(&d);
+	return got;
+}
+
+/* The path now holds another ring (grown, or a new run): map it. */
+static int ring_reattach(struct vms_reader *r)
+{
+	struct vms_ring nr;
+	char why[256];
+	int e = vms_ring_open_read(&nr, r->ring.path, why, sizeof(why));
+	if (e < 0) {
+		seterr(r, "%s: reopening the ring after it was replaced: %s", r->ring.path, why);
+		return e;
+	}
+	bool same_run = nr.hdr->writer_pid == r->run_pid;
+	vms_ring_destroy(&r->ring);
+	r->ring = nr;
+	e = ring_setup(r);
+	if (e < 0)
+		return e;
+	if (!same_run) {
+		/* another writer started over: seqs and generations restart */
+		for (uint32_t i = 0; i < r->nschemas; i++)
+			vms_schema_unref(r->schemas[i]);
+		r->nschemas = 0;
+		r->have_prev = false;
+		r->last_sch = NULL;
+		r->flags &= ~VMS_READER_NEW_ONLY;
+		ring_start(r);
+	}
+	return 0;
+}
+
+/* No new frame: 0, or -ESRCH when the writer is gone. */
+static int ring_idle(struct vms_reader *r, uint64_t w, bool *again)
+{
+	const struct vms_ring_header *h = r->ring.hdr;
+	*again = false;
+	if (r->snapshot) {
+		r->eof = true;
+		return 0;
+	}
+	if (__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & VMS_RING_F_SUPERSEDED) {
+		int e = ring_reattach(r);
+		*again = e == 0;
+		return e;
+	}
+	int st = vms_ring_writer_state(h, r->my_pidns);
+	if (st == VMS_WRITER_ALIVE)
+		return 0;
+	if (__atomic_load_n(&h->write_seq, __ATOMIC_ACQUIRE) != w) {
+		*again = true; /* it wrote a last frame meanwhile */
+		return 0;
+	}
+	seterr(r, "the writer (pid %llu) %s; all %llu frames it left were read",
+	       (unsigned long long)h->writer_pid, vms_writer_state_name(st), (unsigned long long)w);
+	return -ESRCH;
+}
+
+static int ring_next(struct vms_reader *r, const struct vms_frame **view)
+{
+	unsigned torn_here = 0;
+	for (;;) {
+		const struct vms_ring_header *h = r->ring.hdr;
+		uint64_t w = __atomic_load_n(&h->write_seq, __ATOMIC_ACQUIRE);
+		uint64_t n = (uint64_t)r->ring.mask + 1;
+		if (r->next_seq > w) {
+			bool again;
+			int e = ring_idle(r, w, &again);
+			if (again)
+				continue;
+			return e;
+		}
+		if (w - r->next_seq >= n) {
+			/* fell behind: these were overwritten */
+			r->missed += w - n + 1 - r->next_seq;
+			r->next_seq = w - n + 1;
+		}
+		uint64_t seq = r->next_seq;
+		const struct vms_frame *f;
+		int e;
+		if (view) {
+			uint8_t *slot = r->ring.slots + (size_t)((seq - 1) & r->ring.mask) * r->ring.slot_size;
+			uint64_t t = __atomic_load_n((uint64_t *)(slot + r->ring.slot_size - 8), __ATOMIC_ACQUIRE);
+			f = (const struct vms_frame *)(slot + sizeof(struct vms_ring_slot_head));
+			e = t == seq ? 0 : t < seq ? -EAGAIN : -ESTALE;
+			if (e == 0 && f->ncols > r->ring.slot_cols)
+				e = -EBUSY;
+		} else {
+			e = vms_ring_read(&r->ring, seq, r->buf, r->buf_cols);
+			f = r->buf;
+		}
+		if (e == -ESTALE)
+			continue; /* overwritten before we came: the next pass counts it */
+		if (e == -EBUSY || e == -EAGAIN) {
+			r->torn += e == -EBUSY;
+			/* a slot that never settles (a damaged snapshot): skip it */
+			if (r->snapshot || ++torn_here >= TORN_LIMIT) {
+				r->missed++;
+				r->next_seq++;
+				torn_here = 0;
+			}
+			continue;
+		}
+		if (e < 0)
+			return e;
+		const struct vms_schema *s = ring_schema(r, f->gen);
+		if (!s) {
+			e = ring_load_schema(r, f->gen);
+			if (e < 0)
+				return e;
+			s = ring_schema(r, f->gen);
+		}
+		if (!s || s->ncols != f->ncols) {
+			/* a generation whose schema is gone from the area */
+			r->missed++;
+			r->next_seq++;
+			continue;
+		}
+		r->next_seq = seq + 1;
+		r->cur = f;
+		r->sch = s;
+		r->view_seq = seq;
+		return 1;
+	}
+}
+
+int vms_reader_next(struct vms_reader *r)
+{
+	int e = r->kind == VMS_READER_RING ? ring_next(r, NULL) : file_next(r);
+	if (e <= 0)
+		return e;
+	r->changed = r->sch != r->last_sch;
+	r->last_sch = r->sch;
+	if (r->rates) {
+		int x = rates_frame(r);
+		if (x < 0) {
+			seterr(r, "rates: %s", strerror(-x));
+			return x;
+		}
+	}
+	return 1;
+}
+
+int vms_reader_view(struct vms_reader *r, const struct vms_frame **f)
+{
+	if (r->kind != VMS_READER_RING)
+		return -ENOTTY;
+	int e = ring_next(r, f);
+	if (e > 0) {
+		*f = r->cur;
+		r->changed = r->sch != r->last_sch;
+		r->last_sch = r->sch;
+	}
+	return e;
+}
+
+int vms_reader_view_check(struct vms_reader *r)
+{
+	if (r->kind != VMS_READER_RING)
+		return -ENOTTY;
+	uint64_t seq = r->view_seq;
+	const uint8_t *slot = r->ring.slots + (size_t)((seq - 1) & r->ring.mask) * r->ring.slot_size;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n((const uint64_t *)slot, __ATOMIC_RELAXED) == seq)
+		return 0;
+	r->missed++;
+	r->torn++;
+	return -ESTALE;
+}
+
+/* ---- accessors ------------------------------------------------------------------- */
+
+const struct vms_frame *vms_reader_frame(const struct vms_reader *r)
+{
+	return r->cur;
+}
+
+uint64_t vms_reader_seq(const struct vms_reader *r)
+{
+	return r->cur ? r->cur->seq : 0;
+}
+
+uint64_t vms_reader_time_mono_ns(const struct vms_reader *r)
+{
+	return r->cur ? r->cur->t_mono_ns : 0;
+}
+
+int64_t vms_reader_time_real_ns(const struct vms_reader *r)
+{
+	return r->cur ? r->cur->t_real_ns : 0;
+}
+
+uint32_t vms_reader_gen(const struct vms_reader *r)
+{
+	return r->sch ? r->sch->gen : 0;
+}
+
+bool vms_reader_schema_changed(const struct vms_reader *r)
+{
+	return r->changed;
+}
+
+uint64_t vms_reader_missed(const struct vms_reader *r)
+{
+	return r->missed;
+}
+
+uint64_t vms_reader_torn(const struct vms_reader *r)
+{
+	return r->torn;
+}
+
+uint32_t vms_reader_ncols(const struct vms_reader *r)
+{
+	return r->sch ? r->sch->ncols : 0;
+}
+
+int vms_reader_column(const struct vms_reader *r, const char *name)
+{
+	return r->sch ? vms_schema_find(r->sch, name) : -ENOENT;
+}
+
+/* Does name match one of the comma-separated patterns? */
+static bool globs_match(const char *globs, const char *name)
+{
+	char pat[512];
+	const char *p = globs;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		if (n && n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = '\0';
+			if (fnmatch(pat, name, 0) == 0)
+				return true;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+int vms_reader_columns_match(const struct vms_reader *r, const char *globs, uint32_t *idx,
+			     uint32_t cap)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; r->sch && i < r->sch->ncols; i++)
+		if (globs_match(globs, r->sch->cols[i].name)) {
+			if (k < cap)
+				idx[k] = i;
+			k++;
+		}
+	return (int)k;
+}
+
+int vms_reader_rates_match(const struct vms_reader *r, const char *globs, uint32_t *idx,
+			   uint32_t cap)
+{
+	uint32_t k = 0, n = vms_reader_nrates(r);
+	for (uint32_t i = 0; i < n; i++)
+		if (globs_match(globs, r->plan->cols[i].name)) {
+			if (k < cap)
+				idx[k] = i;
+			k++;
+		}
+	return (int)k;
+}
+
+int vms_reader_col_info(const struct vms_reader *r, uint32_t col, struct vms_reader_col *out)
+{
+	if (!r->sch || col >= r->sch->ncols)
+		return -ERANGE;
+	const struct vms_col *c = &r->sch->cols[col];
+	*out = (struct vms_reader_col){c->name, c->key, c->kind, c->unit, c->wrap_bits, c->scale};
+	return 0;
+}
+
+int vms_reader_value(const struct vms_reader *r, uint32_t col, uint64_t *v)
+{
+	if (!r->cur || col >= r->cur->ncols)
+		return -ERANGE;
+	if (r->cur->v[col] == VMS_NONE)
+		return -ENODATA;
+	*v = r->cur->v[col];
+	return 0;
+}
+
+int vms_reader_value_double(const struct vms_reader *r, uint32_t col, double *v)
+{
+	uint64_t x;
+	int e = vms_reader_value(r, col, &x);
+	if (e < 0)
+		return e;
+	*v = (double)x / pow(10, r->sch->cols[col].scale);
+	return 0;
+}
+
+int vms_reader_writer(struct vms_reader *r)
+{
+	if (r->kind != VMS_READER_RING)
+		return -ENOTTY;
+	if (r->snapshot)
+		return VMS_WRITER_EXITED;
+	return vms_ring_writer_state(r->ring.hdr, r->my_pidns);
+}
+
+uint64_t vms_reader_writer_pid(const struct vms_reader *r)
+{
+	return r->kind == VMS_READER_RING ? r->ring.hdr->writer_pid : 0;
+}
+
+uint64_t vms_reader_interval_ns(const struct vms_reader *r)
+{
+	return r->kind == VMS_READER_RING ? r->ring.hdr->interval_ns : 0;
+}
