@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "binfmt.h"
 #include "config.h"
 #include "log.h"
 #include "rates.h"
+#include "reader_int.h"
 #include "sink.h"
 
 static const char usage_text[] =
@@ -75,58 +75,22 @@ static int csv_frame(struct csv_out *c, const struct vms_schema *sch, const stru
 	return r;
 }
 
-static int input_open(const char *path, int *fd)
-{
-	if (strcmp(path, "-") == 0) {
-		*fd = STDIN_FILENO;
-		return 0;
-	}
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	return *fd < 0 ? -errno : 0;
-}
-
-/* Pre-scan a seekable input for every generation's rate columns, so
- * that the rates table has one header for the whole file. */
-static int prescan(int fd, struct vms_rates *rates)
+/* Pre-scan a regular file for every generation's rate columns, so that
+ * the rates table has one header for the whole file. */
+static int prescan(const char *in, struct vms_rates *rates)
 {
 	struct stat st;
-	struct vms_bin_dec d;
+	struct vms_reader *rd;
 	int r;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (strcmp(in, "-") == 0 || stat(in, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
-	r = vms_bin_dec_open_fd(&d, fd);
-	if (r < 0)
-		return r;
-	while ((r = vms_bin_dec_next(&d)) > 0)
-		if (r == VMS_BIN_SCHEMA && (r = vms_rates_declare(rates, d.schema)) < 0)
+	r = vms_reader_open(&rd, in, 0);
+	while (r >= 0 && (r = vms_reader_next(rd)) > 0)
+		if (vms_reader_schema_changed(rd) && (r = vms_rates_declare(rates, vms_rdr_schema(rd))) < 0)
 			break;
-	vms_bin_dec_close(&d);
+	vms_reader_close(rd);
 	/* errors show in the real pass, at their place */
-	if (r == -ENOMEM)
-		return r;
-	return lseek(fd, 0, SEEK_SET) < 0 ? -errno : 0;
-}
-
-static void report_error(const char *in, const struct vms_bin_dec *d)
-{
-	switch (d->err) {
-	case VMS_BIN_ENOTVMS:
-	case VMS_BIN_EVERSION:
-		if (d->err_off == 0) {
-			vms_err("%s: %s", in, d->err_msg);
-			return;
-		}
-		break;
-	default:
-		break;
-	}
-	if (d->err_index == 0)
-		vms_err("%s: file header at offset %llu: %s; %llu complete records before it were output",
-			in, (unsigned long long)d->err_off, d->err_msg, (unsigned long long)d->nrec);
-	else
-		vms_err("%s: record %llu at offset %llu: %s; the %llu records before it were output", in,
-			(unsigned long long)d->err_index, (unsigned long long)d->err_off, d->err_msg,
-			(unsigned long long)d->nrec);
+	return r == -ENOMEM ? r : 0;
 }
 
 int vms_dump_main(int argc, char **argv)
@@ -161,15 +125,16 @@ int vms_dump_main(int argc, char **argv)
 		return usage_error(optind == argc ? "missing FILE" : "more than one FILE", NULL);
 	const char *in = argv[optind];
 
-	int fd, r, rc = 0;
-	r = input_open(in, &fd);
+	int r, rc = 0;
+	struct vms_reader *rd;
+	r = vms_reader_open(&rd, in, 0);
 	if (r < 0) {
-		vms_err("cannot open %s: %s", in, strerror(-r));
+		vms_err("%s", vms_reader_error(rd));
+		vms_reader_close(rd);
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
 
-	struct vms_bin_dec d;
 	struct csv_out csv = {0};
 	struct vms_rates *rates = NULL;
 	bool csv_open = false;
@@ -177,7 +142,7 @@ int vms_dump_main(int argc, char **argv)
 	if (rates_mode) {
 		r = vms_rates_open(&rates, out);
 		if (r == 0)
-			r = prescan(fd, rates);
+			r = prescan(in, rates);
 	} else {
 		vms_config_defaults(&csv.conf);
 		csv.sink.ops = &vms_sink_csv;
@@ -192,36 +157,31 @@ int vms_dump_main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	r = vms_bin_dec_open_fd(&d, fd);
-	if (r < 0) {
-		vms_err("%s: %s", in, strerror(-r));
-		rc = 1;
-		goto out;
-	}
-	while ((r = vms_bin_dec_next(&d)) > 0) {
-		if (r == VMS_BIN_HEADER && rates && d.nheaders > 1)
+	/* a file to its end; a live ring: the frames it holds now */
+	uint64_t streams = 1;
+	while ((r = vms_reader_next(rd)) > 0) {
+		if (rates && vms_rdr_streams(rd) > streams) {
 			vms_rates_restart(rates); /* no interval across streams */
-		if (r != VMS_BIN_DATA)
-			continue;
-		int w = rates ? vms_rates_frame(rates, d.schema, d.frame) : csv_frame(&csv, d.schema, d.frame);
+			streams = vms_rdr_streams(rd);
+		}
+		const struct vms_schema *sch = vms_rdr_schema(rd);
+		const struct vms_frame *f = vms_reader_frame(rd);
+		int w = rates ? vms_rates_frame(rates, sch, f) : csv_frame(&csv, sch, f);
 		if (w < 0) {
 			if (w != -EPIPE) {
 				vms_err("output %s: %s", out, strerror(-w));
 				rc = 1;
 			}
-			goto close_dec;
+			goto out;
 		}
 	}
-	if (r < 0) {
-		report_error(in, &d);
+	if (r < 0 && r != -ESRCH) {
+		vms_err("%s: %s; the frames before it were output", in, vms_reader_error(rd));
 		rc = 1;
-	} else if (d.torn) {
-		vms_warn("%s: torn tail at offset %llu (%llu bytes): %llu complete records recovered", in,
-			 (unsigned long long)d.torn_off, (unsigned long long)d.torn_len,
-			 (unsigned long long)d.nrec);
+	} else if (vms_reader_error(rd)[0]) {
+		/* a torn tail, or a ring whose writer is gone */
+		vms_warn("%s: %s", in, vms_reader_error(rd));
 	}
-close_dec:
-	vms_bin_dec_close(&d);
 out:
 	if (rates) {
 		r = vms_rates_close(rates);
@@ -241,7 +201,6 @@ out:
 		free(csv.sink.priv);
 		vms_config_free(&csv.conf);
 	}
-	if (fd != STDIN_FILENO)
-		close(fd);
+	vms_reader_close(rd);
 	return rc;
 }

@@ -16,6 +16,7 @@
 
 #include "binfmt.h"
 #include "rates.h"
+#include "reader_int.h"
 #include "ring.h"
 #include "schema.h"
 
@@ -196,10 +197,10 @@ int vms_reader_open(struct vms_reader **out, const char *path, unsigned flags)
 		ring_start(r);
 		return 0;
 	}
-	bool empty = n == 0;
-	if (n < 0 || (!(empty && (flags & VMS_READER_FOLLOW)) &&
-		      (n < 7 || memcmp(magic, VMS_FMT_MAGIC, 7) != 0))) {
-		seterr(r, "%s: neither a vmsampler ring nor a vmsampler binary stream", path);
+	/* an empty file is a stream whose writer has not written yet (or
+	 * died before its first write: the decoder calls that a torn tail) */
+	if (n < 0 || (n > 0 && (n < 7 || memcmp(magic, VMS_FMT_MAGIC, 7) != 0))) {
+		seterr(r, "%s: not a vmsampler stream or ring (no VMSAMPL or VMSRING magic)", path);
 		return -EBADMSG;
 	}
 	e = file_setup(r);
@@ -412,8 +413,7 @@ static int file_next(struct vms_reader *r)
 			if (!r->dec.follow) {
 				r->eof = true;
 				if (r->dec.torn)
-					seterr(r, "torn tail at offset %llu (%llu bytes): the writer was stopped mid-record; "
-						  "%llu complete records before it",
+					seterr(r, "torn tail at offset %llu (%llu bytes): %llu complete records recovered",
 					       (unsigned long long)r->dec.torn_off, (unsigned long long)r->dec.torn_len,
 					       (unsigned long long)r->dec.nrec);
 			}
@@ -786,4 +786,16 @@ uint64_t vms_reader_writer_pid(const struct vms_reader *r)
 uint64_t vms_reader_interval_ns(const struct vms_reader *r)
 {
 	return r->kind == VMS_READER_RING ? r->ring.hdr->interval_ns : 0;
+}
+
+/* ---- for vmsampler itself (reader_int.h) --------------------------------------- */
+
+const struct vms_schema *vms_rdr_schema(const struct vms_reader *r)
+{
+	return r->sch;
+}
+
+uint64_t vms_rdr_streams(const struct vms_reader *r)
+{
+	return r->dec_open ? r->dec.nheaders : 0;
 }

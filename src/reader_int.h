@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* reader_int.h - what vmsampler's own commands need from the reader
+ * beyond the public API (not exported by the shared library). */
+#ifndef VMS_READER_INT_H
+#define VMS_READER_INT_H
+
+#include <vmsampler/reader.h>
+
+#include "schema.h"
+
+/* The current frame's schema (valid until the reader is closed). */
+const struct vms_schema *vms_rdr_schema(const struct vms_reader *r);
+/* File headers read so far (concatenated streams: > 1). */
+uint64_t vms_rdr_streams(const struct vms_reader *r);
+
+#endif
