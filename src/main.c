@@ -16,6 +16,7 @@
 #include "log.h"
 #include "loop.h"
 #include "sink.h"
+#include "tail.h"
 #include "vms_build.h"
 
 
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "dump") == 0)
 		return vms_dump_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "tail") == 0)
+		return vms_tail_main(argc - 1, argv + 1);
 	r = vms_cli_parse(&cli, argc, argv, err, sizeof(err));
 	if (r == -ENOMEM) {
 		vms_err("out of memory");

@@ -525,7 +525,7 @@ static int ring_idle(struct vms_reader *r, uint64_t w, bool *again)
 		*again = true; /* it wrote a last frame meanwhile */
 		return 0;
 	}
-	seterr(r, "the writer (pid %llu) %s; all %llu frames it left were read",
+	seterr(r, "the writer (pid %llu) %s after frame %llu",
 	       (unsigned long long)h->writer_pid, vms_writer_state_name(st), (unsigned long long)w);
 	return -ESRCH;
 }

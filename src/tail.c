@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+#include "tail.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "csv.h"
+#include "log.h"
+#include "reader_int.h"
+#include "ring.h"
+
+static const char usage_text[] =
+	"Usage: vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates] [-n N] [--new]\n"
+	"                      [--no-follow]\n"
+	"Print the frames of a live ring (vmsampler --ring PATH) or of a binary stream\n"
+	"that is still being written as CSV, as they come, until SIGINT.\n"
+	"\n"
+	"  -c, --columns=GLOBS  only the columns matching these comma-separated\n"
+	"                       fnmatch patterns, e.g. 'cpu.all.*,vm.*.cpu_time'\n"
+	"  -r, --rates          per-interval rates (as dump --rates) instead of the\n"
+	"                       raw counters; GLOBS then select rate columns\n"
+	"  -n, --count=N        stop after N rows\n"
+	"      --new            start with the next frame (default: the frames the\n"
+	"                       ring or file already holds come first)\n"
+	"      --no-follow      print what is there now and exit\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"Exit status: 0 stopped (SIGINT, SIGTERM, -n, the end with --no-follow, or the\n"
+	"writer exited cleanly), 1 the writer died or stopped responding, damaged\n"
+	"input or an I/O error, 2 usage error.  See vmsampler(1).\n";
+
+#define RATES_META "seq,time,t_mono_ns,interval_s,rate_flags"
+#define RATE_DIGITS 2
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, "vmsampler tail: %s%s%s\nTry 'vmsampler tail --help'.\n", msg, arg ? ": " : "",
+		arg ? arg : "");
+	return 2;
+}
+
+struct tail {
+	struct vms_reader *rd;
+	const char *globs;
+	bool rates;
+	uint32_t *sel;         /* selected columns (raw or rate indices) */
+	uint32_t nsel, capsel;
+	char *header;          /* the last header printed */
+	char *row;
+	size_t rowcap;
+};
+
+/* Select the columns of the current schema and print a header if it
+ * differs from the last one. */
+static int select_columns(struct tail *t)
+{
+	struct vms_reader *rd = t->rd;
+	uint32_t n = t->rates ? vms_reader_nrates(rd) : vms_reader_ncols(rd);
+	if (n > t->capsel) {
+		uint32_t *s = realloc(t->sel, n * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		t->sel = s;
+		t->capsel = n;
+	}
+	if (t->globs) {
+		int k = t->rates ? vms_reader_rates_match(rd, t->globs, t->sel, t->capsel)
+				 : vms_reader_columns_match(rd, t->globs, t->sel, t->capsel);
+		t->nsel = (uint32_t)k;
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			t->sel[i] = i;
+		t->nsel = n;
+	}
+	size_t need = 64 + sizeof(VMS_CSV_META);
+	for (uint32_t i = 0; i < t->nsel; i++) {
+		struct vms_reader_col c = {0};
+		const char *name = t->rates ? vms_reader_rate_name(rd, t->sel[i])
+					    : (vms_reader_col_info(rd, t->sel[i], &c), c.name);
+		need += vms_csv_field_max(name) + 1;
+	}
+	char *h = malloc(need), *p = h;
+	if (!h)
+		return -ENOMEM;
+	const char *meta = t->rates ? RATES_META : VMS_CSV_META;
+	memcpy(p, meta, strlen(meta));
+	p += strlen(meta);
+	for (uint32_t i = 0; i < t->nsel; i++) {
+		struct vms_reader_col c = {0};
+		const char *name = t->rates ? vms_reader_rate_name(rd, t->sel[i])
+					    : (vms_reader_col_info(rd, t->sel[i], &c), c.name);
+		*p++ = ',';
+		p = vms_csv_field(p, name);
+	}
+	*p = '\0';
+	if (!t->header || strcmp(t->header, h) != 0) {
+		fprintf(stdout, "%s\r\n", h);
+		free(t->header);
+		t->header = h;
+	} else {
+		free(h);
+	}
+	size_t rowcap = VMS_CSV_META_MAX + 64 + (size_t)t->nsel * (VMS_CSV_VALUE_MAX + 40);
+	if (rowcap > t->rowcap) {
+		char *r = realloc(t->row, rowcap);
+		if (!r)
+			return -ENOMEM;
+		t->row = r;
+		t->rowcap = rowcap;
+	}
+	return 0;
+}
+
+/* One row for the current frame; 0 if it has none (the first frame with
+ * --rates), 1 if printed. */
+static int print_row(struct tail *t)
+{
+	struct vms_reader *rd = t->rd;
+	const struct vms_frame *f = vms_reader_frame(rd);
+	char *p = t->row;
+	if (t->rates) {
+		double dt = vms_reader_rate_interval(rd);
+		if (dt <= 0)
+			return 0; /* an interval needs two frames */
+		p = vms_fmt_u64(p, f->seq);
+		*p++ = ',';
+		p = vms_fmt_time(p, f->t_real_ns, vms_local_gmtoff(f->t_real_ns));
+		*p++ = ',';
+		p = vms_fmt_u64(p, f->t_mono_ns);
+		*p++ = ',';
+		p = vms_fmt_double(p, dt, 6);
+		*p++ = ',';
+		p = vms_fmt_u64(p, vms_reader_rate_flags(rd));
+		for (uint32_t i = 0; i < t->nsel; i++) {
+			double v;
+			*p++ = ',';
+			if (vms_reader_rate(rd, t->sel[i], &v) == 0)
+				p = vms_fmt_double(p, v, RATE_DIGITS);
+		}
+	} else {
+		const struct vms_schema *s = vms_rdr_schema(rd);
+		p = vms_csv_meta(p, f, vms_local_gmtoff(f->t_real_ns));
+		for (uint32_t i = 0; i < t->nsel; i++) {
+			*p++ = ',';
+			p = vms_csv_value(p, f->v[t->sel[i]], s->cols[t->sel[i]].scale);
+		}
+	}
+	*p++ = '\r';
+	*p++ = '\n';
+	fwrite(t->row, 1, (size_t)(p - t->row), stdout);
+	return 1;
+}
+
+static void nap(uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / VMS_NSEC_PER_SEC), (long)(ns % VMS_NSEC_PER_SEC)};
+	nanosleep(&ts, NULL); /* EINTR: a signal, the loop looks at stop */
+}
+
+int vms_tail_main(int argc, char **argv)
+{
+	enum { OPT_NEW = 256, OPT_NO_FOLLOW };
+	static const struct option opts[] = {
+		{"columns", required_argument, NULL, 'c'},
+		{"rates", no_argument, NULL, 'r'},
+		{"count", required_argument, NULL, 'n'},
+		{"new", no_argument, NULL, OPT_NEW},
+		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct tail t = {0};
+	unsigned flags = VMS_READER_FOLLOW;
+	bool follow = true;
+	uint64_t count = 0;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:rn:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			t.globs = optarg;
+			break;
+		case 'r':
+			t.rates = true;
+			break;
+		case 'n': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || optarg[0] == '-')
+				return usage_error("--count needs a non-negative integer", optarg);
+			count = v;
+			break;
+		}
+		case OPT_NEW:
+			flags |= VMS_READER_NEW_ONLY;
+			break;
+		case OPT_NO_FOLLOW:
+			follow = false;
+			flags &= ~VMS_READER_FOLLOW;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return fflush(stdout) == 0 ? 0 : 1;
+		default:
+			return usage_error("bad option", NULL);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error(optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
+	const char *in = argv[optind];
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	int r = vms_reader_open(&t.rd, in, flags), rc = 0;
+	if (r < 0) {
+		vms_err("%s", vms_reader_error(t.rd));
+		vms_reader_close(t.rd);
+		return 1;
+	}
+	if (t.rates)
+		vms_reader_rates_enable(t.rd);
+	bool ring = vms_reader_kind(t.rd) == VMS_READER_RING;
+	uint64_t iv = vms_reader_interval_ns(t.rd);
+	/* idle polls: a fraction of the interval, so a frame shows soon
+	 * after it is written, but never busy */
+	uint64_t pause = ring && iv ? iv / 4 : 100 * VMS_NSEC_PER_MSEC;
+	if (pause < VMS_NSEC_PER_MSEC)
+		pause = VMS_NSEC_PER_MSEC;
+	if (pause > 250 * VMS_NSEC_PER_MSEC)
+		pause = 250 * VMS_NSEC_PER_MSEC;
+
+	uint64_t rows = 0;
+	while (!stop) {
+		r = vms_reader_next(t.rd);
+		if (r > 0) {
+			if (vms_reader_schema_changed(t.rd) && (r = select_columns(&t)) < 0) {
+				vms_err("%s", strerror(-r));
+				rc = 1;
+				break;
+			}
+			rows += (uint64_t)print_row(&t);
+			if (count && rows >= count)
+				break;
+			continue;
+		}
+		if (fflush(stdout) == EOF) {
+			if (errno != EPIPE) {
+				vms_err("stdout: %s", strerror(errno));
+				rc = 1;
+			}
+			break;
+		}
+		if (r == 0 && (!follow || vms_reader_eof(t.rd))) {
+			if (vms_reader_error(t.rd)[0])
+				vms_warn("%s: %s", in, vms_reader_error(t.rd));
+			break;
+		}
+		if (r == 0) {
+			nap(pause);
+			continue;
+		}
+		if (r == -ESRCH) {
+			int st = vms_reader_writer(t.rd);
+			if (st == VMS_WRITER_EXITED) {
+				vms_info("%s: %s", in, vms_reader_error(t.rd));
+			} else {
+				vms_err("%s: %s", in, vms_reader_error(t.rd));
+				rc = 1;
+			}
+		} else {
+			vms_err("%s: %s", in, vms_reader_error(t.rd));
+			rc = 1;
+		}
+		break;
+	}
+	if (vms_reader_missed(t.rd))
+		vms_warn("%s: %llu frames were overwritten before they could be read", in,
+			 (unsigned long long)vms_reader_missed(t.rd));
+	if (fflush(stdout) == EOF && errno != EPIPE && !rc) {
+		vms_err("stdout: %s", strerror(errno));
+		rc = 1;
+	}
+	free(t.sel);
+	free(t.header);
+	free(t.row);
+	vms_reader_close(t.rd);
+	return rc;
+}
