@@ -42,7 +42,7 @@ struct vms_reader {
 	bool snapshot;            /* a copy in memory: no writer */
 	uint64_t next_seq;
 	uint64_t my_pidns;
-	uint64_t run_pid;         /* writer of the run being followed */
+	uint64_t run_id;          /* the run being followed */
 	uint8_t *sbuf;            /* schema area copy */
 	size_t sbuf_cap;
 	struct vms_schema **schemas; /* generations seen (owned) */
@@ -120,7 +120,7 @@ static int ring_setup(struct vms_reader *r)
 		r->sbuf = b;
 		r->sbuf_cap = h->schema_cap;
 	}
-	r->run_pid = h->writer_pid;
+	r->run_id = h->run_id;
 	return 0;
 }
 
@@ -485,7 +485,7 @@ static int ring_reattach(struct vms_reader *r)
 		seterr(r, "%s: reopening the ring after it was replaced: %s", r->ring.path, why);
 		return e;
 	}
-	bool same_run = nr.hdr->writer_pid == r->run_pid;
+	bool same_run = nr.hdr->run_id == r->run_id;
 	vms_ring_destroy(&r->ring);
 	r->ring = nr;
 	e = ring_setup(r);

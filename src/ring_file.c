@@ -280,6 +280,7 @@ static int build_file(struct vms_ring *r, const char *path, uint32_t slot_count,
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r->hdr->created_real_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	r->hdr->run_id = r->hdr->created_real_ns ^ ((uint64_t)getpid() << 40);
 	r->path = p;
 	r->tmp = tmp;
 	r->mode = mode;
@@ -434,8 +435,11 @@ int vms_ring_create_like(struct vms_ring *nr, const struct vms_ring *old, uint32
 {
 	if (!old->path)
 		return vms_ring_create(nr, old->mask + 1, slot_cols);
-	return build_file(nr, old->path, old->mask + 1, slot_cols, schema_bytes, old->mode,
-			  old->interval_ns);
+	int e = build_file(nr, old->path, old->mask + 1, slot_cols, schema_bytes, old->mode,
+			   old->interval_ns);
+	if (e == 0)
+		nr->hdr->run_id = old->hdr->run_id;
+	return e;
 }
 
 int vms_ring_install(struct vms_ring *old, struct vms_ring *nr)

@@ -119,7 +119,9 @@ struct vms_ring_header {
 	uint64_t schema_cap;       /*  56: its size */
 	uint64_t interval_ns;      /*  64: the writer's sampling interval */
 	uint64_t writer_pidns;     /*  72: inode of the writer's pid namespace (0: unknown) */
-	uint64_t reserved0[6];     /*  80 */
+	uint64_t run_id;           /*  80: the same in every ring of one run (kept when it
+				    *      grows); another value at the path: a new run */
+	uint64_t reserved0[5];     /*  88 */
 	/* written by the writer every frame (own cache line) */
 	uint64_t write_seq __attribute__((aligned(64))); /* 128: atomic: last committed seq */
 	uint64_t heartbeat_mono_ns;                        /* 136: atomic */
