@@ -533,6 +533,7 @@ static int ring_idle(struct vms_reader *r, uint64_t w, bool *again)
 static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 {
 	unsigned torn_here = 0;
+	uint64_t torn_seq = 0;
 	for (;;) {
 		const struct vms_ring_header *h = r->ring.hdr;
 		uint64_t w = __atomic_load_n(&h->write_seq, __ATOMIC_ACQUIRE);
@@ -557,7 +558,7 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 			uint64_t t = __atomic_load_n((uint64_t *)(slot + r->ring.slot_size - 8), __ATOMIC_ACQUIRE);
 			f = (const struct vms_frame *)(slot + sizeof(struct vms_ring_slot_head));
 			e = t == seq ? 0 : t < seq ? -EAGAIN : -ESTALE;
-			if (e == 0 && f->ncols > r->ring.slot_cols)
+			if (e == 0 && __atomic_load_n(&f->ncols, __ATOMIC_RELAXED) > r->ring.slot_cols)
 				e = -EBUSY;
 		} else {
 			e = vms_ring_read(&r->ring, seq, r->buf, r->buf_cols);
@@ -567,6 +568,10 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 			continue; /* overwritten before we came: the next pass counts it */
 		if (e == -EBUSY || e == -EAGAIN) {
 			r->torn += e == -EBUSY;
+			if (seq != torn_seq) {
+				torn_seq = seq;
+				torn_here = 0;
+			}
 			/* a slot that never settles (a damaged snapshot): skip it */
 			if (r->snapshot || ++torn_here >= TORN_LIMIT) {
 				r->missed++;
