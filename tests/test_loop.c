@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include <vmsampler/reader.h>
 
 /* ---- counting allocator (interposes malloc & co. for the whole process) --
  * Under ASan the sanitizer owns malloc; the allocation test is skipped there
@@ -165,20 +166,24 @@ static void test_fake_clock_loop(void **state)
 	vms_config_free(&conf);
 }
 
-static void test_steady_state_no_alloc_no_log(void **state)
+/* with_ring: the ring is a shared file (--ring) with a reader attached */
+static void steady_state(bool with_ring)
 {
-	(void)state;
 #if !HAVE_COUNTING_MALLOC
+	(void)with_ring;
 	skip();
 #else
-	char *root = make_root(), out[512];
+	char *root = make_root(), out[512], ringp[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
+	snprintf(ringp, sizeof(ringp), "%s/ring", root);
 	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 7};
 	struct vms_clock clk = {&fake_ops, &fk};
 	struct vms_config conf;
 	struct vms_loop l;
 
 	conf_for(&conf, root, out, 0);
+	if (with_ring)
+		conf.ring_path = strdup(ringp);
 	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
@@ -209,11 +214,40 @@ static void test_steady_state_no_alloc_no_log(void **state)
 	armed = 0;
 	free(p);
 	assert_int_equal(allocs, 1);
+	if (with_ring) {
+		/* the frames are in the file, the last one readable */
+		struct vms_reader *r;
+		assert_int_equal(vms_reader_open(&r, ringp, VMS_READER_NEW_ONLY), 0);
+		assert_int_equal(l.ring.hdr->write_seq, 5020);
+		/* nothing after the newest (the fake clock's heartbeat looks
+		 * ancient to the reader, so it may also say the writer hangs) */
+		int e = vms_reader_next(r);
+		assert_true(e == 0 || e == -ESRCH);
+		vms_reader_close(r);
+		assert_int_equal(vms_reader_open(&r, ringp, 0), 0);
+		assert_int_equal(vms_reader_next(r), 1);
+		assert_int_equal(vms_reader_seq(r), 5020 - 63);
+		assert_true(vms_reader_column(r, "load.1m") >= 0);
+		vms_reader_close(r);
+	}
 	assert_int_equal(vms_loop_fini(&l), 0);
 	rm_rf(root);
 	free(root);
 	vms_config_free(&conf);
 #endif
+}
+
+static void test_steady_state_no_alloc_no_log(void **state)
+{
+	(void)state;
+	steady_state(false);
+}
+
+/* The same with the ring in a shared file: still no allocation. */
+static void test_steady_state_live_ring_no_alloc(void **state)
+{
+	(void)state;
+	steady_state(true);
 }
 
 static char *read_fixture(const char *rel)
@@ -319,12 +353,61 @@ static void test_failed_discovery_is_retried(void **state)
 	vms_config_free(&conf);
 }
 
+/* A live ring whose schema outgrows its slots: the loop replaces the
+ * file, and a reader attached all along sees every frame, the old
+ * generation's and the new one's. */
+static void test_live_ring_grows(void **state)
+{
+	(void)state;
+	char *root = make_root(), out[512], ringp[512];
+	snprintf(out, sizeof(out), "%s/out.csv", root);
+	snprintf(ringp, sizeof(ringp), "%s/ring", root);
+	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
+	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 11};
+	struct vms_clock clk = {&fake_ops, &fk};
+	struct vms_config conf;
+	struct vms_loop l;
+	conf_for(&conf, root, out, 0);
+	conf.ring_path = strdup(ringp);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	struct vms_sched s;
+	vms_sched_init(&s, fk.now, fk.period);
+	struct vms_reader *r;
+	assert_int_equal(vms_reader_open(&r, ringp, 0), 0);
+	uint32_t slot_cols = l.ring.slot_cols;
+	for (int i = 0; i < 5; i++)
+		one_tick(&l, &s, &fk);
+	set_netdev(root, "pcp-bigsys-hpbl920-49if"); /* 49 interfaces */
+	for (int i = 0; i < 5; i++)
+		one_tick(&l, &s, &fk);
+	assert_true(l.ring.slot_cols > slot_cols); /* it grew */
+	uint64_t seq = 0;
+	unsigned changes = 0;
+	while (vms_reader_next(r) == 1) {
+		assert_int_equal(vms_reader_seq(r), ++seq);
+		changes += vms_reader_schema_changed(r);
+		assert_int_equal(vms_reader_gen(r), seq <= 5 ? 1 : 2);
+	}
+	assert_int_equal(seq, 10);
+	assert_int_equal(changes, 2);
+	assert_int_equal(vms_reader_missed(r), 0);
+	assert_true(vms_reader_column(r, "net.eth0.rx_bytes") >= 0);
+	assert_int_equal(vms_reader_ncols(r), l.schema->ncols);
+	vms_reader_close(r);
+	assert_int_equal(vms_loop_fini(&l), 0);
+	rm_rf(root);
+	free(root);
+	vms_config_free(&conf);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fake_clock_loop),
 		cmocka_unit_test(test_steady_state_no_alloc_no_log),
+		cmocka_unit_test(test_steady_state_live_ring_no_alloc),
+		cmocka_unit_test(test_live_ring_grows),
 		cmocka_unit_test(test_zero_column_source_sees_new_entity),
 		cmocka_unit_test(test_failed_discovery_is_retried),
 	};
