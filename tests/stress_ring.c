@@ -17,22 +17,23 @@
  *   VMS_STRESS_SLOTS=N   ring slots (default 16: small, so readers get lapped)
  *
  * The threads mode exists for ThreadSanitizer (-Db_sanitize=thread), which
- * sees only one process: it checks the seqlock protocol itself.  (C11
- * threads: <pthread.h> would pick up src/sched.h for <sched.h>.) */
+ * sees only one process: it checks the seqlock protocol itself.  (Built
+ * without src/ on the include path: src/sched.h would shadow <sched.h>,
+ * which <pthread.h> needs; and TSan does not intercept C11 thrd_create.) */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
-#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <vmsampler/reader.h>
 
-#include "ring.h"
-#include "schema.h"
+#include "../src/ring.h"
+#include "../src/schema.h"
 
 static uint64_t nframes = 300000, ncols = 64, nslots = 16;
 static unsigned nreaders = 4;
@@ -180,11 +181,11 @@ static void reader(unsigned id, struct stats *st)
 
 static struct stats *tstats;
 
-static int reader_thread(void *arg)
+static void *reader_thread(void *arg)
 {
 	unsigned id = (unsigned)(uintptr_t)arg;
 	reader(id, &tstats[id]);
-	return 0;
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -210,7 +211,7 @@ int main(int argc, char **argv)
 	vms_ring_publish_schema(&ring, schema);
 
 	struct stats *st = tstats = calloc(nreaders, sizeof(*st));
-	thrd_t *th = calloc(nreaders, sizeof(*th));
+	pthread_t *th = calloc(nreaders, sizeof(*th));
 	pid_t *pids = calloc(nreaders, sizeof(*pids));
 	int (*pipes)[2] = calloc(nreaders, sizeof(*pipes));
 	int ready[2];
@@ -219,7 +220,7 @@ int main(int argc, char **argv)
 	ready_fd = threads ? -1 : ready[1];
 	for (unsigned i = 0; i < nreaders; i++) {
 		if (threads) {
-			thrd_create(&th[i], reader_thread, (void *)(uintptr_t)i);
+			pthread_create(&th[i], NULL, reader_thread, (void *)(uintptr_t)i);
 			continue;
 		}
 		if (pipe(pipes[i]) < 0)
@@ -236,7 +237,7 @@ int main(int argc, char **argv)
 		char c;
 		if (threads) {
 			while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < nreaders)
-				thrd_yield();
+				sched_yield();
 			break;
 		}
 		if (read(ready[0], &c, 1) != 1)
@@ -251,7 +252,7 @@ int main(int argc, char **argv)
 	int rc = 0;
 	for (unsigned i = 0; i < nreaders; i++) {
 		if (threads) {
-			thrd_join(th[i], NULL);
+			pthread_join(th[i], NULL);
 		} else {
 			int ws;
 			if (read(pipes[i][0], &st[i], sizeof(st[i])) != (ssize_t)sizeof(st[i]))
