@@ -1,0 +1,543 @@
+# SPDX-License-Identifier: MIT
+"""vmsampler.py - load what vmsampler writes into Python.
+
+    import vmsampler
+    df = vmsampler.load('run.vms')      # binary stream -> pandas DataFrame
+    df = vmsampler.load('out.csv')      # CSV (wide layout) -> the same
+    for frame in vmsampler.Ring('/dev/shm/vmsampler').follow():
+        print(frame.seq, frame['cpu.all.user'])
+
+Standard library only; pandas (and numpy) are used when present: load()
+returns a DataFrame indexed by time (the frames' wall-clock time, UTC, to
+the microsecond as in the CSV),
+otherwise a list of dicts.  Counters keep their exact 64-bit values
+(pandas' nullable UInt64); a missing value is NA (None without pandas);
+a column with a scale (load.1m: scale 2) is a float.
+
+The binary decoder follows vmsampler-format(5) (CRC-32C checked, deltas,
+keyframes, concatenated streams); the ring reader follows
+vmsampler-ring(5) with the same seqlock validation as libvmsampler: a
+slot is copied, then its sequence numbers say whether the copy is whole.
+"""
+
+import mmap
+import os
+import struct
+import time
+
+__all__ = ['load', 'read_frames', 'Ring', 'Frame', 'FormatError', 'WriterGone']
+
+FMT_MAGIC = b'VMSAMPL'
+RING_MAGIC = b'VMSRING'
+VALUE_NONE = (1 << 64) - 1
+REC_SCHEMA, REC_DATA, REC_EVENT = 1, 2, 3
+RECF_KEYFRAME = 1
+META = ('seq', 't_mono_ns', 'gen', 'flags', 'missed_ticks', 'lost_frames', 'late_ns', 'self_cpu_ns')
+
+
+class FormatError(Exception):
+    """Damaged or foreign input; .offset and .record say where (record 0
+    is a file header).  Everything before it was read."""
+
+    def __init__(self, msg, offset=None, record=None):
+        where = ''
+        if offset is not None:
+            where = ('file header' if not record else 'record %d' % record) + ' at offset %d: ' % offset
+        super().__init__(where + msg)
+        self.offset = offset
+        self.record = record
+
+
+class WriterGone(Exception):
+    """The writer of a live ring exited or died; its frames were read."""
+
+
+# ---- CRC-32C (Castagnoli), table-driven ----------------------------------------
+
+def _crc_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+_CRC = _crc_table()
+
+
+def crc32c(data, crc=0):
+    c = crc ^ 0xFFFFFFFF
+    t = _CRC
+    for b in data:
+        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+# ---- schema and frames -------------------------------------------------------------
+
+class Column:
+    __slots__ = ('name', 'key', 'kind', 'unit', 'wrap_bits', 'scale')
+
+    def __init__(self, name, key, kind, unit, wrap_bits, scale):
+        self.name, self.key, self.kind, self.unit = name, key, kind, unit
+        self.wrap_bits, self.scale = wrap_bits, scale
+
+    def __repr__(self):
+        return 'Column(%r)' % self.name
+
+
+class Schema:
+    def __init__(self, gen, t_real_ns, cols):
+        self.gen, self.t_real_ns, self.cols = gen, t_real_ns, cols
+        self.names = [c.name for c in cols]
+        self.index = {n: i for i, n in enumerate(self.names)}
+
+
+class Frame:
+    """One sample: meta fields and raw values (None when missing)."""
+    __slots__ = ('seq', 't_mono_ns', 't_real_ns', 'gen', 'flags', 'missed_ticks', 'lost_frames',
+                 'self_cpu_ns', 'late_ns', 'values', 'schema')
+
+    def __getitem__(self, name):
+        """The value of a column by name, scaled (None when missing)."""
+        i = self.schema.index[name]
+        v = self.values[i]
+        s = self.schema.cols[i].scale
+        return v if v is None or not s else v / 10 ** s
+
+    def as_dict(self):
+        d = {m: getattr(self, m) for m in META}
+        d['t_real_ns'] = self.t_real_ns
+        for c, v in zip(self.schema.cols, self.values):
+            d[c.name] = v if v is None or not c.scale else v / 10 ** c.scale
+        return d
+
+
+def _varint(b, p, end):
+    v = shift = 0
+    while True:
+        if p >= end or shift > 63:
+            raise ValueError('varint')
+        x = b[p]
+        p += 1
+        if shift == 63 and x > 1:
+            raise ValueError('varint')
+        v |= (x & 0x7F) << shift
+        if not x & 0x80:
+            return v, p
+        shift += 7
+
+
+def _string(b, p, end):
+    n, p = _varint(b, p, end)
+    if n > end - p:
+        raise ValueError('string')
+    return bytes(b[p:p + n]).decode('utf-8', 'replace'), p + n
+
+
+def _schema(pl):
+    gen, ncols, t_real = struct.unpack_from('<IIq', pl, 0)
+    if ncols > (len(pl) - 16) // 6:
+        raise ValueError('SCHEMA declares %d columns in %d bytes' % (ncols, len(pl)))
+    p, end, cols = 16, len(pl), []
+    for _ in range(ncols):
+        if end - p < 4:
+            raise ValueError('SCHEMA column truncated')
+        kind, unit, wrap, scale = struct.unpack_from('<BBBb', pl, p)
+        p += 4
+        name, p = _string(pl, p, end)
+        key, p = _string(pl, p, end)
+        if not name or scale < 0 or scale > 19:
+            raise ValueError('SCHEMA column %r' % name)
+        cols.append(Column(name, key, kind, unit, wrap, scale))
+    return Schema(gen, t_real, cols)
+
+
+def _decode(data):
+    """Frames of a binary stream in memory (bytes): yields Frame; raises
+    FormatError at damage; a torn tail ends quietly (see .torn)."""
+    p, n, rec = 0, len(data), 0
+    schemas, prev, prev_schema = {}, None, None
+    in_stream = False
+    while p < n:
+        if not in_stream or data[p:p + 8] == FMT_MAGIC + b'\x01':
+            if n - p < 32:
+                if data[p:p + 7] != FMT_MAGIC[:n - p][:7]:
+                    raise FormatError('not a vmsampler stream', p, 0)
+                return  # torn header
+            h = data[p:p + 32]
+            if h[:7] != FMT_MAGIC:
+                raise FormatError('not a vmsampler stream (no VMSAMPL magic)', p, 0)
+            major = struct.unpack_from('<H', h, 8)[0]
+            if h[7] != 1 or major != 1:
+                raise FormatError('vmsampler stream of major version %d; this reader knows version 1'
+                                  % (h[7] if h[7] != 1 else major), p, 0)
+            if struct.unpack_from('<I', h, 28)[0] != crc32c(h[:28]):
+                raise FormatError('file header CRC mismatch', p, 0)
+            hs = struct.unpack_from('<I', h, 12)[0]
+            if hs < 32 or hs > 65536:
+                raise FormatError('file header size %d' % hs, p, 0)
+            p += hs
+            in_stream = True
+            schemas, prev_schema = {}, None
+            continue
+        off = p
+        rec += 1
+        if n - p < 12:
+            return  # torn
+        hdr = data[p:p + 12]
+        if struct.unpack_from('<I', hdr, 8)[0] != crc32c(hdr[:8]):
+            if not any(data[p:]):
+                return  # zero-filled tail
+            raise FormatError('record header CRC mismatch', off, rec)
+        ln, typ, rflags = struct.unpack_from('<IHH', hdr, 0)
+        if ln > 64 << 20:
+            raise FormatError('payload length %d exceeds the maximum' % ln, off, rec)
+        if n - p < 16 + ln:
+            return  # torn
+        pl = data[p + 12:p + 12 + ln]
+        if struct.unpack_from('<I', data, p + 12 + ln)[0] != crc32c(pl):
+            raise FormatError('payload CRC mismatch', off, rec)
+        p += 16 + ln
+        try:
+            if typ == REC_SCHEMA:
+                s = _schema(pl)
+                old = schemas.get(s.gen)
+                if not (old and old.names == s.names):
+                    schemas[s.gen] = s
+                prev_schema = None
+            elif typ == REC_DATA:
+                if len(pl) < 60:
+                    raise ValueError('DATA payload too short')
+                (gen, flags, seq, t_mono, t_real, missed, lost, self_cpu, late,
+                 ncols) = struct.unpack_from('<IIQQqIIQQI', pl, 0)
+                s = schemas.get(gen)
+                if s is None:
+                    raise ValueError('DATA of generation %d before its SCHEMA' % gen)
+                if ncols != len(s.cols):
+                    raise ValueError('DATA has %d values, its schema %d columns' % (ncols, len(s.cols)))
+                key = rflags & RECF_KEYFRAME
+                if not key and prev_schema is not s:
+                    raise ValueError('delta DATA without a keyframe of generation %d' % gen)
+                prev_schema = None
+                q, end = 60, len(pl)
+                vals, base = [], prev
+                for i in range(ncols):
+                    x, q = _varint(pl, q, end)
+                    if x == 0:
+                        vals.append(None)
+                        continue
+                    if key:
+                        v = x - 1
+                    else:
+                        z = x - 1
+                        d = (z >> 1) ^ -(z & 1)
+                        v = ((base[i] or 0) + d) & VALUE_NONE
+                    if v == VALUE_NONE:
+                        raise ValueError('DATA value %d decodes to the reserved 2^64-1' % i)
+                    vals.append(v)
+                prev, prev_schema = vals, s
+                f = Frame()
+                f.seq, f.t_mono_ns, f.t_real_ns, f.gen, f.flags = seq, t_mono, t_real, gen, flags
+                f.missed_ticks, f.lost_frames, f.self_cpu_ns, f.late_ns = missed, lost, self_cpu, late
+                f.values, f.schema = vals, s
+                yield f
+        except (ValueError, struct.error) as e:
+            raise FormatError(str(e), off, rec) from None
+
+
+def read_frames(path):
+    """Frames of a binary stream file (or a snapshot of a ring file)."""
+    with open(path, 'rb') as fh:
+        data = fh.read()
+    if data[:7] == RING_MAGIC:
+        r = Ring(path, _data=data)
+        yield from r.frames()
+        return
+    yield from _decode(data)
+
+
+# ---- CSV ---------------------------------------------------------------------------
+
+def _csv_rows(path):
+    import csv
+    with open(path, newline='') as fh:
+        rd = csv.reader(fh)
+        header = next(rd)
+        for row in rd:
+            if row == header:  # a new header after a schema change (dump/tail)
+                continue
+            yield dict(zip(header, row))
+
+
+def _num(s):
+    if s == '':
+        return None
+    try:
+        return int(s)
+    except ValueError:
+        return float(s)
+
+
+# ---- load ----------------------------------------------------------------------------
+
+def _records_vms(path):
+    for f in read_frames(path):
+        yield f.as_dict()
+
+
+def _records_csv(path):
+    for row in _csv_rows(path):
+        d = {}
+        for k, v in row.items():
+            d[k] = v if k == 'time' else _num(v)
+        yield d
+
+
+def load(path, pandas=True):
+    """Load a .vms stream, a ring file's current frames, or a vmsampler
+    CSV.  Returns a pandas DataFrame indexed by time when pandas is there
+    (and pandas=True), else a list of dicts.  Raises FormatError for a
+    damaged stream (naming the record and offset)."""
+    with open(path, 'rb') as fh:
+        magic = fh.read(7)
+    is_bin = magic in (FMT_MAGIC, RING_MAGIC)
+    rows = list(_records_vms(path) if is_bin else _records_csv(path))
+    if not pandas:
+        return rows
+    try:
+        import pandas as pd
+    except ImportError:
+        return rows
+    if not rows:
+        return pd.DataFrame()
+    cols = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    data = {}
+    for c in cols:
+        vals = [r.get(c) for r in rows]
+        if c == 'time':
+            continue
+        if all(v is None or isinstance(v, int) for v in vals):
+            data[c] = pd.array(vals, dtype='UInt64' if all(v is None or v >= 0 for v in vals) else 'Int64')
+        else:
+            data[c] = pd.array([float('nan') if v is None else float(v) for v in vals], dtype='float64')
+    if is_bin:
+        # microseconds, as the CSV's time column has them (t_mono_ns is exact)
+        idx = pd.to_datetime([r['t_real_ns'] // 1000 * 1000 for r in rows], unit='ns', utc=True)
+    else:
+        idx = pd.to_datetime([r['time'] for r in rows], utc=True)
+    df = pd.DataFrame(data, index=idx)
+    df.index.name = 'time'
+    if 't_real_ns' in df.columns:
+        df = df.drop(columns=['t_real_ns'])
+    return df
+
+
+# ---- live rings ------------------------------------------------------------------------
+
+_HDR = struct.Struct('<8sIIIIIIQQQQQQQ')  # up to run_id (offset 88)
+_F_SUPERSEDED, _F_CLOSED = 0x2, 0x4
+
+
+class Ring:
+    """A live ring (vmsampler --ring PATH), read through mmap without
+    system calls per frame.  follow() yields every frame from the oldest
+    still in the ring; .missed counts frames overwritten before they
+    were read, .torn torn copies discarded."""
+
+    def __init__(self, path, _data=None):
+        self.path = path
+        self.missed = self.torn = 0
+        self.gone = None
+        self._schemas = {}
+        self._snapshot = _data is not None
+        self._open(_data)
+        w = self._u64(128)
+        self.next_seq = w - self.slot_count + 1 if w >= self.slot_count else 1
+
+    def _open(self, data=None):
+        if data is None:
+            with open(self.path, 'rb') as fh:
+                self._m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+        else:
+            self._m = data
+        m = self._m
+        if len(m) < 4096 or m[:7] != RING_MAGIC:
+            raise FormatError('not a vmsampler ring (no VMSRING magic)', 0, 0)
+        (magic, ver, self.header_size, self.slot_size, self.slot_count, self.slot_cols, _flags,
+         self.writer_pid, _created, self.schema_off, self.schema_cap, self.interval_ns,
+         self.writer_pidns, self.run_id) = _HDR.unpack_from(m, 0)
+        if magic[7] != 1 or ver != 1:
+            raise FormatError('vmsampler ring of version %d; this reader knows version 1' % ver, 0, 0)
+        n = self.slot_count
+        if (n < 2 or n & (n - 1) or self.slot_size % 64 or
+                self.header_size + n * self.slot_size > len(m) or
+                self.slot_size < 16 + 64 + 8 * self.slot_cols + 8):
+            raise FormatError('inconsistent ring header', 0, 0)
+
+    def _u64(self, off):
+        return struct.unpack_from('<Q', self._m, off)[0]
+
+    def _flags(self):
+        return struct.unpack_from('<I', self._m, 28)[0]
+
+    def _schema(self, gen):
+        for _ in range(100):
+            s1 = self._u64(192)
+            if s1 == 0 or s1 & 1:
+                continue
+            g, ln = struct.unpack_from('<II', self._m, 200)
+            if ln > self.schema_cap:
+                raise FormatError('ring schema area length %d' % ln, 200, 0)
+            area = bytes(self._m[self.schema_off:self.schema_off + ln])
+            if self._u64(192) != s1:
+                continue
+            if g != gen:
+                return None
+            sch = None
+            for s in _schemas_of(area):
+                sch = s
+            self._schemas[gen] = sch
+            return sch
+        return None
+
+    def _writer_state(self):
+        if self._flags() & _F_CLOSED:
+            return 'exited'
+        hb = self._u64(136)
+        iv = self.interval_ns or 10 ** 9
+        now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        age = now - hb if hb and now > hb else 0
+        if (not hb or age > 2 * iv + 5 * 10 ** 8) and self.writer_pidns:
+            try:
+                mine = os.stat('/proc/self/ns/pid').st_ino
+            except OSError:
+                mine = 0
+            if mine == self.writer_pidns:
+                try:
+                    os.kill(self.writer_pid, 0)
+                except ProcessLookupError:
+                    return 'died'
+                except PermissionError:
+                    pass
+        if hb and age > max(10 * iv, 5 * 10 ** 9):
+            return 'not responding'
+        return None
+
+    def poll(self):
+        """The next frame, or None if there is none yet.  Raises
+        WriterGone when the writer is gone and everything was read."""
+        while True:
+            w = self._u64(128)
+            n = self.slot_count
+            if self.next_seq > w:
+                if self._snapshot:
+                    raise WriterGone('snapshot read to its end')
+                if self._flags() & _F_SUPERSEDED:
+                    run = self.run_id
+                    self._open()
+                    if self.run_id != run:
+                        self._schemas = {}
+                        w = self._u64(128)
+                        self.next_seq = w - n + 1 if w >= n else 1
+                    continue
+                st = self._writer_state()
+                if st is None:
+                    return None
+                if self._u64(128) != w:
+                    continue
+                self.gone = st
+                raise WriterGone('the writer (pid %d) %s after frame %d' % (self.writer_pid, st, w))
+            if w - self.next_seq >= n:
+                self.missed += w - n + 1 - self.next_seq
+                self.next_seq = w - n + 1
+            seq = self.next_seq
+            base = self.header_size + ((seq - 1) & (n - 1)) * self.slot_size
+            tail = self._u64(base + self.slot_size - 8)
+            if tail != seq:
+                if tail < seq and self._snapshot:
+                    self.missed += 1
+                    self.next_seq += 1
+                continue
+            m = self._m
+            ncols = struct.unpack_from('<I', m, base + 16 + 56)[0]
+            if ncols > self.slot_cols:
+                self.torn += 1
+                continue
+            raw = bytes(m[base + 16:base + 16 + 64 + 8 * ncols])
+            if self._u64(base) != seq:
+                self.torn += 1
+                if self._snapshot:
+                    self.missed += 1
+                    self.next_seq += 1
+                continue
+            (fseq, t_mono, t_real, gen, flags, missed, lost, self_cpu, late,
+             nc, _r) = struct.unpack_from('<QQqIIIIQQII', raw, 0)
+            if fseq != seq:
+                self.torn += 1
+                continue
+            s = self._schemas.get(gen) or self._schema(gen)
+            self.next_seq = seq + 1
+            if s is None or len(s.cols) != nc:
+                self.missed += 1
+                continue
+            vals = list(struct.unpack_from('<%dQ' % nc, raw, 64))
+            f = Frame()
+            f.seq, f.t_mono_ns, f.t_real_ns, f.gen, f.flags = seq, t_mono, t_real, gen, flags
+            f.missed_ticks, f.lost_frames, f.self_cpu_ns, f.late_ns = missed, lost, self_cpu, late
+            f.values = [None if v == VALUE_NONE else v for v in vals]
+            f.schema = s
+            return f
+
+    def frames(self):
+        """The frames there now (does not wait)."""
+        while True:
+            try:
+                f = self.poll()
+            except WriterGone:
+                return
+            if f is None:
+                return
+            yield f
+
+    def follow(self, sleep=None):
+        """Every frame as it comes, until the writer is gone (then
+        .gone says how).  sleep: seconds between polls when there is no
+        new frame (default: a quarter of the writer's interval, at most
+        0.25 s)."""
+        if sleep is None:
+            sleep = min(max((self.interval_ns or 10 ** 9) / 4e9, 0.001), 0.25)
+        while True:
+            try:
+                f = self.poll()
+            except WriterGone:
+                return
+            if f is None:
+                time.sleep(sleep)
+                continue
+            yield f
+
+
+def _schemas_of(stream):
+    """Schemas of a stream that holds only a header and SCHEMA records
+    (a ring's schema area)."""
+    p, n = 0, len(stream)
+    if stream[:7] != FMT_MAGIC or n < 32:
+        raise FormatError('ring schema area is not a stream', 0, 0)
+    p = struct.unpack_from('<I', stream, 12)[0]
+    while p + 16 <= n:
+        ln, typ, _ = struct.unpack_from('<IHH', stream, p)
+        if struct.unpack_from('<I', stream, p + 8)[0] != crc32c(stream[p:p + 8]) or p + 16 + ln > n:
+            raise FormatError('ring schema area: bad record', p, 1)
+        pl = stream[p + 12:p + 12 + ln]
+        if struct.unpack_from('<I', stream, p + 12 + ln)[0] != crc32c(pl):
+            raise FormatError('ring schema area: payload CRC mismatch', p, 1)
+        if typ == REC_SCHEMA:
+            yield _schema(pl)
+        p += 16 + ln
