@@ -202,6 +202,35 @@ static void test_options_agree(void **state)
 	names_free(&table);
 }
 
+/* `vmsampler tail --help` and the TAIL section of vmsampler.1 name the
+ * same long options. */
+static void test_tail_options_agree(void **state)
+{
+	(void)state;
+	struct names help = {0}, man = {0};
+	struct run_result r;
+	struct page pg;
+
+	run_bin(&r, 0, (const char *const[]){"tail", "--help", NULL});
+	assert_int_equal(r.status, 0);
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+		const char *p = line + strspn(line, " ");
+		if (p == line || *p != '-')
+			continue;
+		const char *l = strstr(p, "--");
+		assert_non_null(l);
+		names_add(&help, l + 2, strcspn(l + 2, "= "));
+	}
+	run_result_free(&r);
+	page_read(&pg, "man/vmsampler.1");
+	page_lines(&pg, (const char *const[]){"TAIL", NULL}, man_option_tag, &man);
+	free(pg.text);
+	assert_same(&help, "tail --help", &man, "vmsampler.1 TAIL");
+	assert_true(names_has(&man, "columns") && names_has(&man, "rates") && names_has(&man, "no-follow"));
+	names_free(&help);
+	names_free(&man);
+}
+
 static void man_key_tag(const char *prev, const char *line, void *ctx)
 {
 	if (strcmp(prev, ".TP") != 0)
@@ -325,7 +354,8 @@ static void test_cli_examples_parse(void **state)
 	page_lines(&pg, (const char *const[]){"EXAMPLES", NULL}, collect_nf, b);
 	free(pg.text);
 	for (char *line = strtok(b->buf, "\n\f"); line; line = strtok(NULL, "\n\f")) {
-		if (strncmp(line, "vmsampler ", 10) != 0 || strncmp(line, "vmsampler dump ", 15) == 0)
+		if (strncmp(line, "vmsampler ", 10) != 0 || strncmp(line, "vmsampler dump ", 15) == 0 ||
+		    strncmp(line, "vmsampler tail ", 15) == 0)
 			continue;
 		char copy[512], *argv[32], *save = NULL, err[256];
 		int argc = 0;
@@ -349,6 +379,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options_agree),
+		cmocka_unit_test(test_tail_options_agree),
 		cmocka_unit_test(test_keys_agree),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_yaml_example_loads),
