@@ -533,7 +533,7 @@ static int ring_idle(struct vms_reader *r, uint64_t w, bool *again)
 static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 {
 	unsigned torn_here = 0;
-	uint64_t torn_seq = 0;
+	uint64_t torn_seq = 0, stale_seq = 0;
 	for (;;) {
 		const struct vms_ring_header *h = r->ring.hdr;
 		uint64_t w = __atomic_load_n(&h->write_seq, __ATOMIC_ACQUIRE);
@@ -564,9 +564,13 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 			e = vms_ring_read(&r->ring, seq, r->buf, r->buf_cols);
 			f = r->buf;
 		}
-		if (e == -ESTALE)
+		if (e == -ESTALE && !r->snapshot && seq != stale_seq) {
+			stale_seq = seq;
 			continue; /* overwritten before we came: the next pass counts it */
-		if (e == -EBUSY || e == -EAGAIN) {
+		}
+		if (e == -EBUSY || e == -EAGAIN || e == -ESTALE) {
+			/* (ESTALE twice for one seq: a slot ahead of write_seq,
+			 * which only a damaged file has) */
 			r->torn += e == -EBUSY;
 			if (seq != torn_seq) {
 				torn_seq = seq;
