@@ -24,6 +24,8 @@
 #define TORN_LIMIT 1000
 /* attempts at a consistent copy of the schema area per call */
 #define SCHEMA_TRIES 100
+/* sequence numbers beyond this are damage */
+#define VMS_SEQ_MAX (1ull << 62)
 
 struct vms_reader {
 	int kind;
@@ -538,6 +540,11 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 		const struct vms_ring_header *h = r->ring.hdr;
 		uint64_t w = __atomic_load_n(&h->write_seq, __ATOMIC_ACQUIRE);
 		uint64_t n = (uint64_t)r->ring.mask + 1;
+		if (w >= VMS_SEQ_MAX) {
+			/* 2^62 frames would take 146 million years at 1 ms */
+			seterr(r, "ring write_seq %llu is out of range: a damaged ring", (unsigned long long)w);
+			return -EBADMSG;
+		}
 		if (r->next_seq > w) {
 			bool again;
 			int e = ring_idle(r, w, &again);
