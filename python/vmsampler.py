@@ -436,6 +436,8 @@ class Ring:
         while True:
             w = self._u64(128)
             n = self.slot_count
+            if w >= 1 << 62:
+                raise FormatError('ring write_seq %d is out of range: a damaged ring' % w, 128, 0)
             if self.next_seq > w:
                 if self._snapshot:
                     raise WriterGone('snapshot read to its end')

@@ -15,6 +15,13 @@ echo "== ASan+UBSan build and unit tests"
 build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined
 meson test -C "$ROOT/build-asan" --print-errorlogs --no-rebuild
 
+echo "== ThreadSanitizer: the live ring's seqlock under the in-process stress test"
+if [ ! -f "$ROOT/build-tsan/build.ninja" ]; then
+	meson setup "$ROOT/build-tsan" "$ROOT" -Dtests=enabled -Db_sanitize=thread -Db_lundef=false >/dev/null
+fi
+ninja -C "$ROOT/build-tsan" tests/stress_ring >/dev/null
+TSAN_OPTIONS=halt_on_error=1 VMS_STRESS_FRAMES=200000 "$ROOT/build-tsan/tests/stress_ring" threads
+
 echo "== minimal host-only build (no libvirt, no perf, no tests)"
 build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dtests=disabled -Dman=disabled --buildtype=release
 "$ROOT/build-min/vmsampler" -i 10ms -n 3 -o - >/dev/null

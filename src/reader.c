@@ -239,6 +239,16 @@ int vms_reader_open_mem(struct vms_reader **out, const void *data, size_t len, u
 	return file_setup(r);
 }
 
+int vms_rdr_open_mapping(struct vms_reader **out, const void *map, size_t len)
+{
+	int e = vms_reader_open_mem(out, map, len, 0);
+	if (e == 0 && (*out)->kind == VMS_READER_RING) {
+		(*out)->snapshot = false; /* live: its writer is in this process */
+		(*out)->my_pidns = vms_pidns_ino();
+	}
+	return e;
+}
+
 static void rates_free(struct vms_reader *r)
 {
 	vms_rate_plan_free(r->plan);
@@ -593,14 +603,16 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 		}
 		if (e < 0)
 			return e;
-		const struct vms_schema *s = ring_schema(r, f->gen);
+		/* (a view reads the slot itself: atomically, like the copy) */
+		uint32_t gen = __atomic_load_n(&f->gen, __ATOMIC_RELAXED);
+		const struct vms_schema *s = ring_schema(r, gen);
 		if (!s) {
-			e = ring_load_schema(r, f->gen);
+			e = ring_load_schema(r, gen);
 			if (e < 0)
 				return e;
-			s = ring_schema(r, f->gen);
+			s = ring_schema(r, gen);
 		}
-		if (!s || s->ncols != f->ncols) {
+		if (!s || s->ncols != __atomic_load_n(&f->ncols, __ATOMIC_RELAXED)) {
 			/* a generation whose schema is gone from the area */
 			r->missed++;
 			r->next_seq++;

@@ -10,6 +10,11 @@
 
 /* The current frame's schema (valid until the reader is closed). */
 const struct vms_schema *vms_rdr_schema(const struct vms_reader *r);
+/* A live ring through the writer's own mapping (map, len), as a reader
+ * in another thread of the writer's process: the in-process stress test,
+ * so that ThreadSanitizer sees writer and readers at the same addresses
+ * (two mappings of one file are different addresses to it). */
+int vms_rdr_open_mapping(struct vms_reader **out, const void *map, size_t len);
 /* File headers read so far (concatenated streams: > 1). */
 uint64_t vms_rdr_streams(const struct vms_reader *r);
 
