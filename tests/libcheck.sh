@@ -1,11 +1,14 @@
 #!/bin/bash
-# libcheck.sh BUILDDIR SRCDIR VMSAMPLER - libvmsampler as a user gets it:
+# libcheck.sh BUILDDIR SRCDIR VMSAMPLER [SANITIZE] - libvmsampler as a user
+# gets it:
 #   - the shared library exports exactly the vms_reader_* of the public
 #     header, and nothing in it can print or exit;
 #   - examples/follow.c builds against it with only pkg-config's flags and
 #     the public header, and reads a file the sampler wrote, every frame.
 set -euo pipefail
-build=$1 src=$2 bin=$3
+build=$1 src=$2 bin=$3 sanitize=${4:-none}
+san=()
+[ "$sanitize" = none ] || san=(-fsanitize="$sanitize")
 lib=$build/libvmsampler.so
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -20,7 +23,7 @@ printing=$(nm -D --undefined-only "$lib" | awk '{print $2}' | sed 's/@.*//' |
 [ -z "$printing" ] || { echo "libvmsampler can print or exit: $printing"; exit 1; }
 
 export PKG_CONFIG_PATH=$build/meson-uninstalled
-cc -std=c11 -Wall -Wextra -Werror "$src/examples/follow.c" $(pkg-config --cflags --libs vmsampler) \
+cc "${san[@]}" -std=c11 -Wall -Wextra -Werror "$src/examples/follow.c" $(pkg-config --cflags --libs vmsampler) \
 	-Wl,-rpath,"$build" -o "$tmp/follow"
 "$bin" -q -i 10ms -n 12 -o "$tmp/run.vms"
 "$tmp/follow" "$tmp/run.vms" 'cpu.all.user,load.*' > "$tmp/out" 2> "$tmp/err"
