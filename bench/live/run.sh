@@ -17,7 +17,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${1:-$ROOT/build}
-ninja -C "$B" vmsampler bench_live libvmsampler.so >/dev/null
+ninja -C "$B" >/dev/null && ninja -C "$B" bench_live >/dev/null
 V=$B/vmsampler
 T=$(mktemp -d /dev/shm/vms-bench.XXXXXX)
 trap 'rm -rf "$T"; [ -n "${NE:-}" ] && kill "$NE" 2>/dev/null || true' EXIT
