@@ -7,7 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 # Debian packages needed to build and run the sampler.
 BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev"
 # ... and to run the whole test suite.
-TEST_PKGS="libcmocka-dev sysstat tzdata python3 python3-pandas"
+TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base python3-pandas"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

@@ -17,141 +17,11 @@
 
 #include "testutil.h"
 
+#include "allocwrap.h"
 #include "source.h"
+#include "srcdrv.h"
 
 extern const struct vms_source_ops vms_source_diskstats;
-
-/* ---- counting allocator ------------------------------------------------- */
-
-static unsigned long allocs;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n)
-{
-	allocs++;
-	return __real_malloc(n);
-}
-void *__wrap_calloc(size_t n, size_t m)
-{
-	allocs++;
-	return __real_calloc(n, m);
-}
-void *__wrap_realloc(void *p, size_t n)
-{
-	allocs++;
-	return __real_realloc(p, n);
-}
-
-/* ---- driving a source ---------------------------------------------------- */
-
-#define CANARY 0x5a5a5a5a5a5a5a5aull
-
-struct drv {
-	struct vms_source_conf sconf;
-	struct vms_source src;
-	struct vms_schema *schema;
-	uint32_t gen;
-	int dirfd;
-	uint64_t slots[8192];
-	uint32_t parse_errors; /* of the last sample */
-};
-
-static void drv_open(struct drv *d, const char *root)
-{
-	d->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(d->dirfd >= 0);
-	d->src.ops = &vms_source_diskstats;
-	d->src.sconf = &d->sconf;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_diskstats.priv_size);
-	assert_non_null(d->src.priv);
-	assert_int_equal(d->src.ops->open(&d->src), 0);
-}
-
-static int drv_declare(struct drv *d)
-{
-	struct vms_schema_builder b;
-	struct vms_schema *s = NULL;
-	vms_schema_builder_init(&b);
-	vms_schema_builder_source(&b, 0);
-	int r = d->src.ops->declare(&d->src, &b);
-	if (r < 0) {
-		vms_schema_builder_free(&b);
-		return r;
-	}
-	d->src.ncols = vms_schema_builder_count(&b);
-	assert_true(d->src.ncols <= VMS_ARRAY_SIZE(d->slots));
-	assert_int_equal(vms_schema_finish(&b, ++d->gen, 0, &s), 0);
-	vms_schema_builder_free(&b);
-	vms_schema_unref(d->schema);
-	d->schema = s;
-	return 0;
-}
-
-/* One sample; on success every declared slot must have been written. */
-static int drv_sample(struct drv *d)
-{
-	struct vms_tick_ctx t = {.idx = 1};
-	for (unsigned i = 0; i < VMS_ARRAY_SIZE(d->slots); i++)
-		d->slots[i] = CANARY;
-	int r = d->src.ops->sample(&d->src, d->slots, &t);
-	d->parse_errors = t.parse_errors;
-	if (r == 0)
-		for (uint32_t i = 0; i < d->src.ncols; i++)
-			if (d->slots[i] == CANARY)
-				fail_msg("slot %u (%s) not written", i, d->schema->cols[i].name);
-	for (unsigned i = d->src.ncols; i < VMS_ARRAY_SIZE(d->slots); i++)
-		assert_true(d->slots[i] == CANARY); /* nothing past its columns */
-	return r;
-}
-
-static void drv_close(struct drv *d)
-{
-	d->src.ops->close(&d->src);
-	free(d->src.priv);
-	vms_schema_unref(d->schema);
-	if (d->dirfd >= 0)
-		close(d->dirfd);
-	vms_globs_clear(&d->sconf.include);
-	vms_globs_clear(&d->sconf.exclude);
-	free(d);
-}
-
-/* A driver with an empty configuration (no globs, no partitions); set
- * d->sconf before drv_declare. */
-static struct drv *drv_new(const char *root)
-{
-	struct drv *d = calloc(1, sizeof(*d));
-	assert_non_null(d);
-	d->dirfd = -1;
-	d->sconf.enabled = true;
-	drv_open(d, root);
-	return d;
-}
-
-static int col(const struct drv *d, const char *name)
-{
-	return vms_schema_find(d->schema, name);
-}
-
-static uint64_t val(const struct drv *d, const char *name)
-{
-	int i = col(d, name);
-	if (i < 0)
-		fail_msg("no column %s", name);
-	return d->slots[i];
-}
-
-static const char *root(const char *name)
-{
-	static char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", fixture_path(name));
-	return buf;
-}
 
 static char *read_disk(const char *name, size_t *len)
 {
@@ -331,7 +201,7 @@ static void test_pcp_classification(void **state)
 		snprintf(r, sizeof(r), "roots/%s", pcp[k].fixture);
 
 		/* whole disks (the default) */
-		struct drv *d = drv_new(root(r));
+		struct drv *d = drv_new(root(r), &vms_source_diskstats);
 		assert_int_equal(drv_declare(d), 0);
 		devices(d, whole, sizeof(whole));
 		words_minus(whole, NULL, pcp_elsewhere, got);
@@ -378,7 +248,7 @@ static void test_pcp_classification(void **state)
 		drv_close(d);
 
 		/* with partitions: exactly PCP's disk.partitions are added */
-		d = drv_new(root(r));
+		d = drv_new(root(r), &vms_source_diskstats);
 		d->sconf.partitions = true;
 		assert_int_equal(drv_declare(d), 0);
 		devices(d, all, sizeof(all));
@@ -425,11 +295,11 @@ static void test_other_classification(void **state)
 	for (unsigned k = 0; k < VMS_ARRAY_SIZE(other); k++) {
 		char r[256];
 		snprintf(r, sizeof(r), "roots/%s", other[k].fixture);
-		struct drv *d = drv_new(root(r));
+		struct drv *d = drv_new(root(r), &vms_source_diskstats);
 		assert_int_equal(drv_declare(d), 0);
 		devices(d, whole, sizeof(whole));
 		drv_close(d);
-		d = drv_new(root(r));
+		d = drv_new(root(r), &vms_source_diskstats);
 		d->sconf.partitions = true;
 		assert_int_equal(drv_declare(d), 0);
 		devices(d, all, sizeof(all));
@@ -463,7 +333,7 @@ static void test_columns(void **state)
 {
 	(void)state;
 	/* 17 fields: kinds, units and wrap widths */
-	struct drv *d = drv_new(root("roots/pcp-blkdev007-20fields-zram"));
+	struct drv *d = drv_new(root("roots/pcp-blkdev007-20fields-zram"), &vms_source_diskstats);
 	assert_int_equal(drv_declare(d), 0);
 	for (unsigned f = 0; f < 17; f++) {
 		char n[64];
@@ -493,7 +363,7 @@ static void test_columns(void **state)
 	drv_close(d);
 
 	/* 11 and 15 fields in one file; 4-field partitions */
-	d = drv_new(root("roots/procfs-mixed-fieldcounts"));
+	d = drv_new(root("roots/procfs-mixed-fieldcounts"), &vms_source_diskstats);
 	assert_int_equal(drv_declare(d), 0);
 	assert_true(vms_schema_find(d->schema, "disk.sda.time_in_queue") >= 0);
 	assert_int_equal(vms_schema_find(d->schema, "disk.sda.dc_ios"), -ENOENT);
@@ -508,7 +378,7 @@ static void test_columns(void **state)
 	assert_int_equal(val(d, "disk.sdb.dc_sectors"), 1925173784);
 	drv_close(d);
 
-	d = drv_new(root("roots/lkml-2.5.70-short-partitions-inflight-wrap"));
+	d = drv_new(root("roots/lkml-2.5.70-short-partitions-inflight-wrap"), &vms_source_diskstats);
 	d->sconf.partitions = true;
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 11 + 4 + 4 + 11);
@@ -529,7 +399,7 @@ static void test_columns(void **state)
 	char *dir = tmpdir_make();
 	const char *four = "   3     0 hdx 1 2 3 4 5 6 7 8 9 10 11\n   3    65 hdq7 4 8 1 2\n";
 	put(dir, four, strlen(four));
-	d = drv_new(dir);
+	d = drv_new(dir, &vms_source_diskstats);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 11);
 	assert_int_equal(vms_schema_find(d->schema, "disk.hdq7.rd_ios"), -ENOENT);
@@ -538,7 +408,7 @@ static void test_columns(void **state)
 	free(dir);
 
 	/* '/' in a name */
-	d = drv_new(root("roots/pcp-blkdev002-cciss-c12d11"));
+	d = drv_new(root("roots/pcp-blkdev002-cciss-c12d11"), &vms_source_diskstats);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(drv_sample(d), 0);
 	/* PCP disk.dev cciss/c12d11: 545 20 512544 ... inflight 1 */
@@ -554,7 +424,7 @@ static void test_globs(void **state)
 	(void)state;
 	char got[4096];
 	/* the configuration's defaults: whole disks without ram* and loop* */
-	struct drv *d = drv_new(root("roots/procfs-mixed-fieldcounts"));
+	struct drv *d = drv_new(root("roots/procfs-mixed-fieldcounts"), &vms_source_diskstats);
 	vms_globs_add(&d->sconf.exclude, "ram*");
 	vms_globs_add(&d->sconf.exclude, "loop*");
 	assert_int_equal(drv_declare(d), 0);
@@ -568,7 +438,7 @@ static void test_globs(void **state)
 	drv_close(d);
 
 	/* include sd*, partitions on, exclude sda4 and *2 */
-	d = drv_new(root("roots/procfs-mixed-fieldcounts"));
+	d = drv_new(root("roots/procfs-mixed-fieldcounts"), &vms_source_diskstats);
 	d->sconf.partitions = true;
 	vms_globs_add(&d->sconf.include, "sd*");
 	vms_globs_add(&d->sconf.exclude, "sda4");
@@ -581,7 +451,7 @@ static void test_globs(void **state)
 	drv_close(d);
 
 	/* nothing selected: no columns, not an error */
-	d = drv_new(root("roots/procfs-mixed-fieldcounts"));
+	d = drv_new(root("roots/procfs-mixed-fieldcounts"), &vms_source_diskstats);
 	vms_globs_add(&d->sconf.include, "xvd*");
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 0);
@@ -689,7 +559,7 @@ static void test_damaged_and_changed(void **state)
 	char *dir = tmpdir_make();
 	for (unsigned i = 0; i < VMS_ARRAY_SIZE(cases); i++) {
 		put_edited(dir, cases[i].fixture, NULL, 0);
-		struct drv *d = drv_new(dir);
+		struct drv *d = drv_new(dir, &vms_source_diskstats);
 		vms_globs_add(&d->sconf.exclude, "ram*");
 		vms_globs_add(&d->sconf.exclude, "loop*");
 		assert_int_equal(drv_declare(d), 0);
@@ -739,7 +609,7 @@ static void test_reordered_and_fixed(void **state)
 	size_t len;
 	char *b = read_disk("procfs-mixed-fieldcounts", &len);
 	put(dir, b, len);
-	struct drv *d = drv_new(dir);
+	struct drv *d = drv_new(dir, &vms_source_diskstats);
 	d->sconf.partitions = true;
 	assert_int_equal(drv_declare(d), 0);
 	char *rev = malloc(len + 1);
@@ -766,7 +636,7 @@ static void test_reordered_and_fixed(void **state)
 	/* sysstat's damaged sds line, then a whole one: a new device */
 	b = read_disk("sysstat-root1-discard-short-line", &len);
 	put(dir, b, len);
-	d = drv_new(dir);
+	d = drv_new(dir, &vms_source_diskstats);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(vms_schema_find(d->schema, "disk.sds.rd_ios"), -ENOENT);
 	assert_int_equal(drv_sample(d), 0);
@@ -793,15 +663,15 @@ static void test_no_allocation(void **state)
 	static const char *const roots[] = {"roots/procfs-mixed-fieldcounts", "roots/pcp-bigsys-hpbl920-107dev",
 					    "roots/sysstat-root1-discard-short-line"};
 	for (unsigned k = 0; k < VMS_ARRAY_SIZE(roots); k++) {
-		struct drv *d = drv_new(root(roots[k]));
+		struct drv *d = drv_new(root(roots[k]), &vms_source_diskstats);
 		vms_globs_add(&d->sconf.exclude, "ram*");
 		vms_globs_add(&d->sconf.exclude, "loop*");
 		assert_int_equal(drv_declare(d), 0);
 		struct vms_tick_ctx t = {.idx = 1};
-		allocs = 0;
+		test_allocs = 0;
 		for (int i = 0; i < 1000; i++)
 			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		assert_int_equal(allocs, 0);
+		assert_int_equal(test_allocs, 0);
 		assert_int_equal(t.parse_errors, k == 2 ? 1000 : 0); /* sds */
 		drv_close(d);
 	}
@@ -820,7 +690,7 @@ static void test_open_close(void **state)
 	drv_close(d);
 	/* an empty file: no devices */
 	put(dir, "", 0);
-	d = drv_new(dir);
+	d = drv_new(dir, &vms_source_diskstats);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 0);
 	assert_int_equal(drv_sample(d), 0);
@@ -829,7 +699,7 @@ static void test_open_close(void **state)
 	size_t len;
 	char *b = read_disk("pcp-blkdev004-md", &len);
 	put(dir, b, len);
-	d = drv_new(dir);
+	d = drv_new(dir, &vms_source_diskstats);
 	d->src.sconf = NULL;
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 5 * 11);

@@ -14,141 +14,11 @@
 
 #include "testutil.h"
 
+#include "allocwrap.h"
 #include "source.h"
+#include "srcdrv.h"
 
 extern const struct vms_source_ops vms_source_netdev;
-
-/* ---- counting allocator ------------------------------------------------- */
-
-static unsigned long allocs;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n)
-{
-	allocs++;
-	return __real_malloc(n);
-}
-void *__wrap_calloc(size_t n, size_t m)
-{
-	allocs++;
-	return __real_calloc(n, m);
-}
-void *__wrap_realloc(void *p, size_t n)
-{
-	allocs++;
-	return __real_realloc(p, n);
-}
-
-/* ---- driving a source ---------------------------------------------------- */
-
-#define CANARY 0x5a5a5a5a5a5a5a5aull
-
-struct drv {
-	struct vms_source_conf sconf;
-	struct vms_source src;
-	struct vms_schema *schema;
-	uint32_t gen;
-	int dirfd;
-	uint64_t slots[8192];
-	uint32_t parse_errors; /* of the last sample */
-};
-
-static void drv_open(struct drv *d, const char *root)
-{
-	d->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(d->dirfd >= 0);
-	d->src.ops = &vms_source_netdev;
-	d->src.sconf = &d->sconf;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_netdev.priv_size);
-	assert_non_null(d->src.priv);
-	assert_int_equal(d->src.ops->open(&d->src), 0);
-}
-
-static int drv_declare(struct drv *d)
-{
-	struct vms_schema_builder b;
-	struct vms_schema *s = NULL;
-	vms_schema_builder_init(&b);
-	vms_schema_builder_source(&b, 0);
-	int r = d->src.ops->declare(&d->src, &b);
-	if (r < 0) {
-		vms_schema_builder_free(&b);
-		return r;
-	}
-	d->src.ncols = vms_schema_builder_count(&b);
-	assert_true(d->src.ncols <= VMS_ARRAY_SIZE(d->slots));
-	assert_int_equal(vms_schema_finish(&b, ++d->gen, 0, &s), 0);
-	vms_schema_builder_free(&b);
-	vms_schema_unref(d->schema);
-	d->schema = s;
-	return 0;
-}
-
-/* One sample; on success every declared slot must have been written. */
-static int drv_sample(struct drv *d)
-{
-	struct vms_tick_ctx t = {.idx = 1};
-	for (unsigned i = 0; i < VMS_ARRAY_SIZE(d->slots); i++)
-		d->slots[i] = CANARY;
-	int r = d->src.ops->sample(&d->src, d->slots, &t);
-	d->parse_errors = t.parse_errors;
-	if (r == 0)
-		for (uint32_t i = 0; i < d->src.ncols; i++)
-			if (d->slots[i] == CANARY)
-				fail_msg("slot %u (%s) not written", i, d->schema->cols[i].name);
-	for (unsigned i = d->src.ncols; i < VMS_ARRAY_SIZE(d->slots); i++)
-		assert_true(d->slots[i] == CANARY); /* nothing past its columns */
-	return r;
-}
-
-static void drv_close(struct drv *d)
-{
-	d->src.ops->close(&d->src);
-	free(d->src.priv);
-	vms_schema_unref(d->schema);
-	if (d->dirfd >= 0)
-		close(d->dirfd);
-	vms_globs_clear(&d->sconf.include);
-	vms_globs_clear(&d->sconf.exclude);
-	free(d);
-}
-
-/* A driver with an empty configuration (no globs, no partitions); set
- * d->sconf before drv_declare. */
-static struct drv *drv_new(const char *root)
-{
-	struct drv *d = calloc(1, sizeof(*d));
-	assert_non_null(d);
-	d->dirfd = -1;
-	d->sconf.enabled = true;
-	drv_open(d, root);
-	return d;
-}
-
-static int col(const struct drv *d, const char *name)
-{
-	return vms_schema_find(d->schema, name);
-}
-
-static uint64_t val(const struct drv *d, const char *name)
-{
-	int i = col(d, name);
-	if (i < 0)
-		fail_msg("no column %s", name);
-	return d->slots[i];
-}
-
-static const char *root(const char *name)
-{
-	static char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", fixture_path(name));
-	return buf;
-}
 
 /* ---- an independent reader ------------------------------------------------ */
 static char *read_net(const char *name, size_t *len)
@@ -261,7 +131,7 @@ static void test_all_fixtures(void **state)
 	for (unsigned k = 0; k < VMS_ARRAY_SIZE(net_fixtures); k++) {
 		char r[256];
 		snprintf(r, sizeof(r), "roots/%s", net_fixtures[k]);
-		struct drv *d = drv_new(root(r));
+		struct drv *d = drv_new(root(r), &vms_source_netdev);
 		assert_int_equal(drv_declare(d), 0);
 		assert_int_equal(d->schema->ncols % 16, 0);
 		for (int i = 0; i < 2; i++) {
@@ -277,7 +147,7 @@ static void test_odd_names(void **state)
 {
 	(void)state;
 	char got[1024];
-	struct drv *d = drv_new(root("roots/node_exporter-odd-names"));
+	struct drv *d = drv_new(root("roots/node_exporter-odd-names"), &vms_source_netdev);
 	assert_int_equal(drv_declare(d), 0);
 	/* exactly 10 devices, with all 16 fields, in file order */
 	assert_int_equal(d->schema->ncols, 10 * 16);
@@ -306,7 +176,7 @@ static void test_odd_names(void **state)
 	drv_close(d);
 
 	/* procfs: exactly 4 interfaces, vethf345468 first; lo RxBytes 1664039048 */
-	d = drv_new(root("roots/procfs-docker-veth"));
+	d = drv_new(root("roots/procfs-docker-veth"), &vms_source_netdev);
 	assert_int_equal(drv_declare(d), 0);
 	ifaces(d, got, sizeof(got));
 	assert_string_equal(got, "vethf345468 lo docker0 eth0");
@@ -320,7 +190,7 @@ static void test_globs(void **state)
 {
 	(void)state;
 	char got[2048];
-	struct drv *d = drv_new(root("roots/zte-modem-26if-drop-near-2e32"));
+	struct drv *d = drv_new(root("roots/zte-modem-26if-drop-near-2e32"), &vms_source_netdev);
 	vms_globs_add(&d->sconf.include, "wlan*");
 	vms_globs_add(&d->sconf.include, "apcli0");
 	vms_globs_add(&d->sconf.exclude, "wlan[4-7]");
@@ -453,7 +323,7 @@ static void test_damaged_and_changed(void **state)
 		char *s = edited("procfs-docker-veth", "-", "", &len);
 		put(dir, s, len);
 		free(s);
-		struct drv *d = drv_new(dir);
+		struct drv *d = drv_new(dir, &vms_source_netdev);
 		vms_globs_add(&d->sconf.exclude, "docker*");
 		assert_int_equal(drv_declare(d), 0);
 		assert_int_equal(d->schema->ncols, 3 * 16);
@@ -505,7 +375,7 @@ static void test_partial_header(void **state)
 			"    lo: 1 2 3 4 5 6 7 8 9 10 11 12 13 14\n";
 	char *dir = tmpdir_make();
 	put(dir, s, strlen(s));
-	struct drv *d = drv_new(dir);
+	struct drv *d = drv_new(dir, &vms_source_netdev);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 14);
 	assert_int_equal(vms_schema_find(d->schema, "net.lo.rx_fifo"), -ENOENT);
@@ -517,7 +387,7 @@ static void test_partial_header(void **state)
 	drv_close(d);
 	/* no header: the source cannot map anything */
 	put(dir, "    lo: 1 2\n  eth0: 3 4\n", 24);
-	d = drv_new(dir);
+	d = drv_new(dir, &vms_source_netdev);
 	assert_int_equal(drv_declare(d), -EINVAL);
 	drv_close(d);
 	rm_rf(dir);
@@ -530,15 +400,15 @@ static void test_no_allocation(void **state)
 	static const char *const roots[] = {"roots/pcp-bigsys-hpbl920-49if", "roots/node_exporter-odd-names",
 					    "roots/zte-modem-26if-drop-near-2e32"};
 	for (unsigned k = 0; k < VMS_ARRAY_SIZE(roots); k++) {
-		struct drv *d = drv_new(root(roots[k]));
+		struct drv *d = drv_new(root(roots[k]), &vms_source_netdev);
 		vms_globs_add(&d->sconf.exclude, "eth1*");
 		vms_globs_add(&d->sconf.exclude, "wlan*");
 		assert_int_equal(drv_declare(d), 0);
 		struct vms_tick_ctx t = {.idx = 1};
-		allocs = 0;
+		test_allocs = 0;
 		for (int i = 0; i < 1000; i++)
 			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		assert_int_equal(allocs, 0);
+		assert_int_equal(test_allocs, 0);
 		assert_int_equal(t.parse_errors, 0);
 		drv_close(d);
 	}
@@ -560,7 +430,7 @@ static void test_open_close(void **state)
 			" face |bytes    packets errs drop fifo frame compressed multicast|"
 			"bytes    packets errs drop fifo colls carrier compressed\n";
 	put(dir, h, strlen(h));
-	d = drv_new(dir);
+	d = drv_new(dir, &vms_source_netdev);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 0);
 	assert_int_equal(drv_sample(d), 0);
@@ -569,7 +439,7 @@ static void test_open_close(void **state)
 	size_t len;
 	char *b = read_net("jtsys-em1-em2-nonl", &len);
 	put(dir, b, len);
-	d = drv_new(dir);
+	d = drv_new(dir, &vms_source_netdev);
 	d->src.sconf = NULL;
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 3 * 16);

@@ -16,139 +16,16 @@
 
 #include "testutil.h"
 
+#include "allocwrap.h"
 #include "source.h"
+#include "srcdrv.h"
 
 extern const struct vms_source_ops vms_source_procstat;
 
-/* ---- counting allocator ------------------------------------------------- */
-
-static unsigned long allocs;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n)
+static struct drv *drv_stat(const char *dir, bool per_cpu)
 {
-	allocs++;
-	return __real_malloc(n);
-}
-void *__wrap_calloc(size_t n, size_t m)
-{
-	allocs++;
-	return __real_calloc(n, m);
-}
-void *__wrap_realloc(void *p, size_t n)
-{
-	allocs++;
-	return __real_realloc(p, n);
-}
-
-/* ---- driving a source ---------------------------------------------------- */
-
-#define CANARY 0x5a5a5a5a5a5a5a5aull
-
-struct drv {
-	struct vms_source_conf sconf;
-	struct vms_source src;
-	struct vms_schema *schema;
-	uint32_t gen;
-	int dirfd;
-	uint64_t slots[8192];
-	uint32_t parse_errors; /* of the last sample */
-};
-
-static void drv_open(struct drv *d, const char *root)
-{
-	d->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(d->dirfd >= 0);
-	d->src.ops = &vms_source_procstat;
-	d->src.sconf = &d->sconf;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_procstat.priv_size);
-	assert_non_null(d->src.priv);
-	assert_int_equal(d->src.ops->open(&d->src), 0);
-}
-
-static int drv_declare(struct drv *d)
-{
-	struct vms_schema_builder b;
-	struct vms_schema *s = NULL;
-	vms_schema_builder_init(&b);
-	vms_schema_builder_source(&b, 0);
-	int r = d->src.ops->declare(&d->src, &b);
-	if (r < 0) {
-		vms_schema_builder_free(&b);
-		return r;
-	}
-	d->src.ncols = vms_schema_builder_count(&b);
-	assert_true(d->src.ncols <= VMS_ARRAY_SIZE(d->slots));
-	assert_int_equal(vms_schema_finish(&b, ++d->gen, 0, &s), 0);
-	vms_schema_builder_free(&b);
-	vms_schema_unref(d->schema);
-	d->schema = s;
-	return 0;
-}
-
-/* One sample; on success every declared slot must have been written. */
-static int drv_sample(struct drv *d)
-{
-	struct vms_tick_ctx t = {.idx = 1};
-	for (unsigned i = 0; i < VMS_ARRAY_SIZE(d->slots); i++)
-		d->slots[i] = CANARY;
-	int r = d->src.ops->sample(&d->src, d->slots, &t);
-	d->parse_errors = t.parse_errors;
-	if (r == 0)
-		for (uint32_t i = 0; i < d->src.ncols; i++)
-			if (d->slots[i] == CANARY)
-				fail_msg("slot %u (%s) not written", i, d->schema->cols[i].name);
-	for (unsigned i = d->src.ncols; i < VMS_ARRAY_SIZE(d->slots); i++)
-		assert_true(d->slots[i] == CANARY); /* nothing past its columns */
-	return r;
-}
-
-static void drv_close(struct drv *d)
-{
-	d->src.ops->close(&d->src);
-	free(d->src.priv);
-	vms_schema_unref(d->schema);
-	if (d->dirfd >= 0)
-		close(d->dirfd);
-	vms_globs_clear(&d->sconf.include);
-	vms_globs_clear(&d->sconf.exclude);
-	free(d);
-}
-
-static struct drv *drv_new(const char *root, bool per_cpu)
-{
-	struct drv *d = calloc(1, sizeof(*d));
-	assert_non_null(d);
-	d->dirfd = -1;
-	d->sconf.enabled = true;
-	d->sconf.per_cpu = per_cpu;
-	drv_open(d, root);
-	return d;
-}
-
-static int col(const struct drv *d, const char *name)
-{
-	return vms_schema_find(d->schema, name);
-}
-
-static uint64_t val(const struct drv *d, const char *name)
-{
-	int i = col(d, name);
-	if (i < 0)
-		fail_msg("no column %s", name);
-	return d->slots[i];
-}
-
-static const char *root(const char *name)
-{
-	static char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", fixture_path(name));
-	return buf;
+	const struct vms_source_conf sc = {.per_cpu = per_cpu};
+	return drv_new_conf(dir, &vms_source_procstat, &sc);
 }
 
 /* ---- an independent reader ------------------------------------------------ */
@@ -219,7 +96,7 @@ static char *read_stat(const char *name, size_t *len)
 static void test_root1_columns_and_values(void **state)
 {
 	(void)state;
-	struct drv *d = drv_new(root("roots/sysstat-root1-9cpu"), true);
+	struct drv *d = drv_stat(root("roots/sysstat-root1-9cpu"), true);
 	assert_int_equal(drv_declare(d), 0);
 	/* 10 cpu fields for cpu and cpu0..8, then 6 keyed lines */
 	assert_int_equal(d->schema->ncols, 10 + 9 * 10 + 6);
@@ -303,7 +180,7 @@ static void test_offline_series(void **state)
 	(void)state;
 	char *dir = tmpdir_make();
 	put_fixture(dir, "sysstat-root1-9cpu");
-	struct drv *d = drv_new(dir, true);
+	struct drv *d = drv_stat(dir, true);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 106);
 	assert_int_equal(drv_sample(d), 0);
@@ -353,7 +230,7 @@ static void test_not_per_cpu(void **state)
 	(void)state;
 	char *dir = tmpdir_make();
 	put_fixture(dir, "sysstat-root1-9cpu");
-	struct drv *d = drv_new(dir, false);
+	struct drv *d = drv_stat(dir, false);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 10 + 6);
 	assert_int_equal(col(d, "cpu.0.user"), -ENOENT);
@@ -381,7 +258,7 @@ static void test_old_kernels(void **state)
 {
 	(void)state;
 	/* 7 fields: no steal, guest, guest_nice columns at all */
-	struct drv *d = drv_new(root("roots/sysstat-root6-7fields-old-kernel"), true);
+	struct drv *d = drv_stat(root("roots/sysstat-root6-7fields-old-kernel"), true);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 7 + 10 * 7 + 6);
 	assert_int_equal(col(d, "cpu.all.steal"), -ENOENT);
@@ -393,7 +270,7 @@ static void test_old_kernels(void **state)
 	drv_close(d);
 
 	/* 2.6.29: 9 fields (guest, no guest_nice), no softirq line */
-	d = drv_new(root("roots/android-2.6.29-9fields-nosoftirq"), true);
+	d = drv_stat(root("roots/android-2.6.29-9fields-nosoftirq"), true);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 9 + 9 + 5);
 	assert_true(col(d, "cpu.0.guest") >= 0);
@@ -404,7 +281,7 @@ static void test_old_kernels(void **state)
 	drv_close(d);
 
 	/* 9 fields x 480 CPUs */
-	d = drv_new(root("roots/pcp-bigsys-hpbl920-480cpu"), true);
+	d = drv_stat(root("roots/pcp-bigsys-hpbl920-480cpu"), true);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 9 + 480 * 9 + 6);
 	assert_int_equal(drv_sample(d), 0);
@@ -416,7 +293,7 @@ static void test_race_and_nonl(void **state)
 {
 	(void)state;
 	/* "aggregate user 3700 < cpu0 user 3701": both kept, no complaint */
-	struct drv *d = drv_new(root("roots/metrix-1cpu-vm-agg-lt-cpu0"), true);
+	struct drv *d = drv_stat(root("roots/metrix-1cpu-vm-agg-lt-cpu0"), true);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(drv_sample(d), 0);
 	assert_int_equal(d->parse_errors, 0);
@@ -425,7 +302,7 @@ static void test_race_and_nonl(void **state)
 	drv_close(d);
 
 	/* no trailing newline after the softirq line */
-	d = drv_new(root("roots/gopsutil-issue424-4cpu-guest"), true);
+	d = drv_stat(root("roots/gopsutil-issue424-4cpu-guest"), true);
 	assert_int_equal(drv_declare(d), 0);
 	assert_true(col(d, "stat.softirq") >= 0);
 	assert_int_equal(drv_sample(d), 0);
@@ -433,7 +310,7 @@ static void test_race_and_nonl(void **state)
 	drv_close(d);
 
 	/* > 2^32 */
-	d = drv_new(root("roots/pcp-cgroups004-softirq-over-2e32"), true);
+	d = drv_stat(root("roots/pcp-cgroups004-softirq-over-2e32"), true);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(drv_sample(d), 0);
 	assert_int_equal(val(d, "stat.softirq"), 9998885674ull);
@@ -500,7 +377,7 @@ static void test_damaged_lines(void **state)
 	char *dir = tmpdir_make();
 	for (unsigned i = 0; i < VMS_ARRAY_SIZE(cases); i++) {
 		put_fixture(dir, "sysstat-root1-9cpu");
-		struct drv *d = drv_new(dir, true);
+		struct drv *d = drv_stat(dir, true);
 		assert_int_equal(drv_declare(d), 0);
 		size_t len;
 		char *s = root1_edit(cases[i].prefix, cases[i].with, &len);
@@ -540,7 +417,7 @@ static void test_line_appears(void **state)
 	(void)state;
 	char *dir = tmpdir_make();
 	put_fixture(dir, "android-2.6.29-9fields-nosoftirq");
-	struct drv *d = drv_new(dir, true);
+	struct drv *d = drv_stat(dir, true);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(drv_sample(d), 0);
 	/* a softirq line shows up: it needs a column */
@@ -567,21 +444,21 @@ static void test_no_allocation(void **state)
 	static const char *const roots[] = {"roots/procfs-8cpu", "roots/sysstat-root1-9cpu",
 					    "roots/pcp-bigsys-hpbl920-480cpu"};
 	for (unsigned k = 0; k < VMS_ARRAY_SIZE(roots); k++) {
-		struct drv *d = drv_new(root(roots[k]), true);
+		struct drv *d = drv_stat(root(roots[k]), true);
 		assert_int_equal(drv_declare(d), 0);
 		struct vms_tick_ctx t = {.idx = 1};
-		allocs = 0;
+		test_allocs = 0;
 		for (int i = 0; i < 1000; i++)
 			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		assert_int_equal(allocs, 0);
+		assert_int_equal(test_allocs, 0);
 		assert_int_equal(t.parse_errors, 0);
 		drv_close(d);
 	}
 	/* the wrap works: declare does allocate */
-	struct drv *d = drv_new(root("roots/sysstat-root1-9cpu"), true);
-	allocs = 0;
+	struct drv *d = drv_stat(root("roots/sysstat-root1-9cpu"), true);
+	test_allocs = 0;
 	assert_int_equal(drv_declare(d), 0);
-	assert_true(allocs > 0);
+	assert_true(test_allocs > 0);
 	drv_close(d);
 }
 
@@ -600,12 +477,12 @@ static void test_open_close(void **state)
 	drv_close(d);
 	/* a file with nothing we know: declare says so */
 	put(dir, "btime 5\nwibble\n", 15);
-	d = drv_new(dir, true);
+	d = drv_stat(dir, true);
 	assert_int_equal(drv_declare(d), -ENODATA);
 	drv_close(d);
 	/* close right after open, without declare */
 	put_fixture(dir, "sysstat-root1-9cpu");
-	d = drv_new(dir, true);
+	d = drv_stat(dir, true);
 	drv_close(d);
 	rm_rf(dir);
 	free(dir);
