@@ -499,16 +499,9 @@ class Ring:
 
     def frames(self):
         """The frames there now (does not wait)."""
-        while True:
-            try:
-                f = self.poll()
-            except WriterGone:
-                return
-            if f is None:
-                return
-            yield f
+        return self.follow(wait=False)
 
-    def follow(self, sleep=None):
+    def follow(self, sleep=None, wait=True):
         """Every frame as it comes, until the writer is gone (then
         .gone says how).  sleep: seconds between polls when there is no
         new frame (default: a quarter of the writer's interval, at most
@@ -521,6 +514,8 @@ class Ring:
             except WriterGone:
                 return
             if f is None:
+                if not wait:
+                    return
                 time.sleep(sleep)
                 continue
             yield f

@@ -688,35 +688,45 @@ static int switch_schema(struct vms_rates *r, const struct vms_schema *s)
 	return 0;
 }
 
+int32_t vms_rate_prev_col(const struct vms_schema *ps, const struct vms_schema *s, uint32_t i)
+{
+	int32_t j = -1;
+	if (ps == s)
+		return (int32_t)i;
+	else if (ps && i < ps->ncols && strcmp(ps->cols[i].name, s->cols[i].name) == 0)
+		j = (int32_t)i;
+	else if (ps)
+		j = vms_schema_find(ps, s->cols[i].name);
+	/* a column whose meaning changed is not a continuation */
+	if (j >= 0 && (ps->cols[j].kind != s->cols[i].kind ||
+		       ps->cols[j].scale != s->cols[i].scale || strcmp(ps->cols[j].key, s->cols[i].key)))
+		j = -1;
+	return j;
+}
+
 static void map_prev(struct vms_rates *r)
 {
-	const struct vms_schema *s = r->sch, *ps = r->psch;
-	for (uint32_t i = 0; i < s->ncols; i++) {
-		int32_t j = -1;
-		if (ps == s)
-			j = (int32_t)i;
-		else if (ps && i < ps->ncols && strcmp(ps->cols[i].name, s->cols[i].name) == 0)
-			j = (int32_t)i;
-		else if (ps)
-			j = vms_schema_find(ps, s->cols[i].name);
-		/* a column whose meaning changed is not a continuation */
-		if (j >= 0 && (ps->cols[j].kind != s->cols[i].kind ||
-			       ps->cols[j].scale != s->cols[i].scale || strcmp(ps->cols[j].key, s->cols[i].key)))
-			j = -1;
-		r->pidx[i] = j;
+	for (uint32_t i = 0; i < r->sch->ncols; i++)
+		r->pidx[i] = vms_rate_prev_col(r->psch, r->sch, i);
+}
+
+int vms_rate_keep(uint64_t **pv, uint32_t *cap, const struct vms_frame *f)
+{
+	if (f->ncols > *cap) {
+		uint64_t *n = realloc(*pv, f->ncols * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		*pv = n;
+		*cap = f->ncols;
 	}
+	memcpy(*pv, f->v, f->ncols * sizeof(**pv));
+	return 0;
 }
 
 static int save_prev(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f)
 {
-	if (f->ncols > r->pv_cap) {
-		uint64_t *n = realloc(r->pv, f->ncols * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->pv = n;
-		r->pv_cap = f->ncols;
-	}
-	memcpy(r->pv, f->v, f->ncols * sizeof(*r->pv));
+	if (vms_rate_keep(&r->pv, &r->pv_cap, f) < 0)
+		return -ENOMEM;
 	r->pseq = f->seq;
 	r->pt_mono = f->t_mono_ns;
 	r->psch = s;

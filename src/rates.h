@@ -78,6 +78,15 @@ void vms_rate_plan_free(struct vms_rate_plan *p);
 unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
 			  double dt_s, double *out);
 
+/* The column of ps (the previous frame's schema) that column i of s
+ * continues: the same name, kind, scale and key; -1 if none (or ps is
+ * NULL).  Rates across a generation change pair columns with it. */
+int32_t vms_rate_prev_col(const struct vms_schema *ps, const struct vms_schema *s, uint32_t i);
+
+/* Copy f's values into *pv (grown to *cap values as needed): the previous
+ * frame of the next interval.  0 or -ENOMEM. */
+int vms_rate_keep(uint64_t **pv, uint32_t *cap, const struct vms_frame *f);
+
 /* ---- the CSV writer of `dump --rates` ------------------------------------ */
 
 /* Output: seq,time,t_mono_ns,interval_s,rate_flags, then the derived

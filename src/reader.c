@@ -333,15 +333,10 @@ static int rates_frame(struct vms_reader *r)
 	}
 	if (r->have_prev) {
 		/* the previous values, column by column of this schema (by
-		 * name across generations; a column whose meaning changed is
-		 * not a continuation) */
+		 * name across generations, as dump --rates pairs them) */
 		const struct vms_schema *ps = r->psch;
 		for (uint32_t i = 0; i < s->ncols; i++) {
-			int32_t j = ps == s ? (int32_t)i : vms_schema_find(ps, s->cols[i].name);
-			if (j >= 0 && ps != s &&
-			    (ps->cols[j].kind != s->cols[i].kind || ps->cols[j].scale != s->cols[i].scale ||
-			     strcmp(ps->cols[j].key, s->cols[i].key)))
-				j = -1;
+			int32_t j = vms_rate_prev_col(ps, s, i);
 			r->aligned[i] = j >= 0 ? r->pv[j] : VMS_NONE;
 		}
 		r->dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
@@ -351,14 +346,8 @@ static int rates_frame(struct vms_reader *r)
 			r->rflags |= VMS_RATE_GAP;
 		r->rates_ok = r->dt > 0;
 	}
-	if (f->ncols > r->pv_cap) {
-		uint64_t *n = realloc(r->pv, f->ncols * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->pv = n;
-		r->pv_cap = f->ncols;
-	}
-	memcpy(r->pv, f->v, f->ncols * sizeof(*r->pv));
+	if (vms_rate_keep(&r->pv, &r->pv_cap, f) < 0)
+		return -ENOMEM;
 	r->pseq = f->seq;
 	r->pt_mono = f->t_mono_ns;
 	r->psch = s;

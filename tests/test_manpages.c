@@ -165,17 +165,12 @@ static void man_option_tag(const char *prev, const char *line, void *ctx)
 	free(u);
 }
 
-/* ---- tests ---------------------------------------------------------------- */
-
-static void test_options_agree(void **state)
+/* The long options of a --help output: the first --name of each line that
+ * starts (after spaces) with an option. */
+static void help_options(const char *const *args, struct names *out)
 {
-	(void)state;
-	struct names help = {0}, man = {0}, table = {0};
 	struct run_result r;
-	struct page pg;
-
-	/* --help: the first --name of each line that starts with an option */
-	run_bin(&r, 0, (const char *const[]){"--help", NULL});
+	run_bin(&r, 0, args);
 	assert_int_equal(r.status, 0);
 	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
 		const char *p = line + strspn(line, " ");
@@ -183,10 +178,20 @@ static void test_options_agree(void **state)
 			continue;
 		const char *l = strstr(p, "--");
 		assert_non_null(l);
-		size_t n = strcspn(l + 2, "= ");
-		names_add(&help, l + 2, n);
+		names_add(out, l + 2, strcspn(l + 2, "= "));
 	}
 	run_result_free(&r);
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static void test_options_agree(void **state)
+{
+	(void)state;
+	struct names help = {0}, man = {0}, table = {0};
+	struct page pg;
+
+	help_options((const char *const[]){"--help", NULL}, &help);
 
 	page_read(&pg, "man/vmsampler.1");
 	page_lines(&pg, (const char *const[]){"OPTIONS", NULL}, man_option_tag, &man);
@@ -208,20 +213,9 @@ static void test_tail_options_agree(void **state)
 {
 	(void)state;
 	struct names help = {0}, man = {0};
-	struct run_result r;
 	struct page pg;
 
-	run_bin(&r, 0, (const char *const[]){"tail", "--help", NULL});
-	assert_int_equal(r.status, 0);
-	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
-		const char *p = line + strspn(line, " ");
-		if (p == line || *p != '-')
-			continue;
-		const char *l = strstr(p, "--");
-		assert_non_null(l);
-		names_add(&help, l + 2, strcspn(l + 2, "= "));
-	}
-	run_result_free(&r);
+	help_options((const char *const[]){"tail", "--help", NULL}, &help);
 	page_read(&pg, "man/vmsampler.1");
 	page_lines(&pg, (const char *const[]){"TAIL", NULL}, man_option_tag, &man);
 	free(pg.text);
