@@ -151,8 +151,16 @@ class Loader(unittest.TestCase):
             self.assertEqual(a.values, b.values)
             self.assertEqual(a.schema.names, b.schema.names)
             self.assertEqual(a.t_real_ns, b.t_real_ns)
-        # a finished ring still loads
-        self.assertEqual(len(vmsampler.load(ring, pandas=False)), 64)
+        # a finished ring still loads: its last 64 frames (less those of a
+        # generation whose schema left the ring's schema area, if the set
+        # of disks or interfaces changed during the run)
+        snap = vmsampler.Ring(ring)
+        rows = list(snap.frames())
+        self.assertEqual(len(rows) + snap.missed, 64)
+        self.assertEqual(rows[-1].seq, 80)
+        for f in rows:
+            self.assertEqual(f.values, ref[f.seq - 1].values)
+        self.assertEqual(len(vmsampler.load(ring, pandas=False)), len(rows))
 
     def test_tail_live(self):
         ring = self.p('ring')
@@ -190,6 +198,59 @@ class Loader(unittest.TestCase):
             for h, v in zip(rows[0], row):
                 if h != 'rate_flags':  # tail starts mid-run: its first row has no gap flag
                     self.assertEqual(d[h], v, h)
+
+    def test_tail_sigint_and_writer_killed(self):
+        import signal
+        ring = self.p('ring')
+        sampler = subprocess.Popen([BIN, '-q', '-i', '10ms', '--ring', ring, '-o', '/dev/null'])
+        self.wait_for(ring)
+        # SIGINT: a clean stop, exit 0, the rows so far
+        tail = subprocess.Popen([BIN, 'tail', ring, '-c', 'load.1m'], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        tail.send_signal(signal.SIGINT)
+        out, err = tail.communicate(timeout=10)
+        self.assertEqual(tail.returncode, 0, err)
+        self.assertGreater(len(out.splitlines()), 5)
+        # the writer dies: tail reads what is left, says so, exits 1, soon
+        tail = subprocess.Popen([BIN, 'tail', ring, '--new'], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        sampler.kill()
+        sampler.wait()
+        t0 = time.monotonic()
+        err = tail.communicate(timeout=20)[1]
+        self.assertEqual(tail.returncode, 1, err)
+        self.assertIn('died', err)
+        self.assertLess(time.monotonic() - t0, 10)
+        # its ring is stale now: a new sampler replaces it
+        r = subprocess.run([BIN, '-q', '-i', '10ms', '-n', '3', '--ring', ring, '-o', '/dev/null'],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_ring_creation_refused(self):
+        target = self.p('precious')
+        with open(target, 'w') as fh:
+            fh.write('keep me\n')
+        os.symlink(target, self.p('link'))
+        cases = [(self.p('link'), 'symbolic link'), (target, 'not a vmsampler ring')]
+        ring = self.p('ring')
+        live = subprocess.Popen([BIN, '-q', '-i', '10ms', '--ring', ring, '-o', '/dev/null'])
+        try:
+            self.wait_for(ring)
+            cases.append((ring, 'running vmsampler (pid %d)' % live.pid))
+            for path, why in cases:
+                r = subprocess.run([BIN, '-n', '1', '--ring', path, '-o', '/dev/null'], capture_output=True,
+                                   text=True)
+                self.assertEqual(r.returncode, 1, path)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn(why, r.stderr)
+        finally:
+            live.terminate()
+            live.wait()
+        with open(target) as fh:
+            self.assertEqual(fh.read(), 'keep me\n')
+        self.assertEqual(os.stat(ring).st_mode & 0o777, 0o640)
 
 
 if __name__ == '__main__':
