@@ -105,10 +105,12 @@ static void test_parse_ok(void **state)
 
 	assert_int_equal(parse(&cli,
 			       ARGS("-i", "1s", "--count=5", "--align", "1m", "--proc-root", "/p", "--ring-slots=8",
-				    "-o", "x.csv", "-f", "csv", "--csv-layout", "long", "-c", "f.yaml"),
+				    "-o", "x.csv", "-f", "csv", "--csv-layout", "long", "-c", "f.yaml",
+				    "--ring", "/dev/shm/r"),
 			       err, sizeof(err)),
 			 0);
-	assert_int_equal(cli.nset, 8);
+	assert_int_equal(cli.nset, 9);
+	assert_string_equal(set_value(&cli, "ring_path"), "/dev/shm/r");
 	assert_string_equal(set_value(&cli, "interval"), "1s");
 	assert_string_equal(set_value(&cli, "count"), "5");
 	assert_string_equal(set_value(&cli, "align"), "1m");
