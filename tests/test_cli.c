@@ -14,7 +14,7 @@
 #include "testutil.h"
 #include "vms_build.h"
 
-#define MAXARGS 16
+#define MAXARGS 24
 
 /* vms_cli_parse over a NULL-terminated list (argv[0] added). */
 static int parse(struct vms_cli *cli, const char *const *args, char *err, size_t errlen)
