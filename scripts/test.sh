@@ -5,14 +5,15 @@
 # tests against the live /proc (vs sar).
 . "$(dirname "$0")/lib.sh"
 apt_install $BUILD_PKGS $TEST_PKGS
+need_libperf
 t0=$SECONDS
 
 echo "== build (werror) and unit tests"
-build build -Dwerror=true -Dtests=enabled
+build build -Dwerror=true -Dtests=enabled -Dperf=enabled
 meson test -C "$ROOT/build" --print-errorlogs --no-rebuild
 
 echo "== ASan+UBSan build and unit tests"
-build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined
+build build-asan -Dwerror=true -Dtests=enabled -Dperf=enabled -Db_sanitize=address,undefined
 meson test -C "$ROOT/build-asan" --print-errorlogs --no-rebuild
 
 echo "== minimal host-only build (no libvirt, no perf, no tests)"
