@@ -205,7 +205,10 @@ static void source_ok(struct vms_loop *l, struct vms_source *src)
 
 static bool source_due(const struct vms_source *src, uint64_t idx)
 {
-	if (!src->ops || src->ncols == 0)
+	/* A source that declared no columns is still sampled (with no
+	 * slots): entities may appear later (a VM, a disk), which it reports
+	 * with VMS_RESCHEMA.  Not one whose discovery failed. */
+	if (!src->ops || (src->ncols == 0 && src->failed))
 		return false;
 	if (idx < src->next_idx)
 		return false;
@@ -243,6 +246,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 		again = false;
 		f = vms_ring_begin(&l->ring);
 		t.parse_errors = 0;
+		t.flags = 0;
 		for (unsigned i = 0; i < l->nsrc; i++) {
 			struct vms_source *src = &l->src[i];
 			uint64_t *slots = f->v + src->base;
@@ -290,7 +294,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	f->lost_frames = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
 	l->pending_missed = l->pending_lost = 0;
 
-	uint32_t flags = l->pending_flags;
+	uint32_t flags = l->pending_flags | t.flags;
 	l->pending_flags = 0;
 	if (t.parse_errors)
 		flags |= VMS_FRAME_PARTIAL;
@@ -409,6 +413,8 @@ static const struct vms_source_conf *source_conf(const struct vms_config *c, con
 		return &c->diskstats;
 	if (strcmp(name, "netdev") == 0)
 		return &c->netdev;
+	if (strcmp(name, "perf") == 0)
+		return &c->perf;
 	return NULL;
 }
 
@@ -435,10 +441,15 @@ static int open_sources(struct vms_loop *l)
 			return -ENOMEM;
 		int r = ops->open(src);
 		if (r < 0) {
-			vms_warn("source %s unavailable: %s", ops->name, strerror(-r));
+			/* a fatal source has said why (a required counter) */
+			bool fatal = src->fatal;
+			if (!fatal)
+				vms_warn("source %s unavailable: %s", ops->name, strerror(-r));
 			ops->close(src);
 			free(src->priv);
 			memset(src, 0, sizeof(*src));
+			if (fatal)
+				return r;
 			continue;
 		}
 		src->ops = ops;

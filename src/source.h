@@ -40,6 +40,7 @@ struct vms_tick_ctx {
 	int64_t t_real_ns;
 	uint64_t idx;         /* deadline index */
 	uint32_t parse_errors; /* malformed lines skipped this tick (add to it) */
+	uint32_t flags;       /* frame flags to set (VMS_FRAME_SCALED); or into it */
 };
 
 struct vms_source;
@@ -73,6 +74,7 @@ struct vms_source {
 	uint64_t next_idx;     /* first tick index it may run again */
 	int last_err;
 	bool failed;
+	bool fatal;            /* set by open before failing: stop the run (a required counter) */
 	unsigned npoll;        /* fds it added to this wait */
 };
 
