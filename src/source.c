@@ -4,10 +4,19 @@
 
 #include "source.h"
 
+#include "vms_build.h"
+
 extern const struct vms_source_ops vms_source_loadavg;
+#if HAVE_PERF
+extern const struct vms_source_ops vms_source_perf;
+#endif
 
 const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_loadavg,
+#if HAVE_PERF
+	/* last: it reads the VM table the per-VM source fills */
+	&vms_source_perf,
+#endif
 };
 const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);
 
