@@ -25,9 +25,10 @@ second of it, at either side, could be off by more than the 2 % checked;
 within 100 ms the rate hardly moves.
 
 Per VM.  `--vm NAME=PID` compares vm.NAME.perf.context-switches with
-`perf stat -e context-switches --per-thread -p PID` summed instead (for a
-host where the per-VM source fills the VM table, e.g. vmlab guests);
-without it, the host-wide comparison runs.
+`perf stat -e context-switches -p PID` instead (all threads of the QEMU
+process, and those they create, as vmsampler counts them), with no load of
+its own: for a host where the per-VM source fills the VM table, e.g. vmlab
+guests.  Without it, the host-wide comparison runs.
 
 Exit status: 0 agreement, 1 disagreement or failure, 77 skipped (not
 root, no perf, or a vmsampler without perf support).
