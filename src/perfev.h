@@ -47,10 +47,4 @@ struct vms_perf_evspec {
  * "unknown event 'context-switch' (did you mean 'context-switches'?)". */
 int vms_perf_event_parse(const char *name, struct vms_perf_evspec *out, char *msg, size_t msglen);
 
-/* True if the spec is one that counts on every CPU's PMU (hardware). */
-static inline bool vms_perf_is_hw(const struct vms_perf_evspec *s)
-{
-	return s->cls == VMS_PERF_HARDWARE;
-}
-
 #endif
