@@ -389,14 +389,15 @@ again:
 	}
 	close(lo);
 	/* leader first: the members join its group on each cpu and thread */
-	for (unsigned k = 0; k < nev; k++) {
+	unsigned failed = nev;
+	for (unsigned k = 0; k < nev && failed == nev; k++) {
 		r = perf_evsel__open(evs[k], cpus, threads);
 		if (r < 0) {
 			perf_evlist__close(g->el);
-			break;
+			failed = k;
 		}
 	}
-	if (r == -EINVAL && inherit && p->inherit_thread) {
+	if (r == -EINVAL && failed == 0 && inherit && p->inherit_thread) {
 		/* a kernel before 5.13: no inherit_thread (forked processes
 		 * are counted too) */
 		perf_evlist__delete(g->el);
@@ -579,8 +580,7 @@ static int probe(struct perf *p, const struct pev *e, bool per_thread)
 	return r;
 }
 
-static void log_unavailable(const struct perf *p, const struct evset *es, const struct pev *e, int err,
-			    const char *why)
+static void log_unavailable(const struct evset *es, const struct pev *e, int err, const char *why)
 {
 	char hint[400] = "";
 	if (!why[0] && (err == -EACCES || err == -EPERM)) {
@@ -597,7 +597,6 @@ static void log_unavailable(const struct perf *p, const struct evset *es, const 
 	} else if (why[0]) {
 		snprintf(hint, sizeof(hint), ": %.390s", why);
 	}
-	(void)p;
 	if (e->required)
 		vms_err("perf: required %s event %s is unavailable: %s (%s)%s", es->what, e->spec.name,
 			errname(err), strerror(-err), hint);
@@ -638,7 +637,7 @@ static int evset_init(struct perf *p, struct evset *es, const struct vms_perf_ev
 		if (r == 0)
 			r = probe(p, e, per_thread);
 		if (r < 0) {
-			log_unavailable(p, es, e, r, why);
+			log_unavailable(es, e, r, why);
 			if (e->required)
 				return r == -EINVAL ? -EOPNOTSUPP : r;
 			continue;

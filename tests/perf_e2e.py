@@ -148,23 +148,28 @@ def main():
         # where the scheduler puts them); the rest stays off that CPU
         cpus = sorted(os.sched_getaffinity(0))
         load_cpu = cpus[0]
+        # (its own process group: perf bench forks the two ends, and
+        # killing perf alone would leave them running)
         load = subprocess.Popen(["perf", "bench", "sched", "pipe", "-l", "1000000000"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True,
                                 preexec_fn=lambda: os.sched_setaffinity(0, {load_cpu}))
         if len(cpus) > 1:
             os.sched_setaffinity(0, set(cpus[1:]))
         time.sleep(0.5)
-    vms = subprocess.Popen([vms_bin, "-i", "1s", "-o", out], stderr=subprocess.PIPE, text=True)
-    time.sleep(0.3)
-    stat = PerfStat(perf_args)
-    time.sleep(opt.seconds)
-    stat.stop()
-    time.sleep(1.2)  # one more frame after perf's last interval
-    vms.send_signal(signal.SIGINT)
-    err = vms.communicate(timeout=10)[1]
-    if load:
-        load.kill()
-        load.wait()
+    try:
+        vms = subprocess.Popen([vms_bin, "-i", "1s", "-o", out], stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        stat = PerfStat(perf_args)
+        time.sleep(opt.seconds)
+        stat.stop()
+        time.sleep(1.2)  # one more frame after perf's last interval
+        vms.send_signal(signal.SIGINT)
+        err = vms.communicate(timeout=10)[1]
+    finally:
+        if load:
+            os.killpg(load.pid, signal.SIGKILL)
+            load.wait()
     if vms.returncode != 0:
         raise SystemExit(f"FAIL: vmsampler exited {vms.returncode}: {err}")
 
