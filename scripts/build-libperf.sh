@@ -22,8 +22,8 @@
 # merged into it; the .pc file then stays correct as generated.
 #
 # Idempotent: when PREFIX already holds this version it returns at once.
-# Takes about 10 s otherwise (download 1 s, unpacking tools/ from the .tar.xz
-# 7 s, compiling 2 s).  Needs gcc, make, xz-utils, binutils (apt-get installs
+# Takes 10-16 s otherwise (download 1 s, unpacking tools/ from the .tar.xz
+# 7 s, compiling 2-7 s).  Needs gcc, make, xz-utils, binutils (apt-get installs
 # them when missing; run as root for that and for a PREFIX under /usr).
 set -euo pipefail
 

@@ -168,7 +168,8 @@ struct perf {
 	bool check;
 	/* file descriptors */
 	unsigned nfds;          /* perf fds we hold */
-	unsigned fds_now;       /* fds of the process, counted at declare */
+	unsigned fds_now;       /* fds of the process (valid if fds_counted) */
+	bool fds_counted;       /* this open or declare counted them */
 	bool fd_warned;
 	/* tracefs */
 	char tracefs[64];
@@ -229,6 +230,10 @@ static unsigned count_fds(struct perf *p)
 static bool fd_reserve(struct perf *p, unsigned n)
 {
 	struct rlimit rl;
+	if (!p->fds_counted) {
+		p->fds_now = count_fds(p);
+		p->fds_counted = true;
+	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return false;
 	uint64_t need = (uint64_t)p->fds_now + n + FD_RESERVE;
@@ -1029,7 +1034,7 @@ static int perf_open(struct vms_source *src)
 	}
 
 	/* host groups: ncpu fds per event */
-	p->fds_now = count_fds(p);
+	p->fds_counted = false;
 	if (p->host.nok) {
 		unsigned keep = p->host.nok;
 		while (keep && !fd_reserve(p, keep * p->ncpu))
@@ -1111,7 +1116,7 @@ static int perf_declare(struct vms_source *src, struct vms_schema_builder *b)
 	char cpu[16];
 
 	p->vmgen = vms_vmtab_gen();
-	p->fds_now = count_fds(p);
+	p->fds_counted = false; /* counted when a VM is attached */
 	int r = vms_sync(p);
 	if (r < 0)
 		return r;
