@@ -18,8 +18,14 @@
  *                          the loop re-declares and samples again) or
  *                          -errno (the loop marks the source failed and
  *                          backs off).  Must not allocate, block or log.
+ *                          A source that declared no columns is sampled
+ *                          too (no slots), so that it can report entities
+ *                          that appear later; one whose declare failed is
+ *                          not.
  *   close(src)             free everything; must accept a source whose
  *                          open failed part-way.
+ * An open that fails because the configuration requires what is missing
+ * (a required perf event) sets src->fatal: the run does not start.
  * Optional hooks for sources with their own I/O (libvirt, perf):
  *   pollfds/ready          fds to add to the loop's single ppoll
  *   idle(src, until_ns)    slow-path work after the tick's frame was
