@@ -28,7 +28,12 @@ Per VM.  `--vm NAME=PID` compares vm.NAME.perf.context-switches with
 `perf stat -e context-switches -p PID` instead (all threads of the QEMU
 process, and those they create, as vmsampler counts them), with no load of
 its own: for a host where the per-VM source fills the VM table, e.g. vmlab
-guests.  Without it, the host-wide comparison runs.
+guests.  With `--harness`, the sampler is $VMS_VMRUN (tests/perf_vmrun.c:
+the real loop with NAME=PID put in the VM table as the per-VM source would)
+instead of $VMS_BIN, so any process can be checked today.  `--vm-load`
+does that on a load of its own: `perf bench sched pipe -T` (two threads
+ping-ponging in one process) registered as VM "bench".  Without these, the
+host-wide comparison runs.
 
 Exit status: 0 agreement, 1 disagreement or failure, 77 skipped (not
 root, no perf, or a vmsampler without perf support).
@@ -121,6 +126,10 @@ def perf_between(ivs, a, b):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vm", help="NAME=PID: compare vm.NAME.perf.context-switches")
+    ap.add_argument("--harness", action="store_true",
+                    help="run $VMS_VMRUN with NAME=PID in the VM table, not $VMS_BIN")
+    ap.add_argument("--vm-load", action="store_true",
+                    help="a threaded pipe ping-pong as the VM, through the harness")
     ap.add_argument("--seconds", type=int, default=7)
     opt = ap.parse_args()
 
@@ -133,9 +142,24 @@ def main():
     if "perf: yes" not in ver:
         skip(f"{vms_bin} was built without perf support")
 
+    vmrun = os.environ.get("VMS_VMRUN", "build/tests/perf_vmrun")
+    if (opt.harness or opt.vm_load) and not os.access(vmrun, os.X_OK):
+        skip(f"no harness {vmrun} (VMS_VMRUN)")
     tmp = tempfile.mkdtemp(prefix="vms-e2e.")
     out = os.path.join(tmp, "out.csv")
     load = None
+    cpus = sorted(os.sched_getaffinity(0))
+    if opt.vm_load:
+        # the "VM": one process, two threads ping-ponging on one CPU
+        load = subprocess.Popen(["perf", "bench", "sched", "pipe", "-T", "-l", "1000000000"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True,
+                                preexec_fn=lambda: os.sched_setaffinity(0, {cpus[0]}))
+        time.sleep(0.5)
+        if len(cpus) > 1:
+            os.sched_setaffinity(0, set(cpus[1:]))
+        opt.vm = f"bench={load.pid}"
+        opt.harness = True
     if opt.vm:
         name, pid = opt.vm.split("=", 1)
         column = f"vm.{name}.perf.context-switches"
@@ -146,7 +170,6 @@ def main():
         # steady context switches: two processes ping-ponging over a pipe,
         # both on the first CPU (across CPUs the rate swings by 2x with
         # where the scheduler puts them); the rest stays off that CPU
-        cpus = sorted(os.sched_getaffinity(0))
         load_cpu = cpus[0]
         # (its own process group: perf bench forks the two ends, and
         # killing perf alone would leave them running)
@@ -158,14 +181,21 @@ def main():
             os.sched_setaffinity(0, set(cpus[1:]))
         time.sleep(0.5)
     try:
-        vms = subprocess.Popen([vms_bin, "-i", "1s", "-o", out], stderr=subprocess.PIPE, text=True)
+        if opt.harness:
+            vms = subprocess.Popen([vmrun, str(opt.seconds + 2), out, opt.vm], stderr=subprocess.PIPE,
+                                   text=True)
+        else:
+            vms = subprocess.Popen([vms_bin, "-i", "1s", "-o", out], stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)
         stat = PerfStat(perf_args)
         time.sleep(opt.seconds)
         stat.stop()
-        time.sleep(1.2)  # one more frame after perf's last interval
-        vms.send_signal(signal.SIGINT)
-        err = vms.communicate(timeout=10)[1]
+        if opt.harness:
+            err = vms.communicate(timeout=30)[1]  # it stops after one more frame
+        else:
+            time.sleep(1.2)  # one more frame after perf's last interval
+            vms.send_signal(signal.SIGINT)
+            err = vms.communicate(timeout=10)[1]
     finally:
         if load:
             os.killpg(load.pid, signal.SIGKILL)
