@@ -7,7 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 # Debian packages needed to build and run the sampler.
 BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev make xz-utils binutils"
 # ... and to run the whole test suite.
-TEST_PKGS="libcmocka-dev sysstat tzdata python3 linux-perf"
+TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base linux-perf"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

@@ -45,6 +45,14 @@ bool vms_cur_token(struct vms_cur *c, const char **tok, size_t *len);
  * bits gives -ERANGE, no digit -EINVAL (-ENODATA at the end of the region).
  * Returns the value (0 after an error). */
 uint64_t vms_cur_u64(struct vms_cur *c);
+/* A run of numbers, each exactly as strict as vms_cur_u64, separated by
+ * blanks, up to the end of the region or a '\n' (not consumed): the
+ * numbers of one /proc line in one call, without the per-call and
+ * per-digit overhead of vms_cur_u64 (overflow is only checked for numbers
+ * of 20 digits or more).  Stores the first `max` in v[], counts the rest
+ * without storing them, and returns how many there were; a bad number
+ * sets the sticky error (-EINVAL, -ERANGE) and stops there. */
+unsigned vms_cur_u64_list(struct vms_cur *c, uint64_t *v, unsigned max);
 /* Like vms_cur_u64, but the number must be followed by `sep`, which is
  * consumed ("1/719" in /proc/loadavg). */
 uint64_t vms_cur_u64_sep(struct vms_cur *c, char sep);
@@ -58,5 +66,21 @@ bool vms_cur_expect(struct vms_cur *c, char ch);
 bool vms_cur_startswith(const struct vms_cur *c, const char *lit, size_t n);
 /* True if only blanks remain. */
 bool vms_cur_rest_blank(const struct vms_cur *c);
+/* Move past the next '\n' (or to the end of the region), without looking
+ * at what is skipped: one memchr.  For lines we do not use. */
+void vms_cur_skip_line(struct vms_cur *c);
+/* The last `ch` in what is left of the region (memrchr), or NULL.  Does not
+ * advance. */
+const char *vms_cur_rfind(const struct vms_cur *c, char ch);
+/* '0'..'9' (for any char, signed or not). */
+static inline bool vms_is_digit(char ch)
+{
+	return (unsigned)(unsigned char)ch - '0' <= 9;
+}
+/* The byte at the cursor, or -1 at the end of the region. */
+static inline int vms_cur_peek(const struct vms_cur *c)
+{
+	return c->p < c->end ? (unsigned char)*c->p : -1;
+}
 
 #endif

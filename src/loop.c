@@ -113,6 +113,33 @@ static int grow_ring(struct vms_loop *l, uint32_t ncols)
 	return 0;
 }
 
+static void source_failed(struct vms_loop *l, struct vms_source *src, int err, uint64_t idx)
+{
+	if (!src->failed) {
+		char d[96];
+		snprintf(d, sizeof(d), "%s", strerror(-err));
+		vms_warn("source %s failed: %s (retrying with back-off)", src->ops->name, d);
+		vms_loop_event(l, VMS_EV_SOURCE_FAILED, src->ops->name, d);
+		src->backoff = 1;
+	} else if (src->backoff < BACKOFF_MAX) {
+		src->backoff *= 2;
+	}
+	src->failed = true;
+	src->last_err = err;
+	src->next_idx = idx + src->backoff;
+}
+
+static void source_ok(struct vms_loop *l, struct vms_source *src)
+{
+	if (!src->failed)
+		return;
+	vms_info("source %s recovered", src->ops->name);
+	vms_loop_event(l, VMS_EV_SOURCE_RECOVERED, src->ops->name, "");
+	src->failed = false;
+	src->backoff = 0;
+	src->last_err = 0;
+}
+
 /* Ask every source to declare its columns; install a new generation if
  * they differ from the current one. */
 static int rebuild_schema(struct vms_loop *l)
@@ -129,13 +156,14 @@ static int rebuild_schema(struct vms_loop *l)
 		if (src->ops) {
 			r = src->ops->declare(src, &b);
 			if (r < 0 && b.err == 0) {
-				/* the source declares nothing this generation */
+				/* the source declares nothing this generation; the
+				 * tick retries the discovery with back-off */
 				b.ncols = src->base;
-				if (!src->failed)
-					vms_warn("source %s: discovery failed: %s", src->ops->name,
-						 strerror(-r));
-				src->failed = true;
-				src->last_err = r;
+				source_failed(l, src, r, l->tick_idx);
+				src->declare_failed = true;
+			} else if (r >= 0 && src->declare_failed) {
+				src->declare_failed = false;
+				source_ok(l, src);
 			}
 		}
 		src->ncols = vms_schema_builder_count(&b);
@@ -176,39 +204,11 @@ static int rebuild_schema(struct vms_loop *l)
 
 /* ---- the tick ------------------------------------------------------------ */
 
-static void source_failed(struct vms_loop *l, struct vms_source *src, int err, uint64_t idx)
-{
-	if (!src->failed) {
-		char d[96];
-		snprintf(d, sizeof(d), "%s", strerror(-err));
-		vms_warn("source %s failed: %s (retrying with back-off)", src->ops->name, d);
-		vms_loop_event(l, VMS_EV_SOURCE_FAILED, src->ops->name, d);
-		src->backoff = 1;
-	} else if (src->backoff < BACKOFF_MAX) {
-		src->backoff *= 2;
-	}
-	src->failed = true;
-	src->last_err = err;
-	src->next_idx = idx + src->backoff;
-}
-
-static void source_ok(struct vms_loop *l, struct vms_source *src)
-{
-	if (!src->failed)
-		return;
-	vms_info("source %s recovered", src->ops->name);
-	vms_loop_event(l, VMS_EV_SOURCE_RECOVERED, src->ops->name, "");
-	src->failed = false;
-	src->backoff = 0;
-	src->last_err = 0;
-}
-
+/* A source with no columns (all its entities filtered out) is still
+ * sampled: that is how it notices an entity appearing. */
 static bool source_due(const struct vms_source *src, uint64_t idx)
 {
-	/* A source that declared no columns is still sampled (with no
-	 * slots): entities may appear later (a VM, a disk), which it reports
-	 * with VMS_RESCHEMA.  Not one whose discovery failed. */
-	if (!src->ops || (src->ncols == 0 && src->failed))
+	if (!src->ops || src->declare_failed)
 		return false;
 	if (idx < src->next_idx)
 		return false;
@@ -237,6 +237,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 		.t_mono_ns = ti->deadline_ns + ti->late_ns,
 		.idx = ti->idx,
 	};
+	l->tick_idx = ti->idx;
 	uint64_t lost = account_overrun(l);
 	struct vms_frame *f;
 	bool again = true;
@@ -250,6 +251,11 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 		for (unsigned i = 0; i < l->nsrc; i++) {
 			struct vms_source *src = &l->src[i];
 			uint64_t *slots = f->v + src->base;
+			if (src->declare_failed && attempt + 1 < RESCHEMA_ATTEMPTS &&
+			    ti->idx >= src->next_idx) {
+				again = true; /* retry its discovery */
+				break;
+			}
 			if (!source_due(src, ti->idx)) {
 				vms_slots_none(slots, src->ncols);
 				continue;

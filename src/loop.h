@@ -39,6 +39,7 @@ struct vms_loop {
 	uint64_t parse_errors;      /* cumulative (vms.parse_errors) */
 
 	struct vms_sched sched;
+	uint64_t tick_idx;          /* deadline index of the tick being taken */
 	uint64_t frames;            /* committed */
 	uint64_t pending_missed;    /* carried into the next frame */
 	uint64_t pending_lost;

@@ -80,6 +80,7 @@ struct vms_source {
 	uint64_t next_idx;     /* first tick index it may run again */
 	int last_err;
 	bool failed;
+	bool declare_failed;   /* its last declare() failed: no columns */
 	bool fatal;            /* set by open before failing: stop the run (a required counter) */
 	unsigned npoll;        /* fds it added to this wait */
 };

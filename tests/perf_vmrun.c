@@ -8,7 +8,7 @@
  * vms_vmtab_upsert (what the per-VM source does), then the real loop runs
  * with only the perf source (its default per-VM events, no host events)
  * for SECONDS ticks of 1 s on absolute deadlines and writes CSV to OUT.
- * tests/perf_e2e.py --vm-run uses it to compare vm.NAME.perf.* with
+ * tests/e2e/vs_perf.py --vm-run uses it to compare vm.NAME.perf.* with
  * `perf stat -p PID`; by hand it works on any process, a QEMU one too. */
 #include <stdio.h>
 #include <stdlib.h>

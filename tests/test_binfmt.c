@@ -2,6 +2,7 @@
 /* The binary stream: varints, records, the bin sink, the decoder, and the
  * acceptance test "binary write -> dump equals the CSV sink's output". */
 #include "testutil.h"
+#include "allocwrap.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -22,32 +23,6 @@
 #include "ring.h"
 
 /* ---- allocation counting (the link wraps malloc, calloc, realloc) -------- */
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-static unsigned long allocs;
-
-void *__wrap_malloc(size_t n)
-{
-	allocs++;
-	return __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t m)
-{
-	allocs++;
-	return __real_calloc(n, m);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-	allocs++;
-	return __real_realloc(p, n);
-}
 
 static char *tmp;
 
@@ -699,7 +674,7 @@ static void test_write_allocates_nothing(void **state)
 			assert_int_equal(vms_sink_bin.begin(&s, r.sch[i]), 0); /* may allocate */
 			begun = r.sch[i];
 		}
-		unsigned long before = allocs;
+		unsigned long before = test_allocs;
 		int e = vms_sink_bin.write(&s, r.sch[i], r.f[i]);
 		if (e == -EAGAIN) {
 			assert_int_equal(vms_sink_bin.flush(&s), 0);
@@ -708,13 +683,13 @@ static void test_write_allocates_nothing(void **state)
 		assert_int_equal(e, 0);
 		if (i % 5 == 0)
 			assert_int_equal(vms_sink_bin.flush(&s), 0);
-		in_write += allocs - before;
+		in_write += test_allocs - before;
 		calls++;
 	}
 	assert_int_equal(calls, r.n);
 	assert_int_equal(in_write, 0);
 	/* the counter works: begin() of a larger schema does allocate */
-	unsigned long before = allocs;
+	unsigned long before = test_allocs;
 	struct colspec big[300];
 	char names[300][8];
 	for (int i = 0; i < 300; i++) {
@@ -723,7 +698,7 @@ static void test_write_allocates_nothing(void **state)
 	}
 	struct vms_schema *bs = mk_schema(9, big, 300);
 	assert_int_equal(vms_sink_bin.begin(&s, bs), 0);
-	assert_true(allocs > before);
+	assert_true(test_allocs > before);
 	vms_schema_unref(bs);
 	assert_int_equal(vms_sink_bin.close(&s), 0);
 	free(s.priv);

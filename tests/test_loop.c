@@ -216,12 +216,117 @@ static void test_steady_state_no_alloc_no_log(void **state)
 #endif
 }
 
+static char *read_fixture(const char *rel)
+{
+	size_t n;
+	char *b = fixture_read(rel, &n);
+	assert_non_null(b);
+	return b;
+}
+
+static void set_netdev(const char *root, const char *fixture_root)
+{
+	char p[512], rel[256];
+	snprintf(p, sizeof(p), "%s/net/dev", root);
+	snprintf(rel, sizeof(rel), "roots/%s/net/dev", fixture_root);
+	char *b = read_fixture(rel);
+	write_file(p, b, strlen(b));
+	free(b);
+}
+
+static void one_tick(struct vms_loop *l, struct vms_sched *s, struct fake *fk)
+{
+	struct vms_tickinfo ti;
+	fk->now = vms_sched_next(s) + 1000;
+	assert_true(vms_sched_wake(s, fk->now, &ti));
+	vms_loop_tick(l, &ti);
+	vms_loop_drain(l);
+}
+
+static uint64_t last_value(struct vms_loop *l, const char *col)
+{
+	int k = vms_schema_find(l->schema, col);
+	assert_true(k >= 0);
+	const struct vms_frame *f = vms_ring_get(&l->ring, vms_ring_last(&l->ring));
+	assert_non_null(f);
+	assert_int_equal(f->gen, l->schema->gen);
+	return f->v[k];
+}
+
+/* A source whose every entity is filtered out declares no column, but is
+ * still sampled, so an interface that appears later gets its columns. */
+static void test_zero_column_source_sees_new_entity(void **state)
+{
+	(void)state;
+	char *root = make_root(), out[512];
+	snprintf(out, sizeof(out), "%s/out.csv", root);
+	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
+	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 3};
+	struct vms_clock clk = {&fake_ops, &fk};
+	struct vms_config conf;
+	struct vms_loop l;
+	conf_for(&conf, root, out, 0);
+	assert_int_equal(vms_globs_add(&conf.netdev.include, "veth*"), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	struct vms_sched s;
+	vms_sched_init(&s, fk.now, fk.period);
+	one_tick(&l, &s, &fk);
+	assert_int_equal(l.schema->gen, 1);
+	for (uint32_t i = 0; i < l.schema->ncols; i++)
+		assert_null(strstr(l.schema->cols[i].name, "net."));
+	set_netdev(root, "procfs-docker-veth"); /* adds vethf345468 */
+	one_tick(&l, &s, &fk);
+	assert_int_equal(l.schema->gen, 2);
+	/* procfs's TestNetDev: vethf345468 RxBytes 648, TxPackets 5 */
+	assert_int_equal(last_value(&l, "net.vethf345468.rx_bytes"), 648);
+	assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
+	assert_int_equal(vms_loop_fini(&l), 0);
+	rm_rf(root);
+	free(root);
+	vms_config_free(&conf);
+}
+
+/* A source whose discovery fails has no columns; the loop retries the
+ * discovery with back-off and its columns appear once it succeeds. */
+static void test_failed_discovery_is_retried(void **state)
+{
+	(void)state;
+	char *root = make_root(), out[512], p[600];
+	snprintf(out, sizeof(out), "%s/out.csv", root);
+	snprintf(p, sizeof(p), "%s/net/dev", root);
+	const char *garbage = "this is not\na net/dev header\n";
+	write_file(p, garbage, strlen(garbage));
+	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 5};
+	struct vms_clock clk = {&fake_ops, &fk};
+	struct vms_config conf;
+	struct vms_loop l;
+	conf_for(&conf, root, out, 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	struct vms_sched s;
+	vms_sched_init(&s, fk.now, fk.period);
+	for (int i = 0; i < 5; i++)
+		one_tick(&l, &s, &fk);
+	assert_int_equal(vms_schema_find(l.schema, "net.eth0.rx_bytes"), -ENOENT);
+	set_netdev(root, "procfs-pid26231-netns");
+	for (int i = 0; i < 70; i++) /* back-off is at most 64 ticks */
+		one_tick(&l, &s, &fk);
+	/* procfs's TestProcNetDev: eth0 RxBytes 438, TxBytes 648 */
+	assert_int_equal(last_value(&l, "net.eth0.rx_bytes"), 438);
+	assert_int_equal(last_value(&l, "net.eth0.tx_bytes"), 648);
+	assert_int_equal(vms_loop_fini(&l), 0);
+	rm_rf(root);
+	free(root);
+	vms_config_free(&conf);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fake_clock_loop),
 		cmocka_unit_test(test_steady_state_no_alloc_no_log),
+		cmocka_unit_test(test_zero_column_source_sees_new_entity),
+		cmocka_unit_test(test_failed_discovery_is_retried),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""perf_e2e.py - the real binary against perf stat, over the same window.
+"""vs_perf.py - the real binary against perf stat, over the same window.
 
 Runs `$VMS_BIN -i 1s -o OUT.csv` (perf enabled, the default configuration)
 next to `perf stat -a -e context-switches -I 100 -x,` for about 7 s while
@@ -35,8 +35,10 @@ does that on a load of its own: `perf bench sched pipe -T` (two threads
 ping-ponging in one process) registered as VM "bench".  Without these, the
 host-wide comparison runs.
 
-Exit status: 0 agreement, 1 disagreement or failure, 77 skipped (not
-root, no perf, or a vmsampler without perf support).
+Needs root (host-wide counters at perf_event_paranoid 2) and perf
+(linux-perf).  Exit status: 0 agreement, 1 disagreement or failure, 77
+skipped (not root, no perf, a vmsampler without perf support, no harness)
+unless VMS_REQUIRE_E2E is set: then those fail too.
 """
 import argparse
 import csv
@@ -53,6 +55,8 @@ TOLERANCE = 0.02
 
 
 def skip(why):
+    if os.environ.get("VMS_REQUIRE_E2E"):
+        raise SystemExit(f"FAIL: {why} (VMS_REQUIRE_E2E is set)")
     print(f"SKIP: {why}")
     sys.exit(77)
 

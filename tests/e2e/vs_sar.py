@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""End to end: the real vmsampler binary on the live /proc against sysstat.
+
+sadc and vmsampler sample the same host at 1 s for the same ~10 s window
+while a steady load runs (one busy CPU, O_DIRECT writes to the root disk,
+a TCP stream over lo).  sar's "Average:" lines are compared with the
+interval-weighted average of `vmsampler dump --rates`:
+  CPU % (every state sar shows) within 1 point,
+  cswch/s, the root disk's tps/wkB/s and lo's packets/s and kB/s within 2 %.
+
+Needs: sysstat (sadc, sar), root not required.  Exit 77 (skip) only when
+sysstat is missing and VMS_REQUIRE_E2E is not set.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+N = 11  # frames / sadc records: 10 intervals of 1 s
+SADC = "/usr/lib/sysstat/sadc"
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def root_disk():
+    """The whole-disk name under /, e.g. vda (from /proc/self/mountinfo + sysfs)."""
+    st = os.stat(tempfile.gettempdir())
+    major, minor = os.major(st.st_dev), os.minor(st.st_dev)
+    link = os.path.realpath("/sys/dev/block/%d:%d" % (major, minor))
+    name = os.path.basename(link)
+    if os.path.exists(os.path.join(link, "partition")):
+        name = os.path.basename(os.path.dirname(link))
+    return name
+
+
+class Load:
+    def __init__(self, tmp):
+        self.stop = threading.Event()
+        self.procs = []
+        self.tmp = tmp
+
+    def start(self):
+        # one CPU busy in user space
+        self.procs.append(subprocess.Popen(
+            [sys.executable, "-c", "while True: pass"]))
+        # steady O_DIRECT writes (bypass the page cache, so they hit the disk now)
+        f = os.path.join(self.tmp, "load.bin")
+        self.procs.append(subprocess.Popen(
+            ["sh", "-c", "while :; do dd if=/dev/zero of=%s bs=64k count=64 oflag=direct "
+             "conv=notrunc status=none; sleep 0.05; done" % f]))
+        # a steady TCP stream over lo
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        port = srv.getsockname()[1]
+
+        def sink():
+            c, _ = srv.accept()
+            while not self.stop.is_set():
+                if not c.recv(65536):
+                    break
+            c.close()
+
+        def source():
+            s = socket.create_connection(("127.0.0.1", port))
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            chunk = b"x" * 1400
+            while not self.stop.is_set():
+                for _ in range(20):
+                    s.sendall(chunk)
+                time.sleep(0.002)
+            s.close()
+
+        for fn in (sink, source):
+            t = threading.Thread(target=fn, daemon=True)
+            t.start()
+
+    def end(self):
+        self.stop.set()
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
+def sar_average(sa, args, key_col=None, key=None):
+    """Parse sar's Average: lines -> dict column -> float (first matching row)."""
+    out = subprocess.run(["sar", "-f", sa] + args, capture_output=True, text=True,
+                         env=dict(os.environ, LC_ALL="C"), check=True).stdout
+    header = None
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        # sar 12.6 puts DEV last in -d -p; find the header by its names
+        if not parts[0].startswith("Average") and {"CPU", "proc/s", "DEV", "IFACE"} & set(parts):
+            header = parts[1:]
+            continue
+        if parts[0].startswith("Average") and header:
+            row = dict(zip(header, parts[1:]))
+            if key_col is None or row.get(key_col) == key:
+                return {k: (float(v) if k != key_col else v) for k, v in row.items()}
+    fail("no Average line in sar %s for %s" % (" ".join(args), key))
+
+
+def vms_average(csv_text):
+    lines = csv_text.strip().splitlines()
+    head = lines[0].split(",")
+    rows = [l.split(",") for l in lines[1:]]
+    if len(rows) != N - 1:
+        fail("expected %d rate rows, got %d" % (N - 1, len(rows)))
+    iv = head.index("interval_s")
+    tot = sum(float(r[iv]) for r in rows)
+    avg = {}
+    for j, name in enumerate(head):
+        vals = [(float(r[iv]), r[j]) for r in rows]
+        try:
+            avg[name] = sum(w * float(v) for w, v in vals) / tot
+        except ValueError:
+            pass
+    return avg
+
+
+def main():
+    vms = os.environ.get("VMS_BIN")
+    if not vms:
+        fail("VMS_BIN not set")
+    if not (os.path.exists(SADC) and shutil.which("sar")):
+        if os.environ.get("VMS_REQUIRE_E2E"):
+            fail("sysstat is not installed")
+        print("SKIP: sysstat not installed")
+        sys.exit(77)
+    disk = root_disk()
+    with tempfile.TemporaryDirectory() as tmp:
+        sa = os.path.join(tmp, "sa")
+        out = os.path.join(tmp, "run.vms")
+        load = Load(tmp)
+        load.start()
+        time.sleep(1.5)  # let the load settle
+        s = subprocess.Popen([SADC, "-S", "DISK", "1", str(N), sa])
+        v = subprocess.Popen([vms, "-i", "1s", "-n", str(N), "-o", out])
+        rs, rv = s.wait(), v.wait()
+        load.end()
+        if rs or rv:
+            fail("sadc exit %d, vmsampler exit %d" % (rs, rv))
+        rates = subprocess.run([vms, "dump", "--rates", out], capture_output=True, text=True,
+                               env=dict(os.environ, TZ="UTC"))
+        if rates.returncode:
+            fail("dump --rates: " + rates.stderr)
+        va = vms_average(rates.stdout)
+
+        checks = []  # (what, ours, sar's, tolerance, relative?)
+        cpu = sar_average(sa, ["-u", "ALL"], "CPU", "all")
+        for sarname, ours in [("%usr", "%usr"), ("%nice", "%nice"), ("%sys", "%sys"),
+                              ("%iowait", "%iowait"), ("%steal", "%steal"), ("%irq", "%irq"),
+                              ("%soft", "%soft"), ("%guest", "%guest"), ("%gnice", "%gnice"),
+                              ("%idle", "%idle")]:
+            key = "cpu.all." + ours
+            if key in va:
+                checks.append(("cpu " + sarname, va[key], cpu[sarname], 1.0, False))
+            elif cpu[sarname] > 0.5:
+                fail("no %s column but sar shows %.2f" % (key, cpu[sarname]))
+        w = sar_average(sa, ["-w"])
+        checks.append(("cswch/s", va["stat.cswch/s"], w["cswch/s"], 0.02, True))
+        d = sar_average(sa, ["-d", "-p"], "DEV", disk)
+        tps = sum(va.get("disk.%s.%s" % (disk, k), 0.0) for k in ("r/s", "w/s", "d/s"))
+        checks.append(("%s tps" % disk, tps, d["tps"], 0.02, True))
+        checks.append(("%s wkB/s" % disk, va["disk.%s.wkB/s" % disk], d["wkB/s"], 0.02, True))
+        n = sar_average(sa, ["-n", "DEV"], "IFACE", "lo")
+        for k in ("rxpck/s", "txpck/s", "rxkB/s", "txkB/s"):
+            checks.append(("lo " + k, va["net.lo." + k], n[k], 0.02, True))
+
+        bad = 0
+        for what, ours, theirs, tol, rel in checks:
+            diff = abs(ours - theirs)
+            ok = diff <= (tol * abs(theirs) if rel else tol)
+            print("%-4s %-16s vmsampler %12.2f   sar %12.2f   diff %s" % (
+                "ok" if ok else "BAD", what, ours, theirs,
+                ("%.2f %%" % (100 * diff / theirs) if theirs else "inf") if rel else "%.2f pt" % diff))
+            bad += not ok
+        # the load must actually be visible, or the comparison proves nothing
+        if d["wkB/s"] < 100 or n["rxkB/s"] < 100 or cpu["%usr"] < 20:
+            fail("the load did not show (wkB/s %.1f, lo rxkB/s %.1f, %%usr %.1f)" %
+                 (d["wkB/s"], n["rxkB/s"], cpu["%usr"]))
+        if bad:
+            fail("%d of %d comparisons out of tolerance" % (bad, len(checks)))
+        print("all %d comparisons within tolerance" % len(checks))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+#include "srcdrv.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define CANARY 0x5a5a5a5a5a5a5a5aull
+
+static void drv_open(struct drv *d, const char *root, const struct vms_source_ops *ops)
+{
+	d->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(d->dirfd >= 0);
+	d->src.ops = ops;
+	d->src.sconf = &d->sconf;
+	d->src.proc_dirfd = d->dirfd;
+	d->src.priv = calloc(1, ops->priv_size);
+	assert_non_null(d->src.priv);
+	assert_int_equal(d->src.ops->open(&d->src), 0);
+}
+
+int drv_declare(struct drv *d)
+{
+	struct vms_schema_builder b;
+	struct vms_schema *s = NULL;
+	vms_schema_builder_init(&b);
+	vms_schema_builder_source(&b, 0);
+	int r = d->src.ops->declare(&d->src, &b);
+	if (r < 0) {
+		vms_schema_builder_free(&b);
+		return r;
+	}
+	d->src.ncols = vms_schema_builder_count(&b);
+	assert_true(d->src.ncols <= VMS_ARRAY_SIZE(d->slots));
+	assert_int_equal(vms_schema_finish(&b, ++d->gen, 0, &s), 0);
+	vms_schema_builder_free(&b);
+	vms_schema_unref(d->schema);
+	d->schema = s;
+	return 0;
+}
+
+int drv_sample(struct drv *d)
+{
+	struct vms_tick_ctx t = {.idx = 1};
+	for (unsigned i = 0; i < VMS_ARRAY_SIZE(d->slots); i++)
+		d->slots[i] = CANARY;
+	int r = d->src.ops->sample(&d->src, d->slots, &t);
+	d->parse_errors = t.parse_errors;
+	if (r == 0)
+		for (uint32_t i = 0; i < d->src.ncols; i++)
+			if (d->slots[i] == CANARY)
+				fail_msg("slot %u (%s) not written", i, d->schema->cols[i].name);
+	for (unsigned i = d->src.ncols; i < VMS_ARRAY_SIZE(d->slots); i++)
+		assert_true(d->slots[i] == CANARY); /* nothing past its columns */
+	return r;
+}
+
+void drv_close(struct drv *d)
+{
+	d->src.ops->close(&d->src);
+	free(d->src.priv);
+	vms_schema_unref(d->schema);
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	vms_globs_clear(&d->sconf.include);
+	vms_globs_clear(&d->sconf.exclude);
+	free(d);
+}
+
+struct drv *drv_new_conf(const char *root, const struct vms_source_ops *ops,
+			 const struct vms_source_conf *sc)
+{
+	struct drv *d = calloc(1, sizeof(*d));
+	assert_non_null(d);
+	d->dirfd = -1;
+	if (sc)
+		d->sconf = *sc; /* before open: a source may read it there */
+	d->sconf.enabled = true;
+	drv_open(d, root, ops);
+	return d;
+}
+
+struct drv *drv_new(const char *root, const struct vms_source_ops *ops)
+{
+	return drv_new_conf(root, ops, NULL);
+}
+
+int col(const struct drv *d, const char *name)
+{
+	return vms_schema_find(d->schema, name);
+}
+
+uint64_t val(const struct drv *d, const char *name)
+{
+	int i = col(d, name);
+	if (i < 0)
+		fail_msg("no column %s", name);
+	return d->slots[i];
+}
+
+const char *root(const char *name)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", fixture_path(name));
+	return buf;
+}
