@@ -32,10 +32,9 @@
  * perf_evlist__open: in 6.1 each evsel then holds references to the maps
  * that perf_evsel__delete never drops, a leak per VM thread; later
  * versions drop them.  Given to perf_evsel__open, the maps stay ours.)
- * Its public API cannot
- * do the tick's read: perf_evsel__read with PERF_FORMAT_GROUP callocs a
- * buffer on every call and returns the leader's value only, and there is
- * no accessor for the fds it opened.  So at open, the event ids are taken
+ * Its public API cannot do the tick's read: perf_evsel__read with
+ * PERF_FORMAT_GROUP callocs a buffer on every call and returns the
+ * leader's value only, and there is no accessor for the fds it opened.  So at open, the event ids are taken
  * through libperf (perf_evsel__read with PERF_FORMAT_ID, where allocating
  * is fine), the fds carrying those ids are found with PERF_EVENT_IOC_ID
  * among the fds the open created (libperf opens them without O_CLOEXEC;
@@ -59,7 +58,9 @@
  * (no thread can be counting into the exited ones), after adding their
  * final counts to the VM's retired totals.  When QEMU exits, all its groups
  * are retired that way: the VM's columns keep their last values until the
- * VM leaves the VM table.
+ * VM leaves the VM table.  Not covered: a thread created while the VM's
+ * threads are being opened, by one not opened yet (a window of well under
+ * a millisecond, once per VM), is not counted.
  *
  * Only open and declare log; sample allocates nothing and never logs;
  * idle only reads and closes. */
