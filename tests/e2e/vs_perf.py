@@ -42,6 +42,7 @@ unless VMS_REQUIRE_E2E is set: then those fail too.
 """
 import argparse
 import csv
+import glob
 import os
 import shutil
 import signal
@@ -102,17 +103,23 @@ class PerfStat:
 
 
 def read_frames(path, column):
-    """[(t_mono_ns, value)] of one column of vmsampler's CSV."""
+    """[(t_mono_ns, value)] of one column of vmsampler's CSV, following the
+    files it rolls to when the schema changes (out.csv, out.g2.csv, ...: a
+    tap or disk appearing on the host mid-run does that)."""
+    stem, ext = os.path.splitext(path)
+    rolled = sorted(glob.glob(glob.escape(stem) + ".g*" + ext),
+                    key=lambda p: int(p[len(stem) + 2:-len(ext)]))
     frames = []
-    with open(path, newline="") as f:
-        rows = csv.reader(f)
-        head = next(rows)
-        if column not in head:
-            raise SystemExit(f"FAIL: no column {column} in {path}: {head}")
-        it, iv = head.index("t_mono_ns"), head.index(column)
-        for row in rows:
-            if row[iv] != "":
-                frames.append((int(row[it]), int(row[iv])))
+    for p in [path] + rolled:
+        with open(p, newline="") as f:
+            rows = csv.reader(f)
+            head = next(rows)
+            if column not in head:
+                raise SystemExit(f"FAIL: no column {column} in {p}: {head}")
+            it, iv = head.index("t_mono_ns"), head.index(column)
+            for row in rows:
+                if row[iv] != "":
+                    frames.append((int(row[it]), int(row[iv])))
     return frames
 
 
