@@ -5,9 +5,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export DEBIAN_FRONTEND=noninteractive
 
 # Debian packages needed to build and run the sampler.
-BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev"
+BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev make xz-utils binutils"
 # ... and to run the whole test suite.
-TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base python3-pandas"
+TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base linux-perf python3-pandas"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then
@@ -27,6 +27,18 @@ apt_install() {
 	echo "== installing: ${missing[*]}"
 	apt-get update -qq
 	apt-get install -y -q -o DPkg::Lock::Timeout=600 --no-install-recommends --no-upgrade "${missing[@]}" >/dev/null
+}
+
+# libperf (the perf source): Debian 12 does not package it, so it is built
+# from linux-source-6.1 into /usr/local (scripts/build-libperf.sh, about
+# 10 s the first time).  A libperf that pkg-config already knows, from a
+# distribution or an earlier run, is used as it is.
+need_libperf() {
+	if pkg-config --exists libperf; then
+		return 0
+	fi
+	need_root
+	"$ROOT/scripts/build-libperf.sh"
 }
 
 # build DIR [meson options...]

@@ -5,7 +5,8 @@
 #   ./scripts/run.sh -i 100ms -n 600 -o run.vms
 . "$(dirname "$0")/lib.sh"
 apt_install $BUILD_PKGS
-build build --buildtype=release
+need_libperf
+build build --buildtype=release -Dperf=enabled
 [ $# -gt 0 ] || set -- -i 1s -o out.csv
 echo "== $ROOT/build/vmsampler $*  (Ctrl-C to stop)"
 exec "$ROOT/build/vmsampler" "$@"

@@ -5,17 +5,18 @@
 # tests against the live /proc (vs sar).
 . "$(dirname "$0")/lib.sh"
 apt_install $BUILD_PKGS $TEST_PKGS
+need_libperf
 t0=$SECONDS
 
 # CI must not skip what it can run: the e2e test fails if sysstat is missing
 export VMS_REQUIRE_E2E=1
 
-echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar"
-build build -Dwerror=true -Dtests=enabled
+echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
+build build -Dwerror=true -Dtests=enabled -Dperf=enabled
 meson test -C "$ROOT/build" --print-errorlogs --no-rebuild
 
 echo "== ASan+UBSan build: unit tests and fuzz corpora"
-build build-asan -Dwerror=true -Dtests=enabled -Db_sanitize=address,undefined
+build build-asan -Dwerror=true -Dtests=enabled -Dperf=enabled -Db_sanitize=address,undefined
 meson test -C "$ROOT/build-asan" --print-errorlogs --no-rebuild --suite unit --suite fuzz
 
 echo "== ThreadSanitizer: the live ring's seqlock under the in-process stress test"

@@ -233,8 +233,9 @@ void vms_cli_help(FILE *f)
 	fputs("Usage: vmsampler [OPTIONS]\n", f);
 	fputs("       vmsampler dump FILE.vms [--rates] [-o OUT]\n", f);
 	fputs("       vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates] [-n N]\n", f);
-	fputs("Sample the counters of a Linux host from /proc at a fixed interval and\n"
-	      "write them as CSV or binary frames, until SIGINT or SIGTERM (or -n).\n"
+	fputs("Sample the counters of a Linux host from /proc (and perf_event, in a build\n"
+	      "with perf) at a fixed interval and write them as CSV or binary frames,\n"
+	      "until SIGINT or SIGTERM (or -n).\n"
 	      "\n"
 	      "Sampling:\n"
 	      "  -i, --interval=DURATION  time between samples, 10ms to 24h (default 1s);\n"

@@ -87,16 +87,23 @@ static const struct vms_conf_key netdev_keys[] = {
 	SOURCE_KEYS,
 	FILTER_KEYS,
 };
+static const struct vms_conf_key perf_keys[] = {
+	SOURCE_KEYS,
+	{"per_cpu", VMS_CONF_BOOL, SRC(per_cpu)},
+	{"host", VMS_CONF_EVENTS, SRC(host)},
+	{"vm", VMS_CONF_EVENTS, SRC(vm)},
+};
 
 #define SECTION(name, feature, compiled, field, keys)                                    \
 	{name, feature, compiled, TOP(field), keys, VMS_ARRAY_SIZE(keys)}
 
-/* The libvirt and perf sources are not written yet: their modules put
- * their keys here (with config fields that exist in every build) and set
- * HAVE_LIBVIRT / HAVE_PERF in meson.build.  Until then the rows only make
- * a config that names them fail with "compiled without ... support". */
+/* The libvirt source is not written yet: its module puts its keys here
+ * (with config fields that exist in every build) and sets HAVE_LIBVIRT in
+ * meson.build.  Until then the row only makes a config that names it fail
+ * with "compiled without libvirt support".  The perf keys are in every
+ * build (so the documentation check sees them); without perf support the
+ * loader refuses the section. */
 _Static_assert(!HAVE_LIBVIRT, "add the libvirt keys to vms_conf_sections");
-_Static_assert(!HAVE_PERF, "add the perf keys to vms_conf_sections");
 
 const struct vms_conf_section vms_conf_sections[] = {
 	{NULL, NULL, true, 0, top_keys, VMS_ARRAY_SIZE(top_keys)},
@@ -105,7 +112,7 @@ const struct vms_conf_section vms_conf_sections[] = {
 	SECTION("diskstats", NULL, true, diskstats, diskstats_keys),
 	SECTION("netdev", NULL, true, netdev, netdev_keys),
 	{"libvirt", "libvirt", HAVE_LIBVIRT, 0, NULL, 0},
-	{"perf", "perf", HAVE_PERF, 0, NULL, 0},
+	SECTION("perf", "perf", HAVE_PERF, perf, perf_keys),
 };
 const unsigned vms_conf_nsections = VMS_ARRAY_SIZE(vms_conf_sections);
 
@@ -184,6 +191,45 @@ bool vms_globs_select(const struct vms_globs *include, const struct vms_globs *e
 	return !vms_globs_match(exclude, name);
 }
 
+/* ---- perf event lists ------------------------------------------------------ */
+
+int vms_perf_events_add(struct vms_perf_events *e, const char *name, bool required)
+{
+	char *n = strdup(name);
+	if (!n)
+		return -ENOMEM;
+	struct vms_perf_event_conf *v = realloc(e->v, (e->n + 1) * sizeof(*v));
+	if (!v) {
+		free(n);
+		return -ENOMEM;
+	}
+	e->v = v;
+	e->v[e->n++] = (struct vms_perf_event_conf){n, required};
+	return 0;
+}
+
+void vms_perf_events_clear(struct vms_perf_events *e)
+{
+	for (unsigned i = 0; i < e->n; i++)
+		free(e->v[i].name);
+	free(e->v);
+	e->v = NULL;
+	e->n = 0;
+}
+
+static int events_copy(struct vms_perf_events *dst, const struct vms_perf_events *src)
+{
+	struct vms_perf_events t = {NULL, 0};
+	for (unsigned i = 0; i < src->n; i++) {
+		if (vms_perf_events_add(&t, src->v[i].name, src->v[i].required) < 0) {
+			vms_perf_events_clear(&t);
+			return -ENOMEM;
+		}
+	}
+	*dst = t;
+	return 0;
+}
+
 /* ---- whole configs ----------------------------------------------------------- */
 
 static void source_defaults(struct vms_source_conf *s)
@@ -218,6 +264,24 @@ int vms_config_defaults(struct vms_config *c)
 	if (vms_globs_add(&c->diskstats.exclude, "ram*") < 0 ||
 	    vms_globs_add(&c->diskstats.exclude, "loop*") < 0)
 		r = -ENOMEM;
+	/* perf: what an operator of a KVM host wants at a negligible cost.
+	 * Software counters only (each is an increment on a path the kernel
+	 * takes anyway); per VM also kvm:kvm_exit, the number of exits to the
+	 * hypervisor.  No host-wide kvm:kvm_exit (the per-VM counters already
+	 * enable the tracepoint, a second event on it doubles its cost per
+	 * exit), no task-clock (host-wide it counts idle time too: it is
+	 * time_enabled), no hardware events (no PMU on many virtualised
+	 * hosts, and host-wide ones compete with guests' vPMUs). */
+	source_defaults(&c->perf);
+	c->perf.per_cpu = true;
+	static const char *const host_ev[] = {"context-switches", "cpu-migrations", "page-faults"};
+	static const char *const vm_ev[] = {"context-switches", "cpu-migrations", "kvm:kvm_exit"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(host_ev); i++)
+		if (vms_perf_events_add(&c->perf.host, host_ev[i], false) < 0)
+			r = -ENOMEM;
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_ev); i++)
+		if (vms_perf_events_add(&c->perf.vm, vm_ev[i], false) < 0)
+			r = -ENOMEM;
 	return r;
 }
 
@@ -242,6 +306,8 @@ void vms_config_free(struct vms_config *c)
 			*(char **)f = NULL;
 		} else if (k->type == VMS_CONF_GLOBS) {
 			globs_free(f);
+		} else if (k->type == VMS_CONF_EVENTS) {
+			vms_perf_events_clear(f);
 		}
 	}
 	memset(c, 0, sizeof(*c));
@@ -257,6 +323,8 @@ int vms_config_dup(struct vms_config *dst, const struct vms_config *src)
 			*(char **)f = NULL;
 		else if (k->type == VMS_CONF_GLOBS)
 			*(struct vms_globs *)f = (struct vms_globs){NULL, 0};
+		else if (k->type == VMS_CONF_EVENTS)
+			*(struct vms_perf_events *)f = (struct vms_perf_events){NULL, 0};
 	}
 	for_each_key(sec, k) {
 		void *to = field((char *)&t + sec->off, k);
@@ -267,6 +335,8 @@ int vms_config_dup(struct vms_config *dst, const struct vms_config *src)
 			r = *(char **)to ? 0 : -ENOMEM;
 		} else if (k->type == VMS_CONF_GLOBS) {
 			r = globs_copy(to, from);
+		} else if (k->type == VMS_CONF_EVENTS) {
+			r = events_copy(to, from);
 		}
 		if (r < 0) {
 			vms_config_free(&t);
@@ -317,6 +387,15 @@ bool vms_config_equal(const struct vms_config *a, const struct vms_config *b)
 				return false;
 			for (unsigned i = 0; i < g->n; i++)
 				if (strcmp(g->pat[i], h->pat[i]) != 0)
+					return false;
+			break;
+		}
+		case VMS_CONF_EVENTS: {
+			const struct vms_perf_events *g = x, *h = y;
+			if (g->n != h->n)
+				return false;
+			for (unsigned i = 0; i < g->n; i++)
+				if (strcmp(g->v[i].name, h->v[i].name) != 0 || g->v[i].required != h->v[i].required)
 					return false;
 			break;
 		}
@@ -434,6 +513,9 @@ void vms_conf_expected(const struct vms_conf_key *k, char *buf, size_t len)
 	case VMS_CONF_GLOBS:
 		snprintf(buf, len, "a list of patterns");
 		return;
+	case VMS_CONF_EVENTS:
+		snprintf(buf, len, "a list of perf events");
+		return;
 	case VMS_CONF_SOURCES:
 		snprintf(buf, len, "a mapping of sources");
 		return;
@@ -467,7 +549,7 @@ int vms_conf_key_set(const struct vms_conf_key *k, void *base, const char *text,
 	uint64_t v;
 	int r;
 
-	if (k->type == VMS_CONF_GLOBS || k->type == VMS_CONF_SOURCES) {
+	if (k->type == VMS_CONF_GLOBS || k->type == VMS_CONF_EVENTS || k->type == VMS_CONF_SOURCES) {
 		vms_conf_expected(k, what, sizeof(what));
 		snprintf(msg, msglen, "expected %s", what);
 		return -EINVAL;
@@ -561,6 +643,7 @@ int vms_conf_key_set(const struct vms_conf_key *k, void *base, const char *text,
 		snprintf(msg, msglen, "%s is not %s", q, what);
 		return -EINVAL;
 	case VMS_CONF_GLOBS:
+	case VMS_CONF_EVENTS:
 	case VMS_CONF_SOURCES:
 		break;
 	}

@@ -30,12 +30,30 @@ bool vms_globs_match(const struct vms_globs *g, const char *name);
 bool vms_globs_select(const struct vms_globs *include, const struct vms_globs *exclude,
 		      const char *name);
 
+/* A list of perf events (sources.perf.host, sources.perf.vm): names as
+ * written (checked by vms_perf_event_parse, src/perfev.h), and whether
+ * the run must stop when one cannot be opened. */
+struct vms_perf_event_conf {
+	char *name;
+	bool required;
+};
+
+struct vms_perf_events {
+	struct vms_perf_event_conf *v;
+	unsigned n;
+};
+
+/* Append (a copy of name).  0 or -ENOMEM. */
+int vms_perf_events_add(struct vms_perf_events *e, const char *name, bool required);
+void vms_perf_events_clear(struct vms_perf_events *e);
+
 struct vms_source_conf {
 	bool enabled;
 	uint32_t every; /* sample every N ticks (>= 1) */
 	struct vms_globs include, exclude; /* diskstats, netdev */
 	bool partitions; /* diskstats: also partitions */
-	bool per_cpu;    /* procstat: per-CPU columns besides cpu.all */
+	bool per_cpu;    /* procstat, perf: per-CPU columns besides the all-CPU ones */
+	struct vms_perf_events host, vm; /* perf: host-wide and per-VM events */
 };
 
 enum vms_format { VMS_FORMAT_AUTO = 0, VMS_FORMAT_CSV, VMS_FORMAT_BIN };
@@ -56,6 +74,7 @@ struct vms_config {
 	char *ring_path;       /* the ring as a shared file readers attach to (default NULL: private) */
 	int log_level;         /* enum vms_log_level */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev;
+	struct vms_source_conf perf; /* only read in a build with perf */
 };
 
 /* Limits (also in --help and the man pages). */
@@ -122,6 +141,7 @@ enum vms_conf_type {
 	VMS_CONF_STRING,   /* char *, not empty */
 	VMS_CONF_ENUM,     /* int, one of `enums` */
 	VMS_CONF_GLOBS,    /* struct vms_globs: a list of fnmatch patterns */
+	VMS_CONF_EVENTS,   /* struct vms_perf_events: a list of perf events */
 	VMS_CONF_SOURCES,  /* the `sources` mapping (top level only) */
 };
 

@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "perfev.h"
 
 struct yload {
 	yaml_parser_t p;
@@ -283,6 +284,173 @@ fail:
 	return r;
 }
 
+/* One item of an event list: a name, or {event: NAME, required: BOOL}.
+ * The current event is the item's first event. */
+static int parse_event_item(struct yload *y, const char *path, char **name, bool *required,
+			    yaml_mark_t *name_mark)
+{
+	static const struct vms_conf_key req_key = {"required", VMS_CONF_BOOL, 0};
+	char msg[256];
+	int r;
+
+	*name = NULL;
+	*required = false;
+	if (y->ev.type == YAML_SCALAR_EVENT) {
+		if (is_null_scalar(&y->ev) || y->ev.data.scalar.length == 0)
+			return fail_at(y, y->ev.start_mark, "%s: empty event name", path);
+		if (strlen((const char *)y->ev.data.scalar.value) != y->ev.data.scalar.length)
+			return fail_at(y, y->ev.start_mark, "%s: the event name contains a NUL character", path);
+		*name_mark = y->ev.start_mark;
+		*name = strdup((const char *)y->ev.data.scalar.value);
+		return *name ? 0 : fail_file(y, -ENOMEM, "out of memory");
+	}
+	if (y->ev.type != YAML_MAPPING_START_EVENT)
+		return fail_at(y, y->ev.start_mark,
+			       "%s: expected an event name or {event: NAME, required: true}, not %s", path,
+			       kind(&y->ev));
+	yaml_mark_t start = y->ev.start_mark;
+	bool seen_req = false;
+	for (;;) {
+		r = next(y);
+		if (r < 0)
+			goto fail;
+		if (y->ev.type == YAML_MAPPING_END_EVENT)
+			break;
+		r = check_node(y);
+		if (r < 0)
+			goto fail;
+		if (y->ev.type != YAML_SCALAR_EVENT) {
+			r = fail_at(y, y->ev.start_mark, "%s: expected a key, not %s", path, kind(&y->ev));
+			goto fail;
+		}
+		const char *key = (const char *)y->ev.data.scalar.value;
+		yaml_mark_t km = y->ev.start_mark;
+		bool is_event = strcmp(key, "event") == 0, is_req = strcmp(key, "required") == 0;
+		if (strlen(key) != y->ev.data.scalar.length || (!is_event && !is_req)) {
+			char show[65], hint[64];
+			shown(show, sizeof(show), &y->ev);
+			suggest(hint, sizeof(hint), show, (const char *const[]){"event", "required"}, 2);
+			r = fail_at(y, km, "%s: unknown key '%s' in an event (event, required)%s", path, show,
+				    hint);
+			goto fail;
+		}
+		/* key points into the event that next() frees */
+		key = is_event ? "event" : "required";
+		if ((is_event && *name) || (is_req && seen_req)) {
+			r = fail_at(y, km, "%s: duplicate key '%s' in an event", path, key);
+			goto fail;
+		}
+		r = next(y);
+		if (r < 0)
+			goto fail;
+		r = check_node(y);
+		if (r < 0)
+			goto fail;
+		if (y->ev.type != YAML_SCALAR_EVENT) {
+			r = fail_at(y, y->ev.start_mark, "%s: %s: expected %s, not %s", path, key,
+				    is_event ? "an event name" : "true or false", kind(&y->ev));
+			goto fail;
+		}
+		if (is_req) {
+			r = vms_conf_key_set(&req_key, required, (const char *)y->ev.data.scalar.value,
+					     y->ev.data.scalar.length, is_plain(&y->ev), msg, sizeof(msg));
+			if (r < 0) {
+				r = fail_at(y, y->ev.start_mark, "%s: required: %s", path, msg);
+				goto fail;
+			}
+			seen_req = true;
+			continue;
+		}
+		if (is_null_scalar(&y->ev) || y->ev.data.scalar.length == 0 ||
+		    strlen((const char *)y->ev.data.scalar.value) != y->ev.data.scalar.length) {
+			r = fail_at(y, y->ev.start_mark, "%s: event: %s", path,
+				    y->ev.data.scalar.length ? "the name contains a NUL character" : "empty event name");
+			goto fail;
+		}
+		*name_mark = y->ev.start_mark;
+		*name = strdup((const char *)y->ev.data.scalar.value);
+		if (!*name) {
+			r = fail_file(y, -ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	if (!*name) {
+		r = fail_at(y, start, "%s: an event needs a name (event: NAME)", path);
+		goto fail;
+	}
+	return 0;
+fail:
+	free(*name);
+	*name = NULL;
+	return r;
+}
+
+/* A list of perf events; the current event is its SEQUENCE_START. */
+static int parse_events(struct yload *y, struct vms_perf_events *ev, const char *path)
+{
+	struct vms_perf_events n = {NULL, 0};
+	size_t lines[VMS_PERF_MAX_EVENTS];
+	const char *canon[VMS_PERF_MAX_EVENTS];
+	char msg[256];
+	int r;
+
+	for (;;) {
+		char *name;
+		bool required;
+		yaml_mark_t nm = {0, 0, 0};
+		struct vms_perf_evspec spec;
+
+		r = next(y);
+		if (r < 0)
+			goto fail;
+		if (y->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		r = check_node(y);
+		if (r < 0)
+			goto fail;
+		yaml_mark_t item = y->ev.start_mark;
+		r = parse_event_item(y, path, &name, &required, &nm);
+		if (r < 0)
+			goto fail;
+		if (vms_perf_event_parse(name, &spec, msg, sizeof(msg)) < 0) {
+			free(name);
+			r = fail_at(y, nm, "%s: %s", path, msg);
+			goto fail;
+		}
+		for (unsigned i = 0; i < n.n; i++) {
+			if (strcmp(canon[i], spec.name) == 0) {
+				r = fail_at(y, nm, "%s: duplicate event '%s' (first at line %zu)", path, name,
+					    lines[i]);
+				free(name);
+				goto fail;
+			}
+		}
+		if (n.n == VMS_PERF_MAX_EVENTS) {
+			free(name);
+			r = fail_at(y, item, "%s: more than %d events", path, VMS_PERF_MAX_EVENTS);
+			goto fail;
+		}
+		r = vms_perf_events_add(&n, name, required);
+		free(name);
+		if (r < 0) {
+			r = fail_file(y, -ENOMEM, "out of memory");
+			goto fail;
+		}
+		/* the canonical name lives in the table or in the list's copy */
+		struct vms_perf_evspec kept;
+		vms_perf_event_parse(n.v[n.n - 1].name, &kept, msg, sizeof(msg));
+		canon[n.n - 1] = kept.name;
+		lines[n.n - 1] = nm.line + 1;
+	}
+	/* a list replaces the previous value (the defaults) entirely */
+	vms_perf_events_clear(ev);
+	*ev = n;
+	return 0;
+fail:
+	vms_perf_events_clear(&n);
+	return r;
+}
+
 static int parse_value(struct yload *y, const struct vms_conf_key *k, void *base, const char *path)
 {
 	char msg[256], what[96];
@@ -293,6 +461,10 @@ static int parse_value(struct yload *y, const struct vms_conf_key *k, void *base
 	case YAML_SCALAR_EVENT: {
 		if (k->type == VMS_CONF_GLOBS)
 			return fail_at(y, e->start_mark, "%s: expected %s (like [\"sd*\"], or [] for none), not %s",
+				       path, what, kind(e));
+		if (k->type == VMS_CONF_EVENTS)
+			return fail_at(y, e->start_mark,
+				       "%s: expected %s (like [context-switches, \"kvm:kvm_exit\"], or [] for none), not %s",
 				       path, what, kind(e));
 		int r = vms_conf_key_set(k, base, (const char *)e->data.scalar.value, e->data.scalar.length,
 					 is_plain(e), msg, sizeof(msg));
@@ -305,6 +477,8 @@ static int parse_value(struct yload *y, const struct vms_conf_key *k, void *base
 	case YAML_SEQUENCE_START_EVENT:
 		if (k->type == VMS_CONF_GLOBS)
 			return parse_globs(y, (struct vms_globs *)((char *)base + k->off), path);
+		if (k->type == VMS_CONF_EVENTS)
+			return parse_events(y, (struct vms_perf_events *)((char *)base + k->off), path);
 		return fail_at(y, e->start_mark, "%s: expected %s, not a list", path, what);
 	default:
 		return fail_at(y, e->start_mark, "%s: expected %s, not %s", path, what, kind(e));
@@ -689,6 +863,23 @@ static void put_value(FILE *f, const struct vms_conf_key *k, const void *base)
 			if (i)
 				fputs(", ", f);
 			put_string(f, g->pat[i]);
+		}
+		fputc(']', f);
+		break;
+	}
+	case VMS_CONF_EVENTS: {
+		const struct vms_perf_events *g = v;
+		fputc('[', f);
+		for (unsigned i = 0; i < g->n; i++) {
+			if (i)
+				fputs(", ", f);
+			if (g->v[i].required) {
+				fputs("{event: ", f);
+				put_string(f, g->v[i].name);
+				fputs(", required: true}", f);
+			} else {
+				put_string(f, g->v[i].name);
+			}
 		}
 		fputc(']', f);
 		break;

@@ -252,6 +252,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 		again = false;
 		f = vms_ring_begin(&l->ring);
 		t.parse_errors = 0;
+		t.flags = 0;
 		for (unsigned i = 0; i < l->nsrc; i++) {
 			struct vms_source *src = &l->src[i];
 			uint64_t *slots = f->v + src->base;
@@ -304,7 +305,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	f->lost_frames = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
 	l->pending_missed = l->pending_lost = 0;
 
-	uint32_t flags = l->pending_flags;
+	uint32_t flags = l->pending_flags | t.flags;
 	l->pending_flags = 0;
 	if (t.parse_errors)
 		flags |= VMS_FRAME_PARTIAL;
@@ -423,6 +424,8 @@ static const struct vms_source_conf *source_conf(const struct vms_config *c, con
 		return &c->diskstats;
 	if (strcmp(name, "netdev") == 0)
 		return &c->netdev;
+	if (strcmp(name, "perf") == 0)
+		return &c->perf;
 	return NULL;
 }
 
@@ -449,10 +452,15 @@ static int open_sources(struct vms_loop *l)
 			return -ENOMEM;
 		int r = ops->open(src);
 		if (r < 0) {
-			vms_warn("source %s unavailable: %s", ops->name, strerror(-r));
+			/* a fatal source has said why (a required counter) */
+			bool fatal = src->fatal;
+			if (!fatal)
+				vms_warn("source %s unavailable: %s", ops->name, strerror(-r));
 			ops->close(src);
 			free(src->priv);
 			memset(src, 0, sizeof(*src));
+			if (fatal)
+				return r;
 			continue;
 		}
 		src->ops = ops;

@@ -4,16 +4,25 @@
 
 #include "source.h"
 
+#include "vms_build.h"
+
 extern const struct vms_source_ops vms_source_procstat;
 extern const struct vms_source_ops vms_source_loadavg;
 extern const struct vms_source_ops vms_source_diskstats;
 extern const struct vms_source_ops vms_source_netdev;
+#if HAVE_PERF
+extern const struct vms_source_ops vms_source_perf;
+#endif
 
 const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_procstat,
 	&vms_source_loadavg,
 	&vms_source_diskstats,
 	&vms_source_netdev,
+#if HAVE_PERF
+	/* last: it reads the VM table the per-VM source fills */
+	&vms_source_perf,
+#endif
 };
 const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);
 

@@ -18,8 +18,14 @@
  *                          the loop re-declares and samples again) or
  *                          -errno (the loop marks the source failed and
  *                          backs off).  Must not allocate, block or log.
+ *                          A source that declared no columns is sampled
+ *                          too (no slots), so that it can report entities
+ *                          that appear later; one whose declare failed is
+ *                          not.
  *   close(src)             free everything; must accept a source whose
  *                          open failed part-way.
+ * An open that fails because the configuration requires what is missing
+ * (a required perf event) sets src->fatal: the run does not start.
  * Optional hooks for sources with their own I/O (libvirt, perf):
  *   pollfds/ready          fds to add to the loop's single ppoll
  *   idle(src, until_ns)    slow-path work after the tick's frame was
@@ -40,6 +46,7 @@ struct vms_tick_ctx {
 	int64_t t_real_ns;
 	uint64_t idx;         /* deadline index */
 	uint32_t parse_errors; /* malformed lines skipped this tick (add to it) */
+	uint32_t flags;       /* frame flags to set (VMS_FRAME_SCALED); or into it */
 };
 
 struct vms_source;
@@ -74,6 +81,7 @@ struct vms_source {
 	int last_err;
 	bool failed;
 	bool declare_failed;   /* its last declare() failed: no columns */
+	bool fatal;            /* set by open before failing: stop the run (a required counter) */
 	unsigned npoll;        /* fds it added to this wait */
 };
 

@@ -28,6 +28,16 @@ static void assert_globs(const struct vms_globs *g, unsigned n, const char *cons
 		assert_string_equal(g->pat[i], pat[i]);
 }
 
+static void assert_events(const struct vms_perf_events *e, unsigned n, const char *const *names,
+			  const bool *required)
+{
+	assert_int_equal(e->n, n);
+	for (unsigned i = 0; i < n; i++) {
+		assert_string_equal(e->v[i].name, names[i]);
+		assert_int_equal(e->v[i].required, required[i]);
+	}
+}
+
 static void test_defaults(void **state)
 {
 	(void)state;
@@ -53,6 +63,13 @@ static void test_defaults(void **state)
 	assert_globs(&c.diskstats.exclude, 2, (const char *[]){"ram*", "loop*"});
 	assert_globs(&c.netdev.include, 0, NULL);
 	assert_globs(&c.netdev.exclude, 0, NULL);
+	assert_true(c.perf.enabled);
+	assert_int_equal(c.perf.every, 1);
+	assert_true(c.perf.per_cpu);
+	assert_events(&c.perf.host, 3, (const char *[]){"context-switches", "cpu-migrations", "page-faults"},
+		      (const bool[]){false, false, false});
+	assert_events(&c.perf.vm, 3, (const char *[]){"context-switches", "cpu-migrations", "kvm:kvm_exit"},
+		      (const bool[]){false, false, false});
 	vms_config_free(&c);
 	vms_config_free(&c); /* idempotent */
 }
@@ -83,7 +100,19 @@ static const char full_yaml[] =
 	"    include:\n"
 	"      - eth*\n"
 	"      - \"vnet*\"\n"
-	"    exclude: [lo]\n";
+	"    exclude: [lo]\n"
+#if HAVE_PERF
+	"  perf:\n"
+	"    enabled: false\n"
+	"    every: 6\n"
+	"    per_cpu: false\n"
+	"    host: [cs, {event: task-clock}, {required: true, event: \"sched:sched_switch\"}]\n"
+	"    vm:\n"
+	"      - event: cycles\n"
+	"        required: false\n"
+	"      - kvm:kvm_exit\n"
+#endif
+	;
 
 static void assert_full(const struct vms_config *c)
 {
@@ -110,6 +139,14 @@ static void assert_full(const struct vms_config *c)
 	assert_int_equal(c->netdev.every, 5);
 	assert_globs(&c->netdev.include, 2, (const char *[]){"eth*", "vnet*"});
 	assert_globs(&c->netdev.exclude, 1, (const char *[]){"lo"});
+#if HAVE_PERF
+	assert_false(c->perf.enabled);
+	assert_int_equal(c->perf.every, 6);
+	assert_false(c->perf.per_cpu);
+	assert_events(&c->perf.host, 3, (const char *[]){"cs", "task-clock", "sched:sched_switch"},
+		      (const bool[]){false, false, true});
+	assert_events(&c->perf.vm, 2, (const char *[]){"cycles", "kvm:kvm_exit"}, (const bool[]){false, false});
+#endif
 }
 
 static void test_load_full(void **state)
@@ -248,7 +285,11 @@ static const struct err_case err_cases[] = {
 	{"sources: {}\nsources: {}\n", "t.yaml:2:1: duplicate key 'sources' (first at line 1)"},
 	/* sources that do not exist */
 	{"sources:\n  foo: {}\n",
-	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev)"},
+	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev"
+#if HAVE_PERF
+	 ", perf"
+#endif
+	 ")"},
 	{"sources:\n  netdevs: {}\n", "t.yaml:2:3: unknown source 'netdevs' (did you mean 'netdev'?)"},
 #if !HAVE_LIBVIRT
 	{"sources:\n  libvirt: {enabled: true}\n",
@@ -256,6 +297,48 @@ static const struct err_case err_cases[] = {
 #endif
 #if !HAVE_PERF
 	{"sources: {perf: {}}\n", "t.yaml:1:11: sources.perf: vmsampler was compiled without perf support"},
+#else
+	/* perf event lists: a name that cannot be an event is an error here;
+	 * one that is well-formed but missing on this host is found at run
+	 * time (a warning, or fatal when required) */
+	{"sources:\n  perf:\n    host: [context-switch]\n",
+	 "t.yaml:3:12: sources.perf.host: unknown event 'context-switch' (did you mean 'context-switches'?)"},
+	{"sources:\n  perf:\n    host: [bogus]\n",
+	 "t.yaml:3:12: sources.perf.host: unknown event 'bogus' (a software or hardware event of perf list, "
+	 "or a tracepoint SUBSYSTEM:EVENT)"},
+	{"sources:\n  perf:\n    vm: [cs, \"kvm:\"]\n",
+	 "t.yaml:3:14: sources.perf.vm: 'kvm:' is not a tracepoint name (SUBSYSTEM:EVENT, each letters, "
+	 "digits and '_', such as kvm:kvm_exit)"},
+	{"sources: {perf: {vm: [\"../x:y\"]}}\n",
+	 "t.yaml:1:23: sources.perf.vm: '../x:y' is not a tracepoint name (SUBSYSTEM:EVENT, each letters, "
+	 "digits and '_', such as kvm:kvm_exit)"},
+	{"sources: {perf: {vm: [\"kvm:kvm exit\"]}}\n",
+	 "t.yaml:1:23: sources.perf.vm: 'kvm:kvm exit' is not a tracepoint name (SUBSYSTEM:EVENT, each "
+	 "letters, digits and '_', such as kvm:kvm_exit)"},
+	{"sources:\n  perf:\n    host:\n      - context-switches\n      - cs\n",
+	 "t.yaml:5:9: sources.perf.host: duplicate event 'cs' (first at line 4)"},
+	{"sources: {perf: {host: cycles}}\n",
+	 "t.yaml:1:24: sources.perf.host: expected a list of perf events (like [context-switches, "
+	 "\"kvm:kvm_exit\"], or [] for none), not a scalar"},
+	{"sources: {perf: {host: [[cs]]}}\n",
+	 "t.yaml:1:25: sources.perf.host: expected an event name or {event: NAME, required: true}, not a list"},
+	{"sources: {perf: {host: [{required: true}]}}\n",
+	 "t.yaml:1:25: sources.perf.host: an event needs a name (event: NAME)"},
+	{"sources: {perf: {host: [{event: cs, requird: true}]}}\n",
+	 "t.yaml:1:37: sources.perf.host: unknown key 'requird' in an event (event, required) "
+	 "(did you mean 'required'?)"},
+	{"sources: {perf: {host: [{event: cs, required: yes}]}}\n",
+	 "t.yaml:1:47: sources.perf.host: required: expected true or false, not 'yes'"},
+	{"sources: {perf: {host: [{event: cs, event: cycles}]}}\n",
+	 "t.yaml:1:37: sources.perf.host: duplicate key 'event' in an event"},
+	{"sources: {perf: {host: [{event: [cs]}]}}\n",
+	 "t.yaml:1:33: sources.perf.host: event: expected an event name, not a list"},
+	{"sources: {perf: {host: [~]}}\n", "t.yaml:1:25: sources.perf.host: empty event name"},
+	{"sources: {perf: {host: [a:b, c:d, e:f, g:h, i:j, k:l, m:n, o:p, q:r, s:t, u:v, w:x, y:z, "
+	 "a:c, a:d, a:e, a:f]}}\n",
+	 "t.yaml:1:105: sources.perf.host: more than 16 events"},
+	{"sources: {perf: {per_cpu: 1}}\n",
+	 "t.yaml:1:27: sources.perf.per_cpu: expected true or false, not '1'"},
 #endif
 	/* wrong types */
 	{"interval: [1s]\n", "t.yaml:1:11: interval: expected a duration, not a list"},
@@ -474,6 +557,16 @@ static void test_set(void **state)
 #endif
 	assert_int_equal(vms_config_set(&c, "sources.netdev.include", "eth0", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "expected a list of patterns");
+#if HAVE_PERF
+	assert_int_equal(vms_config_set(&c, "sources.perf.every", "3", err, sizeof(err)), 0);
+	assert_int_equal(c.perf.every, 3);
+	assert_int_equal(vms_config_set(&c, "sources.perf.host", "cycles", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "expected a list of perf events");
+	assert_int_equal(c.perf.host.n, 3);
+#else
+	assert_int_equal(vms_config_set(&c, "sources.perf.every", "3", err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "vmsampler was compiled without perf support");
+#endif
 	assert_int_equal(vms_config_set(&c, "sources", "x", err, sizeof(err)), -EINVAL);
 	assert_int_equal(vms_config_set(&c, "interval", "10ms", err, sizeof(err)), 0);
 	assert_int_equal(c.interval_ns, 10 * MS);

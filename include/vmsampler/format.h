@@ -132,6 +132,9 @@ enum vms_unit {
 #define VMS_FRAME_CLOCKSTEP 0x0004u /* wall clock stepped since the last frame */
 #define VMS_FRAME_GAP 0x0008u       /* missed ticks or lost frames before this one */
 #define VMS_FRAME_RESTARTED 0x0010u /* a source was reset (e.g. libvirt reconnected) */
+#define VMS_FRAME_SCALED 0x0020u    /* a perf counter group ran only part of the interval
+				       (multiplexed): its values need scaling by the group's
+				       time_enabled / time_running deltas */
 
 /* Event types. */
 enum vms_event_type {
