@@ -969,15 +969,18 @@ nomem:
 }
 
 /* Close the groups of exited threads when nothing can count into them any
- * more: every live thread of the process is one with groups of its own. */
-static void vm_reap(struct perf *p, struct pvm *v)
+ * more: every live thread of the process is one with groups of its own.
+ * Returns false when exited threads' groups had to stay open (a thread is
+ * not reaped yet, or threads created by exited ones are alive): idle()
+ * looks again later. */
+static bool vm_reap(struct perf *p, struct pvm *v)
 {
 	struct stat st;
 	char name[16];
 	unsigned alive = 0, dead = 0;
 
 	if (v->taskfd < 0 || fstat(v->taskfd, &st) < 0)
-		return;
+		return true;
 	unsigned threads = st.st_nlink > 2 ? (unsigned)(st.st_nlink - 2) : 0;
 	for (unsigned i = 0; i < v->nthr; i++) {
 		snprintf(name, sizeof(name), "%d", (int)v->thr[i].tid);
@@ -988,8 +991,10 @@ static void vm_reap(struct perf *p, struct pvm *v)
 	}
 	/* threads is counted before the look at each thread: a thread
 	 * created meanwhile comes from a live one */
-	if (!dead || threads != alive)
-		return;
+	if (!dead)
+		return true;
+	if (threads != alive)
+		return false;
 	unsigned k = 0;
 	for (unsigned i = 0; i < v->nthr; i++) {
 		snprintf(name, sizeof(name), "%d", (int)v->thr[i].tid);
@@ -999,6 +1004,7 @@ static void vm_reap(struct perf *p, struct pvm *v)
 			thr_retire(p, v, &v->thr[i]);
 	}
 	v->nthr = k;
+	return true;
 }
 
 /* ---- the source -------------------------------------------------------- */
@@ -1260,10 +1266,9 @@ static void perf_idle(struct vms_source *src, uint64_t until_ns)
 	p->check = false;
 	for (unsigned i = 0; i < p->nvm; i++) {
 		struct pvm *v = p->vms[i];
-		if (v->check) {
+		if (v->check && vm_reap(p, v))
 			v->check = false;
-			vm_reap(p, v);
-		}
+		p->check |= v->check;
 	}
 }
 

@@ -34,6 +34,37 @@ except ImportError:
     HAVE_PANDAS = False
 
 
+FIXTURES = os.environ.get('VMS_FIXTURES', os.path.join(SRC, 'tests', 'fixtures'))
+PROC_ROOT = None
+
+
+def setUpModule():
+    """The sampler reads a proc root whose stat and loadavg are the live
+    ones (changing every tick, so the delta encoding is exercised) and whose
+    diskstats and net/dev are fixtures: on the live /proc, a guest's tap or
+    a loop device appearing mid-run (another test, CI's guests) would start
+    a new schema generation and these comparisons would be about that."""
+    global PROC_ROOT
+    PROC_ROOT = tempfile.mkdtemp(prefix='vms-pyroot.')
+    os.symlink('/proc/stat', os.path.join(PROC_ROOT, 'stat'))
+    os.symlink('/proc/loadavg', os.path.join(PROC_ROOT, 'loadavg'))
+    os.mkdir(os.path.join(PROC_ROOT, 'net'))
+    for src, dst in (('roots/sysstat-root1-discard-short-line/diskstats', 'diskstats'),
+                     ('roots/sysstat-root1-virbr/net/dev', 'net/dev')):
+        with open(os.path.join(FIXTURES, src), 'rb') as fi, \
+                open(os.path.join(PROC_ROOT, dst), 'wb') as fo:
+            fo.write(fi.read())
+
+
+def tearDownModule():
+    subprocess.run(['rm', '-rf', PROC_ROOT])
+
+
+def sampler(*args):
+    """The sampler's command line on the test proc root."""
+    return [BIN, '-q', '--proc-root', PROC_ROOT] + list(args)
+
+
 def fmt(raw, scale):
     """A raw value as vmsampler's CSV prints it."""
     if raw is None:
@@ -61,7 +92,7 @@ class Loader(unittest.TestCase):
         return os.path.join(self.tmp, name)
 
     def sample(self, name, n=30, *extra):
-        subprocess.run([BIN, '-q', '-i', '10ms', '-n', str(n), '-o', self.p(name)] + list(extra), check=True)
+        subprocess.run(sampler('-i', '10ms', '-n', str(n), '-o', self.p(name), *extra), check=True)
 
     def test_decoder_matches_dump(self):
         self.sample('run.vms', 40)
@@ -132,7 +163,7 @@ class Loader(unittest.TestCase):
 
     def test_ring_follow_every_frame(self):
         ring = self.p('ring')
-        proc = subprocess.Popen([BIN, '-q', '-i', '10ms', '-n', '80', '--ring', ring, '-o', self.p('r.vms')])
+        proc = subprocess.Popen(sampler('-i', '10ms', '-n', '80', '--ring', ring, '-o', self.p('r.vms')))
         self.wait_for(ring)
         r = vmsampler.Ring(ring)
         t0 = time.monotonic()
@@ -164,7 +195,7 @@ class Loader(unittest.TestCase):
 
     def test_tail_live(self):
         ring = self.p('ring')
-        proc = subprocess.Popen([BIN, '-q', '-i', '10ms', '-n', '50', '--ring', ring, '-o', self.p('t.vms')])
+        proc = subprocess.Popen(sampler('-i', '10ms', '-n', '50', '--ring', ring, '-o', self.p('t.vms')))
         self.wait_for(ring)
         t = subprocess.run([BIN, 'tail', ring, '--columns', 'cpu.all.*,load.*'], capture_output=True,
                            text=True, timeout=60)
@@ -202,7 +233,7 @@ class Loader(unittest.TestCase):
     def test_tail_sigint_and_writer_killed(self):
         import signal
         ring = self.p('ring')
-        sampler = subprocess.Popen([BIN, '-q', '-i', '10ms', '--ring', ring, '-o', '/dev/null'])
+        writer = subprocess.Popen(sampler('-i', '10ms', '--ring', ring, '-o', '/dev/null'))
         self.wait_for(ring)
         # SIGINT: a clean stop, exit 0, the rows so far
         tail = subprocess.Popen([BIN, 'tail', ring, '-c', 'load.1m'], stdout=subprocess.PIPE,
@@ -216,15 +247,15 @@ class Loader(unittest.TestCase):
         tail = subprocess.Popen([BIN, 'tail', ring, '--new'], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)
-        sampler.kill()
-        sampler.wait()
+        writer.kill()
+        writer.wait()
         t0 = time.monotonic()
         err = tail.communicate(timeout=20)[1]
         self.assertEqual(tail.returncode, 1, err)
         self.assertIn('died', err)
         self.assertLess(time.monotonic() - t0, 10)
         # its ring is stale now: a new sampler replaces it
-        r = subprocess.run([BIN, '-q', '-i', '10ms', '-n', '3', '--ring', ring, '-o', '/dev/null'],
+        r = subprocess.run(sampler('-i', '10ms', '-n', '3', '--ring', ring, '-o', '/dev/null'),
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
 
@@ -235,12 +266,12 @@ class Loader(unittest.TestCase):
         os.symlink(target, self.p('link'))
         cases = [(self.p('link'), 'symbolic link'), (target, 'not a vmsampler ring')]
         ring = self.p('ring')
-        live = subprocess.Popen([BIN, '-q', '-i', '10ms', '--ring', ring, '-o', '/dev/null'])
+        live = subprocess.Popen(sampler('-i', '10ms', '--ring', ring, '-o', '/dev/null'))
         try:
             self.wait_for(ring)
             cases.append((ring, 'running vmsampler (pid %d)' % live.pid))
             for path, why in cases:
-                r = subprocess.run([BIN, '-n', '1', '--ring', path, '-o', '/dev/null'], capture_output=True,
+                r = subprocess.run(sampler('-n', '1', '--ring', path, '-o', '/dev/null'), capture_output=True,
                                    text=True)
                 self.assertEqual(r.returncode, 1, path)
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
