@@ -254,7 +254,9 @@ for c in $CONFIGS; do
 	done
 
 	# CPU at 1 s: all five at once, started 200 ms apart so that they never
-	# run at the same moment (each takes well under 200 ms per sample)
+	# run at the same moment (each takes well under 200 ms per sample).
+	# -R: the runners also read the samplers' exact Rss every 20 ms (the
+	# reading is charged to the runner, not to the sampler)
 	for n in $S1 $S2; do
 		log "$c: cpu 1s, $n samples (all samplers, staggered)"
 		cpu_busy "$RES/.g0"
@@ -262,7 +264,7 @@ for c in $CONFIGS; do
 		for s in $SAMPLERS; do
 			o=$RES/out/$c.cpu1s.$s.$n.1
 			mapfile -t cmd < <(cmdline "$s" 1s "$n" "$o")
-			in_ns "$c" "$RUNNER" -- "${cmd[@]}" >"$o.kv" 2>>"$RES/stderr.txt" &
+			in_ns "$c" "$RUNNER" -R -- "${cmd[@]}" >"$o.kv" 2>>"$RES/stderr.txt" &
 			pids+=($!)
 			sleep 0.2
 		done
