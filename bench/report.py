@@ -201,6 +201,20 @@ def main():
                 f1(r(st['sadc']['cpu1s'], st[a]['cpu1s']), 2)))
         p('')
 
+        sp = {s: one(kind='split', cfg=cfg, sampler=s) for s in ORDER}
+        if any(sp.values()):
+            p('Traced system calls per sample that did not block — call × count: mean µs in the '
+              'kernel (tracepoints included) / mean bytes returned:')
+            p('')
+            for s in ORDER:
+                if sp[s] and sp[s].get('kernel', '-') != '-':
+                    items = []
+                    for it in str(sp[s]['kernel']).split(','):
+                        nm, cnt, us_, ret = it.rsplit(':', 3)
+                        items.append('%s×%s: %s/%s' % (nm, cnt.rstrip('0').rstrip('.'), us_, ret))
+                    p('- %s (%s calls/sample): %s' % (NAMES[s], f1(sp[s]['syscalls']), '; '.join(items)))
+            p('')
+
         for a in ('csv', 'bin'):
             m, _ = ratio_reps(a, 'floor')
             targets.append(('CPU ≤ 1.3× floor @10 ms', cfg, ifaces, NAMES[a], m, m is not None and m <= 1.3,
