@@ -7,7 +7,7 @@
  * validation, no schema), write one CSV line of the numbers.  No ring, no
  * frame, no timestamps beyond one clock_gettime.
  *
- *   floor [-a] INTERVAL_NS COUNT OUTPUT
+ *   floor [-a] [-p PHASE_NS] INTERVAL_NS COUNT OUTPUT
  *
  * Default (the fair floor): the same job as vmsampler's default
  * configuration, so that the two write the same values.  It reads
@@ -25,7 +25,11 @@
  * and is written (on this machine ~800 values a line against vmsampler's
  * ~210: the 400-odd per-IRQ counts of the intr line, loop devices, major
  * and minor numbers, digits of names), so it formats about four times
- * what vmsampler formats. */
+ * what vmsampler formats.
+ *
+ * -p PHASE_NS: the first tick PHASE_NS after a wall-clock multiple of the
+ * interval (vmsampler --align=INTERVAL starts at phase 0), so that run.sh
+ * can run samplers side by side without their ticks coinciding. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -167,13 +171,23 @@ static char *u64(char *p, uint64_t v)
 
 int main(int argc, char **argv)
 {
-	int orig = argc > 1 && strcmp(argv[1], "-a") == 0;
-	if (orig) {
-		argc--;
-		argv++;
+	int orig = 0;
+	long long phase = -1;
+	for (;;) {
+		if (argc > 1 && strcmp(argv[1], "-a") == 0) {
+			orig = 1;
+			argc--;
+			argv++;
+		} else if (argc > 2 && strcmp(argv[1], "-p") == 0) {
+			phase = strtoll(argv[2], NULL, 10);
+			argc -= 2;
+			argv += 2;
+		} else {
+			break;
+		}
 	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: floor [-a] INTERVAL_NS COUNT OUTPUT\n");
+		fprintf(stderr, "usage: floor [-a] [-p PHASE_NS] INTERVAL_NS COUNT OUTPUT\n");
 		return 2;
 	}
 	uint64_t period = strtoull(argv[1], NULL, 10);
@@ -199,6 +213,12 @@ int main(int argc, char **argv)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	uint64_t start = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	if (phase >= 0 && period > 0) {
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		uint64_t r = (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec;
+		start += (period - r % period + (uint64_t)phase % period) % period;
+	}
 	for (long k = 0; k < count; k++) {
 		uint64_t dl = start + (uint64_t)k * period;
 		struct itimerspec its = {.it_value = {(time_t)(dl / 1000000000ULL), (long)(dl % 1000000000ULL)}};

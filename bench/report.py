@@ -14,7 +14,7 @@ NAMES = {
     'bin': 'vmsampler binary (.vms)',
     'floor': 'floor (fair)',
     'floor-a': 'floor (original, -a)',
-    'sadc': 'sadc -S ' + 'A_CPU,A_PCSW,A_DISK,A_NET_DEV',
+    'sadc': 'sadc -S A_CPU,A_PCSW,A_DISK,A_NET_DEV',
 }
 ORDER = ['csv', 'bin', 'floor', 'floor-a', 'sadc']
 BINARY = {'csv': 'vmsampler', 'bin': 'vmsampler', 'floor': 'floor', 'floor-a': 'floor',
@@ -64,6 +64,14 @@ def f1(x, nd=1):
     return '–' if x is None else ('%.*f' % (nd, x))
 
 
+def div(x, y):
+    return x / y if x is not None and y else None
+
+
+def lst(xs, nd=2):
+    return ', '.join('%.*f' % (nd, x) for x in xs)
+
+
 def main():
     res = sys.argv[1]
     rows = load(os.path.join(res, 'runs.txt'))
@@ -81,6 +89,16 @@ def main():
         x = runs(**kw)
         return x[0] if x else None
 
+    def per_sample(phase, s, n1, n2, **kw):
+        """{rep: (cpu us per sample, bytes per sample)} from long - short runs"""
+        out = {}
+        for r2 in runs(kind='run', phase=phase, sampler=s, n=n2, **kw):
+            r1 = one(kind='run', phase=phase, sampler=s, n=n1, rep=r2['rep'], **kw)
+            if r1:
+                out[r2['rep']] = ((r2['cpu_us'] - r1['cpu_us']) / (n2 - n1),
+                                  (r2['out_bytes'] - r1['out_bytes']) / (n2 - n1))
+        return out
+
     sizes = {r['sampler']: r['bytes'] for r in runs(kind='size')}
     gaps = [r['gap_us'] for r in runs(kind='calib')]
     gap = med(gaps)
@@ -88,14 +106,13 @@ def main():
 
     out = []
     p = out.append
-    p('Run %s (UTC) to %s, commit %s, kernel %s, %s.' % (
+    p('Run %s to %s (UTC), commit %s, kernel %s, %s.' % (
         e.get('date_utc'), e.get('date_end_utc'), e.get('commit'), e.get('kernel'), e.get('cpu')))
     p('Command: `%s` (knobs: %s).' % (e.get('command', '').strip(), e.get('knobs')))
     p('Load average at start: %s; at end: %s.' % (
         ' '.join(e.get('loadavg_start', '').split()[:3]), ' '.join(e.get('loadavg_end', '').split()[:3])))
     p('')
 
-    stats = {}
     targets = []
     for cfg, ifaces in cfgs:
         busy = [r['busy_pct'] for r in runs(kind='run', cfg=cfg)]
@@ -103,16 +120,24 @@ def main():
         st = {}
         for s in ORDER:
             d = {}
-            # CPU at 10 ms, per repetition
-            per = []
-            for r2 in runs(kind='run', cfg=cfg, phase='cpu10', sampler=s, n=N2):
-                r1 = one(kind='run', cfg=cfg, phase='cpu10', sampler=s, n=N1, rep=r2['rep'])
-                if r1:
-                    per.append((r2['rep'], (r2['cpu_us'] - r1['cpu_us']) / (N2 - N1),
-                                (r2['out_bytes'] - r1['out_bytes']) / (N2 - N1)))
-            d['cpu10_reps'] = {rep: c for rep, c, _ in per}
-            d['cpu10'] = med([c for _, c, _ in per])
-            d['bps'] = med([b for _, _, b in per])
+            # CPU at 10 ms, alone
+            al = per_sample('cpu10', s, N1, N2, cfg=cfg)
+            d['alone_reps'] = {k: v[0] for k, v in al.items()}
+            d['alone'] = med(d['alone_reps'].values())
+            d['bps'] = med([v[1] for v in al.values()])
+            # CPU at 10 ms, side by side with the floor
+            if s == 'floor':
+                xs = [v[0] for x in ('csv', 'bin', 'floor-a')
+                      for v in per_sample('pair10', 'floor', N1, N2, cfg=cfg, pair=x).values()]
+                d['side'] = med(xs)
+            elif s != 'sadc':
+                mine = per_sample('pair10', s, N1, N2, cfg=cfg, pair=s)
+                fl = per_sample('pair10', 'floor', N1, N2, cfg=cfg, pair=s)
+                d['side'] = med([v[0] for v in mine.values()])
+                d['side_ratios'] = [mine[k][0] / fl[k][0] for k in sorted(mine) if k in fl and fl[k][0]]
+                d['side_ratio'] = med(d['side_ratios'])
+            else:
+                d['side'] = None
             # CPU at 1 s
             a = one(kind='run', cfg=cfg, phase='cpu1s', sampler=s, n=S1)
             b = one(kind='run', cfg=cfg, phase='cpu1s', sampler=s, n=S2)
@@ -124,135 +149,142 @@ def main():
             g1 = one(kind='cg', cfg=cfg, sampler=s, n=c1)
             g2 = one(kind='cg', cfg=cfg, sampler=s, n=c2)
             d['ir'] = (g2['ir'] - g1['ir']) / (c2 - c1) if g1 and g2 else None
-            # user/sys split
+            # user/sys split of the "alone" figure (sadc: of the 1 s one)
             sp = one(kind='split', cfg=cfg, sampler=s)
-            total = d['cpu1s'] if s == 'sadc' else d['cpu10']
-            d['total'] = total
+            total = d['cpu1s'] if s == 'sadc' else d['alone']
             if sp and gap is not None and total is not None:
                 d['user'] = max(0.0, sp['user_us'] - sp['syscalls'] * gap)
                 d['sys'] = total - d['user']
-                d['syscalls'] = sp['syscalls']
             else:
-                d['user'] = d['sys'] = d['syscalls'] = None
+                d['user'] = d['sys'] = None
+            d['split'] = sp
             # memory
-            long_runs = runs(kind='run', cfg=cfg, phase='cpu10', sampler=s, n=N2) + \
-                runs(kind='run', cfg=cfg, phase='cpu1s', sampler=s, n=S2) + \
-                runs(kind='run', cfg=cfg, phase='trace', sampler=s)
+            long_runs = [r for r in runs(kind='run', cfg=cfg, sampler=s)
+                         if r['n'] in (N2, S2) or r['phase'] == 'trace']
             mr = [r['maxrss_kb'] for r in long_runs]
             d['maxrss'] = med(mr)
-            d['maxrss_rng'] = (min(mr), max(mr)) if mr else None
+            d['maxrss_rng'] = (min(mr), max(mr)) if mr else ('?', '?')
             rr = sorted((r['rss_kb'], r['anon_kb'], r['file_kb']) for r in
                         runs(kind='run', cfg=cfg, sampler=s) if 'rss_kb' in r)
             d['rss'] = rr[(len(rr) - 1) // 2] if rr else None  # the median run
-            d['rss_rng'] = (rr[0][0], rr[-1][0]) if rr else None
+            d['rss_rng'] = (rr[0][0], rr[-1][0]) if rr else ('?', '?')
             d['size'] = sizes.get(BINARY[s])
             st[s] = d
-        stats[cfg] = st
 
-        p('### %s: %d interfaces' % ('this machine\'s own namespace' if cfg == 'host' else
+        p('### %s: %d interfaces' % ("this machine's own network namespace" if cfg == 'host' else
                                      'network namespace with lo + %d veth ends' % (ifaces - 1), ifaces))
         p('')
         p('Machine before the runs: %s %% busy (waited %s s); during the runs: %s–%s %% busy '
-          '(median %s %%) of %s CPUs, our sampler included.' % (
+          '(median %s %%) of all %s CPUs, the samplers included.' % (
               q['busy_pct'] if q else '?', q['waited_s'] if q else '?',
               f1(min(busy)) if busy else '?', f1(max(busy)) if busy else '?',
               f1(med(busy)), e.get('cpu', '').split(' x ')[-1]))
         p('')
-        p('| sampler | CPU µs/sample @10 ms | user µs | sys µs | CPU µs/sample @1 s '
-          '| user instr/sample | peak RSS KiB (ru_maxrss) | exact peak Rss KiB (anon + file; range) '
+        p('| sampler | CPU µs/sample @10 ms, alone | user µs | sys µs '
+          '| CPU µs/sample @10 ms, beside the floor | CPU µs/sample @1 s, all side by side '
+          '| user instr/sample | peak RSS KiB (ru_maxrss) | exact peak Rss KiB: anon + file (range) '
           '| stripped binary KiB | bytes/sample |')
-        p('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+        p('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
         for s in ORDER:
             d = st[s]
-            rss = d['rss']
-            p('| %s | %s | %s | %s | %s | %s | %s (%s–%s) | %s (%s + %s; %s–%s) | %s | %s |' % (
+            rss = d['rss'] or ('?', '?', '?')
+            p('| %s | %s | %s | %s | %s | %s | %s | %s (%s–%s) | %s: %s + %s (%s–%s) | %s | %s |' % (
                 NAMES[s],
-                '(1 s minimum)' if s == 'sadc' else f1(d['cpu10']),
+                '(1 s minimum)' if s == 'sadc' else f1(d['alone']),
                 f1(d['user']), f1(d['sys']),
+                '–' if s == 'sadc' else f1(d['side']),
                 f1(d['cpu1s']),
-                f1(d['ir'], 0) if d['ir'] is not None else '–',
-                f1(d['maxrss'], 0), *(d['maxrss_rng'] or ('?', '?')),
-                *(rss if rss else ('?', '?', '?')), *(d['rss_rng'] or ('?', '?')),
+                f1(d['ir'], 0),
+                f1(d['maxrss'], 0), *d['maxrss_rng'],
+                *rss, *d['rss_rng'],
                 f1(d['size'] / 1024 if d['size'] else None),
                 f1(d['bps'], 0)))
         p('')
+        p('sadc\'s user/sys split is of its 1 s figure; the others\' of their "alone" figure.')
+        p('')
 
-        def ratio_reps(a, b):
-            ra, rb = st[a]['cpu10_reps'], st[b]['cpu10_reps']
-            xs = [ra[k] / rb[k] for k in ra if k in rb and rb[k]]
+        p('Ratios, all from this run:')
+        p('')
+        p('| ratio | @10 ms beside the floor (per repetition) | @10 ms alone (per repetition) | @1 s |')
+        p('|---|---:|---:|---:|')
+
+        def alone_ratio(a, b):
+            ra, rb = st[a]['alone_reps'], st[b]['alone_reps']
+            xs = [ra[k] / rb[k] for k in sorted(ra) if k in rb and rb[k]]
             return med(xs), xs
 
-        def r(x, y):
-            return x / y if x is not None and y else None
-
-        p('Ratios (same run):')
-        p('')
-        p('| ratio | @10 ms (median of per-repetition ratios) | @1 s |')
-        p('|---|---:|---:|')
+        for a in ('csv', 'bin', 'floor-a'):
+            m, xs = alone_ratio(a, 'floor')
+            p('| %s / %s | **%s** (%s) | %s (%s) | %s |' % (
+                NAMES[a], NAMES['floor'], f1(st[a]['side_ratio'], 2), lst(st[a]['side_ratios']),
+                f1(m, 2), lst(xs), f1(div(st[a]['cpu1s'], st['floor']['cpu1s']), 2)))
         for a in ('csv', 'bin'):
-            for b in ('floor', 'floor-a'):
-                m, xs = ratio_reps(a, b)
-                p('| %s / %s | %s (%s) | %s |' % (NAMES[a], NAMES[b], f1(m, 2),
-                                              ', '.join('%.2f' % x for x in xs),
-                                              f1(r(st[a]['cpu1s'], st[b]['cpu1s']), 2)))
+            m, xs = alone_ratio(a, 'floor-a')
+            p('| %s / %s | – | %s (%s) | %s |' % (
+                NAMES[a], NAMES['floor-a'], f1(m, 2), lst(xs),
+                f1(div(st[a]['cpu1s'], st['floor-a']['cpu1s']), 2)))
         for a in ('csv', 'bin'):
-            p('| sadc (1 s) / %s | %s (sadc @1 s over %s @10 ms) | %s |' % (
-                NAMES[a], f1(r(st['sadc']['cpu1s'], st[a]['cpu10']), 2), NAMES[a],
-                f1(r(st['sadc']['cpu1s'], st[a]['cpu1s']), 2)))
+            p('| sadc / %s | – | %s (sadc @1 s / %s @10 ms alone) | **%s** |' % (
+                NAMES[a], f1(div(st['sadc']['cpu1s'], st[a]['alone']), 2), NAMES[a],
+                f1(div(st['sadc']['cpu1s'], st[a]['cpu1s']), 2)))
         p('')
 
-        sp = {s: one(kind='split', cfg=cfg, sampler=s) for s in ORDER}
-        if any(sp.values()):
-            p('Traced system calls per sample that did not block — call × count: mean µs in the '
+        if any(st[s]['split'] for s in ORDER):
+            p('Traced system calls per sample that did not block — call ×count: mean µs in the '
               'kernel (tracepoints included) / mean bytes returned:')
             p('')
             for s in ORDER:
-                if sp[s] and sp[s].get('kernel', '-') != '-':
+                sp = st[s]['split']
+                if sp and sp.get('kernel', '-') != '-':
                     items = []
-                    for it in str(sp[s]['kernel']).split(','):
+                    for it in str(sp['kernel']).split(','):
                         nm, cnt, us_, ret = it.rsplit(':', 3)
-                        items.append('%s×%s: %s/%s' % (nm, cnt.rstrip('0').rstrip('.'), us_, ret))
-                    p('- %s (%s calls/sample): %s' % (NAMES[s], f1(sp[s]['syscalls']), '; '.join(items)))
+                        items.append('%s ×%s: %s/%s' % (nm, cnt.rstrip('0').rstrip('.'), us_, ret))
+                    p('- %s (%s calls/sample): %s' % (NAMES[s], f1(sp['syscalls']), '; '.join(items)))
             p('')
 
+        def T(name, s, value, ok, txt):
+            targets.append((name, ifaces, NAMES[s], ok, txt))
+
         for a in ('csv', 'bin'):
-            m, _ = ratio_reps(a, 'floor')
-            targets.append(('CPU ≤ 1.3× floor @10 ms', cfg, ifaces, NAMES[a], m, m is not None and m <= 1.3,
-                            '%.2f×' % m if m else '–'))
-            m1 = r(st[a]['cpu1s'], st['floor']['cpu1s'])
-            targets.append(('CPU ≤ 1.3× floor @1 s', cfg, ifaces, NAMES[a], m1,
-                            m1 is not None and m1 <= 1.3, '%.2f×' % m1 if m1 else '–'))
-            x = r(st['sadc']['cpu1s'], st[a]['cpu10'])
-            targets.append(('sadc ≥ 3× vmsampler (sadc @1 s / vms @10 ms)', cfg, ifaces, NAMES[a], x,
-                            x is not None and x >= 3, '%.2f×' % x if x else '–'))
-            x = r(st['sadc']['cpu1s'], st[a]['cpu1s'])
-            targets.append(('sadc ≥ 3× vmsampler (both @1 s)', cfg, ifaces, NAMES[a], x,
-                            x is not None and x >= 3, '%.2f×' % x if x else '–'))
+            d = st[a]
+            x = d['side_ratio']
+            T('CPU ≤ 1.3× floor @10 ms (beside it)', a, x, x is not None and x <= 1.3,
+              '%.2f× (%s)' % (x, lst(d['side_ratios'])) if x else '–')
+            x, xs = alone_ratio(a, 'floor')
+            T('CPU ≤ 1.3× floor @10 ms (alone)', a, x, x is not None and x <= 1.3,
+              '%.2f× (%s)' % (x, lst(xs)) if x else '–')
+            x = div(d['cpu1s'], st['floor']['cpu1s'])
+            T('CPU ≤ 1.3× floor @1 s', a, x, x is not None and x <= 1.3, '%.2f×' % x if x else '–')
+            x = div(st['sadc']['cpu1s'], d['cpu1s'])
+            T('sadc ≥ 3× vmsampler, both @1 s', a, x, x is not None and x >= 3, '%.2f×' % x if x else '–')
+            x = div(st['sadc']['cpu1s'], d['alone'])
+            T('sadc ≥ 3× vmsampler, sadc @1 s / vmsampler @10 ms', a, x, x is not None and x >= 3,
+              '%.2f×' % x if x else '–')
             if ifaces == 5:
-                x = st[a]['ir']
-                targets.append(('≤ 40 k user instructions/sample at 5 interfaces', cfg, ifaces, NAMES[a], x,
-                                x is not None and x <= 40000, '%.0f' % x if x else '–'))
-            x = st[a]['maxrss']
-            targets.append(('peak RSS ≤ 2 MiB (ru_maxrss, median)', cfg, ifaces, NAMES[a], x,
-                            x is not None and x <= 2048, '%.0f KiB (%d–%d)' % (x, *st[a]['maxrss_rng']) if x else '–'))
-            x = st[a]['rss'][0] if st[a]['rss'] else None
-            targets.append(('peak RSS ≤ 2 MiB (exact, smaps_rollup, median)', cfg, ifaces, NAMES[a], x,
-                            x is not None and x <= 2048, '%d KiB (%d–%d; anon %d)' % (
-                                x, *st[a]['rss_rng'], st[a]['rss'][1]) if x else '–'))
+                x = d['ir']
+                T('≤ 40 k user instructions/sample at 5 interfaces', a, x, x is not None and x <= 40000,
+                  '%.0f' % x if x else '–')
+            x = d['maxrss']
+            T('peak RSS ≤ 2 MiB (ru_maxrss, median)', a, x, x is not None and x <= 2048,
+              '%.0f KiB (%s–%s)' % (x, *d['maxrss_rng']) if x else '–')
+            x = d['rss'][0] if d['rss'] else None
+            T('peak RSS ≤ 2 MiB (exact Rss, median)', a, x, x is not None and x <= 2048,
+              '%d KiB (%s–%s; anon %d)' % (x, *d['rss_rng'], d['rss'][1]) if x else '–')
 
     size = sizes.get('vmsampler')
-    targets.append(('stripped host-only binary ≤ 200 KiB', '-', '-', 'vmsampler', size,
+    targets.append(('stripped host-only binary ≤ 200 KiB', '–', 'vmsampler',
                     size is not None and size <= 200 * 1024, '%.1f KiB' % (size / 1024) if size else '–'))
 
     p('### Targets of issue 2')
     p('')
     p('| target | interfaces | sampler | measured | met? |')
     p('|---|---:|---|---:|---|')
-    for name, cfg, ifaces, s, _, ok, txt in targets:
+    for name, ifaces, s, ok, txt in targets:
         p('| %s | %s | %s | %s | %s |' % (name, ifaces, s, txt, 'yes' if ok else '**NO**'))
     p('')
     p('Calibration of the traced user time: %s µs per system call (median of %s), subtracted.'
-      % (f1(gap, 3), ', '.join('%.3f' % g for g in gaps)))
+      % (f1(gap, 3), lst(gaps, 3)))
     print('\n'.join(out))
 
 

@@ -9,7 +9,7 @@
 # interface count and in private network namespaces with 5 and 65
 # interfaces, then prints a Markdown table (also written, with every raw
 # number, under bench/results/<date>/).  See bench/README.md for what each
-# column means and how it is measured.  Takes about 17 minutes.
+# column means and how it is measured.  Takes about 22 minutes.
 #
 # Knobs (environment):
 #   CONFIGS="host 5 65"   interface configurations to run
@@ -162,15 +162,22 @@ else
 fi
 
 # ---- running one sampler ----------------------------------------------------
-# cmdline SAMPLER INTERVAL(10ms|1s) N OUTBASE -> the argv, one per line
+# cmdline SAMPLER INTERVAL(10ms|1s) N OUTBASE [PHASE_NS] -> the argv, one
+# per line.  PHASE_NS: the first tick that long after a wall-clock multiple
+# of the interval (vmsampler: --align, phase 0 only; floor: -p).
 cmdline() {
-	local s=$1 iv=$2 n=$3 o=$4 ns
+	local s=$1 iv=$2 n=$3 o=$4 ph=${5:-} ns
+	local -a va=() fa=()
 	[ "$iv" = 1s ] && ns=1000000000 || ns=10000000
+	if [ -n "$ph" ]; then
+		va=(--align="$iv")
+		fa=(-p "$ph")
+	fi
 	case $s in
-	csv) printf '%s\n' "$VMS" -i "$iv" -n "$n" -o "$o.csv" ;;
-	bin) printf '%s\n' "$VMS" -i "$iv" -n "$n" -o "$o.vms" ;;
-	floor) printf '%s\n' "$FLOOR" "$ns" "$n" "$o.csv" ;;
-	floor-a) printf '%s\n' "$FLOOR" -a "$ns" "$n" "$o.csv" ;;
+	csv) printf '%s\n' "$VMS" -i "$iv" -n "$n" "${va[@]}" -o "$o.csv" ;;
+	bin) printf '%s\n' "$VMS" -i "$iv" -n "$n" "${va[@]}" -o "$o.vms" ;;
+	floor) printf '%s\n' "$FLOOR" "${fa[@]}" "$ns" "$n" "$o.csv" ;;
+	floor-a) printf '%s\n' "$FLOOR" -a "${fa[@]}" "$ns" "$n" "$o.csv" ;;
 	sadc) rm -f "$o.sa"; printf '%s\n' "$SADC" -S "$SADC_ACT" 1 "$n" "$o.sa" ;;
 	esac
 }
@@ -198,6 +205,29 @@ measure() {
 	cpu_busy "$RES/.b1"
 	echo "kind=run cfg=$c phase=$ph sampler=$s iv=$iv n=$n rep=$rep $kv busy_pct=$(busy_pct "$RES/.b0" "$RES/.b1") out_bytes=$(stat -c %s "$(outfile "$s" "$o")")" >>"$RUNS"
 	echo "$kv"
+}
+
+# pair CONFIG SAMPLER N REP: SAMPLER (phase 0) and the floor (phase 5 ms)
+# at 10 ms, at the same time; two lines in runs.txt
+pair() {
+	local c=$1 x=$2 n=$3 rep=$4 s o pids=()
+	cpu_busy "$RES/.p0"
+	for s in "$x" floor; do
+		o=$RES/out/$c.pair10.$x.$s.$n.$rep
+		local ph=0
+		[ "$s" = floor ] && ph=5000000
+		mapfile -t cmd < <(cmdline "$s" 10ms "$n" "$o" "$ph")
+		in_ns "$c" "$RUNNER" -- "${cmd[@]}" >"$o.kv" 2>>"$RES/stderr.txt" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	cpu_busy "$RES/.p1"
+	local b
+	b=$(busy_pct "$RES/.p0" "$RES/.p1")
+	for s in "$x" floor; do
+		o=$RES/out/$c.pair10.$x.$s.$n.$rep
+		echo "kind=run cfg=$c phase=pair10 pair=$x sampler=$s iv=10ms n=$n rep=$rep $(cat "$o.kv") busy_pct=$b out_bytes=$(stat -c %s "$(outfile "$s" "$o")")" >>"$RUNS"
+	done
 }
 
 # wait_quiet CONFIG: wait until the machine is at most QUIET_MAX % busy
@@ -250,6 +280,19 @@ for c in $CONFIGS; do
 			log "$c: cpu 10ms $s rep $rep"
 			measure "$c" cpu10 "$s" 10ms "$N1" "$rep" >/dev/null
 			measure "$c" cpu10 "$s" 10ms "$N2" "$rep" >/dev/null
+		done
+	done
+
+	# CPU at 10 ms side by side with the floor: the runs above are alone,
+	# and a run's cost moves by 10-20 % with what the rest of the machine
+	# does at the time (a shared VM); a sampler and the floor sampling at
+	# the same time, 5 ms apart (so never at the same moment), see the
+	# same machine, and their ratio is steady to a few per cent.
+	for ((rep = 1; rep <= REPS; rep++)); do
+		for s in csv bin floor-a; do
+			log "$c: cpu 10ms $s beside the floor, rep $rep"
+			pair "$c" "$s" "$N1" "$rep"
+			pair "$c" "$s" "$N2" "$rep"
 		done
 	done
 
@@ -316,5 +359,5 @@ done
 echo "loadavg_end=$(cat /proc/loadavg)" >>"$RES/env.txt"
 echo "date_end_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$RES/env.txt"
 ps -eo pid,pcpu,etime,comm --sort=-pcpu | head -15 >"$RES/top_end.txt"
-rm -f "$RES"/.b0 "$RES"/.b1 "$RES"/.g0 "$RES"/.g1 "$RES"/.q0 "$RES"/.q1
+rm -f "$RES"/.[bgpq][01]
 python3 "$HERE/report.py" "$RES" | tee "$RES/table.md"
