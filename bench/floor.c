@@ -3,8 +3,8 @@
  * vmsampler is measured against (bench/run.sh).
  *
  * Each tick: wake on an absolute timerfd deadline, pread the /proc files
- * (kept open), parse their numbers into an array (no names, no
- * validation, no schema), write one CSV line of the numbers.  No ring, no
+ * (kept open) to their end, parse their numbers into an array (no names,
+ * no validation, no schema), write one CSV line of the numbers.  No ring, no
  * frame, no timestamps beyond one clock_gettime.
  *
  *   floor [-a] [-p PHASE_NS] INTERVAL_NS COUNT OUTPUT
@@ -21,7 +21,8 @@
  * ("cpu1", "eth0", "vda") are not numbers.
  *
  * -a: the floor as first written for issue 2: /proc/stat, /proc/diskstats
- * and /proc/net/dev only, EVERY digit run of the three files is a number
+ * and /proc/net/dev only, one pread each (so it sees only the first ~4 KiB
+ * of /proc/net/dev: 31 interfaces), EVERY digit run of the three files is a number
  * and is written (on this machine ~800 values a line against vmsampler's
  * ~210: the 400-odd per-IRQ counts of the intr line, loop devices, major
  * and minor numbers, digits of names), so it formats about four times
@@ -156,6 +157,24 @@ static size_t parse_loadavg(const char *p, const char *e, uint64_t *out, size_t 
 	return parse_some(p, e, out, n, 8); /* 0.63 1.13 1.88 2/345, not the last pid */
 }
 
+/* Read a whole /proc file.  A seq_file (/proc/net/dev, /proc/diskstats)
+ * hands out at most one page-sized buffer of whole lines per read(), so a
+ * read of 2048 bytes or more may have been cut there and the next one
+ * goes on from that offset; a shorter read is the end (no line of these
+ * files is anywhere near 2 KiB long).  Small files take one pread. */
+static ssize_t read_file(int fd, char *b, size_t size)
+{
+	size_t len = 0;
+	for (;;) {
+		ssize_t r = pread(fd, b + len, size - len, (off_t)len);
+		if (r < 0)
+			return len ? (ssize_t)len : -1;
+		len += (size_t)r;
+		if (r < 2048 || len == size)
+			return (ssize_t)len;
+	}
+}
+
 static char *u64(char *p, uint64_t v)
 {
 	char t[24];
@@ -230,7 +249,8 @@ int main(int argc, char **argv)
 		size_t n = 0;
 		vals[n++] = (uint64_t)now.tv_sec;
 		for (int i = 0; i < nfiles; i++) {
-			ssize_t r = pread(fd[i], buf[i], sizeof(buf[i]), 0);
+			ssize_t r = orig ? pread(fd[i], buf[i], sizeof(buf[i]), 0)
+					 : read_file(fd[i], buf[i], sizeof(buf[i]));
 			if (r > 0)
 				n = orig ? parse_all(buf[i], buf[i] + r, vals, n)
 					 : parse[i](buf[i], buf[i] + r, vals, n);

@@ -283,6 +283,12 @@ for c in $CONFIGS; do
 		done
 	done
 
+	# which interfaces vmsampler's output covers (compared in report.py
+	# with the interfaces of the namespace)
+	hdr=$(head -1 "$RES/out/$c.cpu10.csv.$N2.1.csv")
+	echo "kind=coverage cfg=$c sampler=csv ifaces=$(tr , '\n' <<<"$hdr" | grep '^net\.' |
+		sed 's/\.[^.]*$//' | sort -u | wc -l)" >>"$RUNS"
+
 	# CPU at 10 ms side by side with the floor: the runs above are alone,
 	# and a run's cost moves by 10-20 % with what the rest of the machine
 	# does at the time (a shared VM); a sampler and the floor sampling at
