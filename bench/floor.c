@@ -2,13 +2,35 @@
 /* floor.c - the cheapest sampler one could reasonably write: the baseline
  * vmsampler is measured against (bench/run.sh).
  *
- * Each tick: wake on an absolute timerfd deadline, pread /proc/stat,
- * /proc/diskstats and /proc/net/dev (kept open), parse every number of
- * every line into an array (no names, no validation, no schema), write one
- * CSV line of all the numbers.  No ring, no frame, no loadavg, no
- * timestamps beyond one clock_gettime.
+ * Each tick: wake on an absolute timerfd deadline, pread the /proc files
+ * (kept open) to their end, parse their numbers into an array (no names,
+ * no validation, no schema), write one CSV line of the numbers.  No ring, no
+ * frame, no timestamps beyond one clock_gettime.
  *
- *   floor INTERVAL_NS COUNT OUTPUT */
+ *   floor [-a] [-p PHASE_NS] INTERVAL_NS COUNT OUTPUT
+ *
+ * Default (the fair floor): the same job as vmsampler's default
+ * configuration, so that the two write the same values.  It reads
+ * /proc/stat, /proc/diskstats, /proc/net/dev and /proc/loadavg, and keeps
+ * the numbers vmsampler writes: every number of the cpu lines, the total
+ * of intr and softirq (not the per-IRQ list), ctxt, processes,
+ * procs_running, procs_blocked (not btime); the counters of whole disks
+ * other than loop* and ram* (not major, minor, partitions); the counters
+ * of every interface; the load averages (as two integers each: "0.63" is
+ * 0 and 63) and the task counts (not the last pid).  Digits inside names
+ * ("cpu1", "eth0", "vda") are not numbers.
+ *
+ * -a: the floor as first written for issue 2: /proc/stat, /proc/diskstats
+ * and /proc/net/dev only, one pread each (so it sees only the first ~4 KiB
+ * of /proc/net/dev: 31 interfaces), EVERY digit run of the three files is a number
+ * and is written (on this machine ~800 values a line against vmsampler's
+ * ~210: the 400-odd per-IRQ counts of the intr line, loop devices, major
+ * and minor numbers, digits of names), so it formats about four times
+ * what vmsampler formats.
+ *
+ * -p PHASE_NS: the first tick PHASE_NS after a wall-clock multiple of the
+ * interval (vmsampler --align=INTERVAL starts at phase 0), so that run.sh
+ * can run samplers side by side without their ticks coinciding. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,26 +40,139 @@
 #include <time.h>
 #include <unistd.h>
 
-static char buf[3][65536];
-static uint64_t vals[16384];
+#define MAXV 16384
+
+static char buf[4][65536];
+static uint64_t vals[MAXV];
 static char line[1 << 18];
 
-static size_t parse_all(const char *p, size_t len, uint64_t *out, size_t n)
+/* every digit run of [p, e) */
+static size_t parse_all(const char *p, const char *e, uint64_t *out, size_t n)
 {
-	const char *e = p + len;
 	while (p < e) {
 		if (*p >= '0' && *p <= '9') {
 			uint64_t v = 0;
 			while (p < e && *p >= '0' && *p <= '9')
 				v = v * 10 + (uint64_t)(*p++ - '0');
 			out[n++] = v;
-			if (n == 16384)
+			if (n == MAXV)
 				return n;
 		} else {
 			p++;
 		}
 	}
 	return n;
+}
+
+/* the first `max` digit runs of [p, e) */
+static size_t parse_some(const char *p, const char *e, uint64_t *out, size_t n, unsigned max)
+{
+	while (p < e && max) {
+		if (*p >= '0' && *p <= '9') {
+			uint64_t v = 0;
+			while (p < e && *p >= '0' && *p <= '9')
+				v = v * 10 + (uint64_t)(*p++ - '0');
+			out[n++] = v;
+			max--;
+			if (n == MAXV)
+				return n;
+		} else {
+			p++;
+		}
+	}
+	return n;
+}
+
+static const char *eol(const char *p, const char *e)
+{
+	const char *nl = memchr(p, '\n', (size_t)(e - p));
+	return nl ? nl : e;
+}
+
+static const char *skip_token(const char *p, const char *e)
+{
+	while (p < e && *p == ' ')
+		p++;
+	while (p < e && *p != ' ')
+		p++;
+	return p;
+}
+
+static size_t parse_stat(const char *p, const char *e, uint64_t *out, size_t n)
+{
+	while (p < e && n < MAXV) {
+		const char *l = eol(p, e);
+		const char *q = skip_token(p, l);
+		if (*p == 'i' || *p == 's') /* intr, softirq: the total */
+			n = parse_some(q, l, out, n, 1);
+		else if (*p != 'b') /* not btime */
+			n = parse_all(q, l, out, n);
+		p = l + 1;
+	}
+	return n;
+}
+
+static size_t parse_diskstats(const char *p, const char *e, uint64_t *out, size_t n)
+{
+	char disk[64] = "";
+	size_t dlen = 0;
+	while (p < e && n < MAXV) {
+		const char *l = eol(p, e);
+		const char *name = skip_token(skip_token(p, l), l);
+		while (name < l && *name == ' ')
+			name++;
+		const char *q = name;
+		while (q < l && *q != ' ')
+			q++;
+		size_t len = (size_t)(q - name);
+		if (!(len >= 4 && memcmp(name, "loop", 4) == 0) && !(len >= 3 && memcmp(name, "ram", 3) == 0) &&
+		    !(dlen && len > dlen && memcmp(name, disk, dlen) == 0)) { /* not a partition of it */
+			if (len < sizeof(disk)) {
+				memcpy(disk, name, len);
+				dlen = len;
+			}
+			n = parse_all(q, l, out, n);
+		}
+		p = l + 1;
+	}
+	return n;
+}
+
+static size_t parse_netdev(const char *p, const char *e, uint64_t *out, size_t n)
+{
+	p = eol(p, e) + 1; /* the two header lines */
+	p = p < e ? eol(p, e) + 1 : e;
+	while (p < e && n < MAXV) {
+		const char *l = eol(p, e);
+		const char *colon = memrchr(p, ':', (size_t)(l - p));
+		if (colon)
+			n = parse_all(colon + 1, l, out, n);
+		p = l + 1;
+	}
+	return n;
+}
+
+static size_t parse_loadavg(const char *p, const char *e, uint64_t *out, size_t n)
+{
+	return parse_some(p, e, out, n, 8); /* 0.63 1.13 1.88 2/345, not the last pid */
+}
+
+/* Read a whole /proc file.  A seq_file (/proc/net/dev, /proc/diskstats)
+ * hands out at most one page-sized buffer of whole lines per read(), so a
+ * read of 2048 bytes or more may have been cut there and the next one
+ * goes on from that offset; a shorter read is the end (no line of these
+ * files is anywhere near 2 KiB long).  Small files take one pread. */
+static ssize_t read_file(int fd, char *b, size_t size)
+{
+	size_t len = 0;
+	for (;;) {
+		ssize_t r = pread(fd, b + len, size - len, (off_t)len);
+		if (r < 0)
+			return len ? (ssize_t)len : -1;
+		len += (size_t)r;
+		if (r < 2048 || len == size)
+			return (ssize_t)len;
+	}
 }
 
 static char *u64(char *p, uint64_t v)
@@ -55,21 +190,54 @@ static char *u64(char *p, uint64_t v)
 
 int main(int argc, char **argv)
 {
+	int orig = 0;
+	long long phase = -1;
+	for (;;) {
+		if (argc > 1 && strcmp(argv[1], "-a") == 0) {
+			orig = 1;
+			argc--;
+			argv++;
+		} else if (argc > 2 && strcmp(argv[1], "-p") == 0) {
+			phase = strtoll(argv[2], NULL, 10);
+			argc -= 2;
+			argv += 2;
+		} else {
+			break;
+		}
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: floor INTERVAL_NS COUNT OUTPUT\n");
+		fprintf(stderr, "usage: floor [-a] [-p PHASE_NS] INTERVAL_NS COUNT OUTPUT\n");
 		return 2;
 	}
 	uint64_t period = strtoull(argv[1], NULL, 10);
 	long count = strtol(argv[2], NULL, 10);
 	int out = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	const char *files[3] = {"/proc/stat", "/proc/diskstats", "/proc/net/dev"};
-	int fd[3];
-	for (int i = 0; i < 3; i++)
+	const char *files[4] = {"/proc/stat", "/proc/diskstats", "/proc/net/dev", "/proc/loadavg"};
+	size_t (*parse[4])(const char *, const char *, uint64_t *, size_t) = {
+		parse_stat, parse_diskstats, parse_netdev, parse_loadavg};
+	int nfiles = orig ? 3 : 4;
+	int fd[4];
+	for (int i = 0; i < nfiles; i++) {
 		fd[i] = open(files[i], O_RDONLY);
+		if (fd[i] < 0) {
+			perror(files[i]);
+			return 1;
+		}
+	}
+	if (out < 0) {
+		perror(argv[3]);
+		return 1;
+	}
 	int tfd = timerfd_create(CLOCK_MONOTONIC, 0);
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	uint64_t start = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	if (phase >= 0 && period > 0) {
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		uint64_t r = (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec;
+		start += (period - r % period + (uint64_t)phase % period) % period;
+	}
 	for (long k = 0; k < count; k++) {
 		uint64_t dl = start + (uint64_t)k * period;
 		struct itimerspec its = {.it_value = {(time_t)(dl / 1000000000ULL), (long)(dl % 1000000000ULL)}};
@@ -80,10 +248,12 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_REALTIME, &now);
 		size_t n = 0;
 		vals[n++] = (uint64_t)now.tv_sec;
-		for (int i = 0; i < 3; i++) {
-			ssize_t r = pread(fd[i], buf[i], sizeof(buf[i]), 0);
+		for (int i = 0; i < nfiles; i++) {
+			ssize_t r = orig ? pread(fd[i], buf[i], sizeof(buf[i]), 0)
+					 : read_file(fd[i], buf[i], sizeof(buf[i]));
 			if (r > 0)
-				n = parse_all(buf[i], (size_t)r, vals, n);
+				n = orig ? parse_all(buf[i], buf[i] + r, vals, n)
+					 : parse[i](buf[i], buf[i] + r, vals, n);
 		}
 		char *p = line;
 		for (size_t i = 0; i < n; i++) {
