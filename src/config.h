@@ -36,6 +36,19 @@ struct vms_source_conf {
 	struct vms_globs include, exclude; /* diskstats, netdev */
 	bool partitions; /* diskstats: also partitions */
 	bool per_cpu;    /* procstat: per-CPU columns besides cpu.all */
+	bool vm_taps;    /* netdev: also the VMs' tap devices */
+};
+
+/* sources.libvirt: the vm source (per-VM statistics) and its agent. */
+struct vms_libvirt_conf {
+	struct vms_source_conf src; /* first: enabled, every */
+	char *uri;            /* NULL: libvirt's default URI */
+	uint64_t refresh_ns;  /* balloon/block of every domain at least this often */
+	uint64_t budget_ns;   /* libvirt wall time per tick; 0: 5 % of the interval */
+	uint64_t timeout_ns;  /* the agent is restarted when stuck this long */
+	bool crosscheck;      /* also libvirt's cpu-total and vcpu groups */
+	char *agent;          /* NULL: next to vmsampler, then the libexec dir */
+	char *cgroup_root;    /* where /sys/fs/cgroup's hierarchies are */
 };
 
 enum vms_format { VMS_FORMAT_AUTO = 0, VMS_FORMAT_CSV, VMS_FORMAT_BIN };
@@ -55,6 +68,7 @@ struct vms_config {
 	uint32_t ring_slots;   /* frames the ring holds (default 64) */
 	int log_level;         /* enum vms_log_level */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev;
+	struct vms_libvirt_conf libvirt;
 };
 
 /* Limits (also in --help and the man pages). */
@@ -65,6 +79,8 @@ struct vms_config {
 #define VMS_RING_SLOTS_MIN 2
 #define VMS_RING_SLOTS_MAX 1048576
 #define VMS_EVERY_MAX 1000000
+#define VMS_LIBVIRT_REFRESH_DEFAULT (60 * VMS_NSEC_PER_SEC)
+#define VMS_LIBVIRT_TIMEOUT_DEFAULT (10 * VMS_NSEC_PER_SEC)
 /* A configuration file larger than this is refused. */
 #define VMS_CONFIG_MAX_SIZE (1u << 20)
 

@@ -3,17 +3,26 @@
 #include <string.h>
 
 #include "source.h"
+#include "vms_build.h"
 
 extern const struct vms_source_ops vms_source_procstat;
 extern const struct vms_source_ops vms_source_loadavg;
 extern const struct vms_source_ops vms_source_diskstats;
 extern const struct vms_source_ops vms_source_netdev;
+#if HAVE_LIBVIRT
+extern const struct vms_source_ops vms_source_vm;
+#endif
 
 const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_procstat,
 	&vms_source_loadavg,
 	&vms_source_diskstats,
 	&vms_source_netdev,
+#if HAVE_LIBVIRT
+	/* after netdev: both read /proc/net/dev once per tick, and netdev
+	 * leaves out the VMs' taps */
+	&vms_source_vm,
+#endif
 };
 const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);
 

@@ -247,8 +247,13 @@ static const struct err_case err_cases[] = {
 	 "t.yaml:3:3: duplicate key 'loadavg' in sources (first at line 2)"},
 	{"sources: {}\nsources: {}\n", "t.yaml:2:1: duplicate key 'sources' (first at line 1)"},
 	/* sources that do not exist */
+#if HAVE_LIBVIRT
+	{"sources:\n  foo: {}\n",
+	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev, libvirt)"},
+#else
 	{"sources:\n  foo: {}\n",
 	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev)"},
+#endif
 	{"sources:\n  netdevs: {}\n", "t.yaml:2:3: unknown source 'netdevs' (did you mean 'netdev'?)"},
 #if !HAVE_LIBVIRT
 	{"sources:\n  libvirt: {enabled: true}\n",
