@@ -357,6 +357,7 @@ static int declare_vm(struct vms_schema_builder *b, struct vmrec *r, const struc
 					     slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
 	const struct vms_vmetric_info *mi;
 
+	uint32_t old = r->pend ? r->lay.ncol : 0;
 	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, lc && lc->crosscheck);
 	COL(&state, "vm.%s.state", n);
 	COL(&path, "vm.%s.path", n);
@@ -404,6 +405,8 @@ static int declare_vm(struct vms_schema_builder *b, struct vmrec *r, const struc
 #undef COL
 	if (b->err)
 		return b->err;
+	if (old == r->lay.ncol)
+		return 0; /* the same VM and layout: values on their way stay */
 	free(r->grp);
 	free(r->pend);
 	r->grp = malloc(r->lay.ncol);
@@ -582,13 +585,13 @@ static void str_copy(char *dst, size_t cap, struct vms_vp_str s)
 			dst[i] = '?';
 }
 
-static void on_conn(struct vms_source *src, const struct vms_vp_msg *m)
+static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 {
 	struct vmsrc *p = src->priv;
 	struct vms_vp_conn c;
 	char msg[256], drv[64];
 	if (vms_vp_conn_dec(m, &c) < 0)
-		return;
+		return false;
 	str_copy(msg, sizeof(msg), c.msg);
 	str_copy(drv, sizeof(drv), c.driver);
 	if (c.up) {
@@ -600,7 +603,7 @@ static void on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 			event(src, VMS_EV_LIBVIRT_BACK, p->uri, drv);
 		p->connected = p->ever_connected = true;
 		p->lost_marked = false;
-		return;
+		return true;
 	}
 	if (!p->ever_connected && !p->said_unavailable) {
 		vms_warn("vm: per-VM statistics unavailable: cannot connect to libvirt at %s: %s; host "
@@ -613,14 +616,15 @@ static void on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 			 msg);
 	}
 	mark_lost(src, msg);
+	return true;
 }
 
-static void on_dom(struct vms_source *src, const struct vms_vp_msg *m)
+static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 {
 	struct vmsrc *p = src->priv;
 	struct vms_vp_dom d;
 	if (vms_vp_dom_dec(m, &d) < 0)
-		return;
+		return false;
 	struct vms_vm vm = {.state = d.state, .reason = d.reason, .pid = (pid_t)d.pid, .nvcpu = d.nvcpu,
 			    .ntap = d.ntap, .ndisk = d.ndisk};
 	memcpy(vm.uuid, d.uuid, sizeof(vm.uuid));
@@ -653,18 +657,20 @@ static void on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 		free(vm.disk[i]);
 	free(vm.tap);
 	free(vm.disk);
+	return true;
 }
 
-static void on_event(struct vms_source *src, const struct vms_vp_msg *m)
+static bool on_event(struct vms_source *src, const struct vms_vp_msg *m)
 {
 	struct vms_vp_event e;
 	char name[128], detail[128], text[264];
 	if (vms_vp_event_dec(m, &e) < 0)
-		return;
+		return false;
 	str_copy(name, sizeof(name), e.name);
 	str_copy(detail, sizeof(detail), e.detail);
 	snprintf(text, sizeof(text), "%s: %s", name, detail);
 	event(src, e.type, e.uuid, text);
+	return true;
 }
 
 static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
@@ -690,14 +696,14 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 	}
 }
 
-static void on_stats(struct vmsrc *p, const struct vms_vp_msg *m)
+static bool on_stats(struct vmsrc *p, const struct vms_vp_msg *m)
 {
 	struct vms_vp_stats s;
 	if (vms_vp_stats_dec(m, &s) < 0)
-		return;
+		return false;
 	struct vmrec *r = rec_find(p, s.uuid);
 	if (!r || !r->pend)
-		return; /* not declared (yet): the values are lost, not misplaced */
+		return true; /* not declared (yet): the values are lost, not misplaced */
 	for (unsigned i = 0; i < s.n; i++) {
 		uint16_t id, idx;
 		uint64_t v;
@@ -710,6 +716,7 @@ static void on_stats(struct vmsrc *p, const struct vms_vp_msg *m)
 	}
 	if (s.slow && s.t_real_ns > 0)
 		r->pend_slow_t = s.t_real_ns;
+	return true;
 }
 
 static void send_holds(struct vms_source *src)
@@ -727,7 +734,7 @@ static void send_holds(struct vms_source *src)
 	}
 }
 
-/* false: the stream is broken */
+/* false: the stream is broken (a message that does not decode) */
 static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 {
 	struct vmsrc *p = src->priv;
@@ -752,40 +759,41 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 		return true;
 	}
 	case VMS_VP_CONN:
-		on_conn(src, m);
-		return true;
+		return on_conn(src, m);
 	case VMS_VP_DOM:
-		on_dom(src, m);
-		return true;
+		return on_dom(src, m);
 	case VMS_VP_GONE:
-		if (vms_vp_num_dec(m, &n) == 0) {
-			aux_drop(p, n.uuid);
-			vms_vmtab_remove(n.uuid);
-		}
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		aux_drop(p, n.uuid);
+		vms_vmtab_remove(n.uuid);
 		return true;
 	case VMS_VP_EVENT:
-		on_event(src, m);
-		return true;
+		return on_event(src, m);
 	case VMS_VP_SYNC:
-		if (vms_vp_num_dec(m, &n) == 0)
-			on_sync(src, &n);
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		on_sync(src, &n);
 		return true;
 	case VMS_VP_BATCH:
-		if (vms_vp_uuids_dec(m, &u) == 0) {
-			p->nbatch = u.n;
-			for (unsigned i = 0; i < u.n; i++)
-				vms_vp_uuids_get(&u, i, p->batch[i]);
-			p->batch_open = true;
-		}
+		if (vms_vp_uuids_dec(m, &u) < 0)
+			return false;
+		p->nbatch = u.n;
+		for (unsigned i = 0; i < u.n; i++)
+			vms_vp_uuids_get(&u, i, p->batch[i]);
+		p->batch_open = true;
 		return true;
 	case VMS_VP_BATCH_DONE:
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
 		p->batch_open = false;
 		return true;
 	case VMS_VP_STATS:
-		on_stats(p, m);
-		return true;
+		return on_stats(p, m);
 	case VMS_VP_ACK:
-		if (vms_vp_num_dec(m, &n) == 0 && n.a > p->tick_acked) {
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		if (n.a > p->tick_acked) {
 			p->tick_acked = n.a;
 			p->unacked_since = now_ns(src);
 		}
