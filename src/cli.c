@@ -227,7 +227,7 @@ int vms_cli_apply(const struct vms_cli *cli, struct vms_config *c, char *err, si
 void vms_cli_help(FILE *f)
 {
 	fputs("Usage: vmsampler [OPTIONS]\n", f);
-	fputs("       vmsampler dump FILE.vms [--rates] [-o OUT]\n", f);
+	fputs("       vmsampler dump FILE.vms [--rates | --events] [-o OUT]\n", f);
 	fputs("Sample the counters of a Linux host from /proc at a fixed interval and\n"
 	      "write them as CSV or binary frames, until SIGINT or SIGTERM (or -n).\n"
 	      "\n"
