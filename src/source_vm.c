@@ -595,6 +595,14 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 	str_copy(msg, sizeof(msg), c.msg);
 	str_copy(drv, sizeof(drv), c.driver);
 	if (c.up) {
+		if (!p->lc->uri && c.msg.len) {
+			/* from now on, name what the default turned out to be */
+			char *u = strndup(c.msg.p, c.msg.len);
+			if (u) {
+				free(p->uri);
+				p->uri = u;
+			}
+		}
 		if (p->said_unavailable || p->lost_marked)
 			vms_info("vm: connected to libvirt at %s (%s driver)", p->uri, drv);
 		else
@@ -876,8 +884,8 @@ static void watchdog(struct vms_source *src, uint64_t now)
 	}
 	char why[256];
 	if (p->batch_open)
-		snprintf(why, sizeof(why), "was stuck in a libvirt call for %.0f s (asking about %s, which "
-					   "are left out of the slow path for a while)",
+		snprintf(why, sizeof(why), "was stuck in a libvirt call for %.0f s, asking about %s (left out "
+					   "of the slow path for a while)",
 			 (double)(now - p->unacked_since) / 1e9, names);
 	else
 		snprintf(why, sizeof(why), "did not answer for %.0f s", (double)(now - p->unacked_since) / 1e9);

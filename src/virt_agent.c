@@ -64,6 +64,8 @@ static void die(const char *what)
 
 void vms_agent_send(struct agent *a)
 {
+	if (a->hold)
+		return;
 	size_t off = 0;
 	while (off < a->w.len) {
 		ssize_t n = write(a->fd, a->w.buf + off, a->w.len - off);
@@ -237,6 +239,8 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
 	}
 	struct lcevent *e = &a->ev[a->nev++];
 	snprintf(e->uuid, sizeof(e->uuid), "%s", uuid);
+	const char *name = virDomainGetName(dom);
+	snprintf(e->name, sizeof(e->name), "%s", name ? name : "");
 	e->event = event;
 	e->detail = detail;
 	return 0;
@@ -323,6 +327,22 @@ static uint32_t map_event(int event, int detail, const char **what)
 	}
 }
 
+/* The domain state a lifecycle event leaves behind (0: not one). */
+static int event_state(int event)
+{
+	switch (event) {
+	case VIR_DOMAIN_EVENT_SUSPENDED:
+		return VIR_DOMAIN_PAUSED;
+	case VIR_DOMAIN_EVENT_RESUMED:
+	case VIR_DOMAIN_EVENT_STARTED:
+		return VIR_DOMAIN_RUNNING;
+	case VIR_DOMAIN_EVENT_PMSUSPENDED:
+		return VIR_DOMAIN_PMSUSPENDED;
+	default:
+		return 0;
+	}
+}
+
 static void send_event(struct agent *a, uint32_t type, const char *uuid, const char *name, const char *what)
 {
 	vms_vp_begin(&a->w, VMS_VP_EVENT);
@@ -344,15 +364,26 @@ static void process_events(struct agent *a)
 		int active = dom ? virDomainIsActive(dom) : 0;
 		struct adom *d = dom_find(a, e->uuid);
 		char name[256];
-		snprintf(name, sizeof(name), "%s", d ? d->name : dom && virDomainGetName(dom) ? virDomainGetName(dom) : "");
+		snprintf(name, sizeof(name), "%s", e->name[0] ? e->name : d ? d->name : "");
+		/* the state change and the event go out in one write, so that the
+		 * sampler never has one in a frame without the other */
+		a->hold = true;
 		if (active == 1) {
-			int st, rs;
+			int st, rs, want = event_state(e->event);
 			if (!d || d->id != virDomainGetID(dom)) {
 				dom_load(a, dom); /* started (or restarted): a new identity */
-			} else if (virDomainGetState(dom, &st, &rs, 0) == 0 && (st != d->state || rs != d->reason)) {
-				d->state = st;
-				d->reason = rs;
-				vms_adom_send(a, d);
+			} else {
+				/* the state this event says, not what it is by now (a
+				 * resume may already have followed the pause) */
+				if (virDomainGetState(dom, &st, &rs, 0) < 0)
+					st = rs = 0;
+				if (want > 0 && st != want)
+					st = want, rs = 0;
+				if (st > 0 && (st != d->state || rs != d->reason)) {
+					d->state = st;
+					d->reason = rs;
+					vms_adom_send(a, d);
+				}
 			}
 		} else if (d) {
 			send_uuid_msg(a, VMS_VP_GONE, d->uuid);
@@ -362,6 +393,8 @@ static void process_events(struct agent *a)
 			virDomainFree(dom);
 		if (type)
 			send_event(a, type, e->uuid, name, what);
+		a->hold = false;
+		vms_agent_send(a);
 	}
 	a->nev = 0;
 }

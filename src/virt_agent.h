@@ -38,6 +38,7 @@ struct adom {
 
 struct lcevent {
 	char uuid[VMS_VP_UUID_LEN + 1];
+	char name[256];      /* the event's domain object has it, even undefined */
 	int event, detail;
 };
 
@@ -73,13 +74,14 @@ struct agent {
 	uint32_t batch_id;
 	/* bulk stats of this driver lack a group: per-domain calls instead */
 	bool no_bulk_cpu, no_bulk_vcpu, no_bulk_net, no_bulk_balloon, no_bulk_block;
+	bool hold;           /* queue messages without writing (one write for several) */
 	bool quit;
 };
 
 uint64_t vms_agent_mono(void);
 int64_t vms_agent_real(void);
-/* Queue a message (built with a->w by the caller) and write everything
- * queued; a failed write ends the agent. */
+/* Write the messages built in a->w (unless a->hold); a failed write ends
+ * the agent. */
 void vms_agent_send(struct agent *a);
 
 /* virt_dom.c */
