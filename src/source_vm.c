@@ -899,10 +899,13 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 	uint64_t now = now_ns(src);
 
 	/* VMs whose process went away: out of the table (the agent's GONE
-	 * usually comes first) */
-	for (unsigned i = 0; i < p->nrec; i++)
-		if (p->rec[i].gone && vms_vmtab_find(p->rec[i].id.uuid))
+	 * usually comes first), unless the agent announced a new process for
+	 * the same UUID meanwhile */
+	for (unsigned i = 0; i < p->nrec; i++) {
+		const struct vms_vm *vm = p->rec[i].gone ? vms_vmtab_find(p->rec[i].id.uuid) : NULL;
+		if (vm && vm->pid == p->rec[i].id.pid)
 			vms_vmtab_remove(p->rec[i].id.uuid);
+	}
 
 	if (p->cl.fd >= 0) {
 		if (p->tick_due > p->tick_sent && p->hello) {

@@ -16,8 +16,9 @@
  *     messages;
  *   - each tick (TICK from the sampler, answered by ACK at once): the
  *     fallback fast values and one paced slow batch (virt_stats.c).
- * It exits when the sampler closes its end, and when the sampler dies
- * (PR_SET_PDEATHSIG). */
+ * It runs at nice 10 (its work is background work: the sampler's ticks
+ * and the guests come first), and exits when the sampler closes its end,
+ * and when the sampler dies (PR_SET_PDEATHSIG). */
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -650,6 +652,8 @@ int main(int argc, char **argv)
 	if (a->fd < 0 || fcntl(a->fd, F_GETFD) < 0)
 		die("no socket to the sampler (this program is started by vmsampler)");
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* background work: the sampler's ticks and the guests come first */
+	setpriority(PRIO_PROCESS, 0, 10);
 	if (getppid() == 1)
 		return 0; /* the sampler died before prctl */
 	signal(SIGPIPE, SIG_IGN);

@@ -56,8 +56,9 @@ void vms_pace_remove(struct vms_pace *p, const char *uuid)
 
 unsigned vms_pace_batch_max(const struct vms_pace *p)
 {
-	double c = p->cost_ns > 0 ? p->cost_ns : (double)VMS_PACE_COST_GUESS;
-	double m = (double)p->budget_ns / c;
+	if (p->cost_ns <= 0)
+		return 1; /* measure one domain before trusting the budget */
+	double m = (double)p->budget_ns / p->cost_ns;
 	if (m < 1)
 		return 1;
 	if (m > VMS_PACE_BATCH_MAX)
@@ -77,24 +78,26 @@ unsigned vms_pace_pick(struct vms_pace *p, uint64_t now_ns, bool (*skip)(void *c
 	unsigned bmax = vms_pace_batch_max(p);
 	if (max > bmax)
 		max = bmax;
-	if (p->last_pick_ns && now_ns > p->last_pick_ns)
-		p->credit += (double)p->n * (double)(now_ns - p->last_pick_ns) / (double)p->refresh_ns;
-	p->last_pick_ns = now_ns;
-	if (p->credit > bmax)
-		p->credit = bmax; /* no bursts after a pause */
 
 	/* how many: every first value and every overdue one, else what the
-	 * credit pays for */
-	unsigned never = 0, overdue = 0;
+	 * credit pays for; the credit grows with the domains that can be
+	 * asked (not those backed off or held) */
+	unsigned never = 0, overdue = 0, active = 0;
 	for (unsigned i = 0; i < p->n; i++) {
 		const struct vms_pace_dom *d = &p->d[i];
 		if (d->retry_ns > now_ns)
 			continue;
+		active++;
 		if (d->last_ns == 0)
 			never++;
 		else if (now_ns - d->last_ns >= p->refresh_ns)
 			overdue++;
 	}
+	if (p->last_pick_ns && now_ns > p->last_pick_ns)
+		p->credit += (double)active * (double)(now_ns - p->last_pick_ns) / (double)p->refresh_ns;
+	p->last_pick_ns = now_ns;
+	if (p->credit > bmax)
+		p->credit = bmax; /* no bursts after a pause */
 	unsigned want = never + overdue, by_credit = never + (unsigned)p->credit;
 	p->behind = want > max;
 	if (want < by_credit)

@@ -14,8 +14,8 @@
  *     credit says;
  *   - a batch holds at most B / c domains, c being the measured wall time
  *     per domain (a moving average of batch wall time / batch size), and
- *     at least one: the budget wins over R when both cannot hold, and
- *     vms_pace.behind says so;
+ *     at least one (the first batch: one, to measure c): the budget wins
+ *     over R when both cannot hold, and vms_pace.behind says so;
  *   - a domain whose stats failed waits 1 s, 2 s, 4 s ... (at most
  *     VMS_PACE_BACKOFF_MAX) before it is asked again; a stuck batch (the
  *     sampler killed the agent) waits as long as the sampler says;
@@ -27,7 +27,6 @@
 
 #include "vms.h"
 
-#define VMS_PACE_COST_GUESS (5 * VMS_NSEC_PER_MSEC) /* per domain, until measured */
 #define VMS_PACE_BACKOFF_FIRST VMS_NSEC_PER_SEC
 #define VMS_PACE_BACKOFF_MAX (600 * VMS_NSEC_PER_SEC)
 #define VMS_PACE_BATCH_MAX 256

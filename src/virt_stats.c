@@ -128,6 +128,17 @@ static bool split_n(const char *field, const char *prefix, unsigned *n, const ch
 	return true;
 }
 
+/* The position in names[] of the device that a record calls
+ * "PREFIX.N.name" (a tap, a disk), or -1. */
+static int device_of(const virDomainStatsRecord *r, const char *prefix, unsigned n, char *const *names,
+		     unsigned count)
+{
+	char key[48];
+	snprintf(key, sizeof(key), "%s.%u.name", prefix, n);
+	const virTypedParameter *nm = param(r, key);
+	return nm && nm->type == VIR_TYPED_PARAM_STRING ? name_index(names, count, nm->value.s) : -1;
+}
+
 /* The values of a record's groups in mask (bits of enum vms_vgroup),
  * mapped onto the domain's vCPUs, taps and disks; returns the groups that
  * had values.  check: cpu and vcpu values are libvirt's copies for the
@@ -163,10 +174,7 @@ static unsigned put_record(struct acc *c, const virDomainStatsRecord *r, unsigne
 		} else if (split_n(f, "net.", &n, &rest)) {
 			if (!(mask & VMS_VG_NET))
 				continue;
-			char key[32];
-			snprintf(key, sizeof(key), "net.%u.name", n);
-			const virTypedParameter *nm = param(r, key);
-			int t = nm && nm->type == VIR_TYPED_PARAM_STRING ? name_index(d->tap, d->ntap, nm->value.s) : -1;
+			int t = device_of(r, "net", n, d->tap, d->ntap);
 			if (t < 0 || !tp_u64(p, &v))
 				continue;
 			for (unsigned m = VMS_VM_NET_RX_BYTES; m <= VMS_VM_NET_TX_DROP; m++)
@@ -185,10 +193,7 @@ static unsigned put_record(struct acc *c, const virDomainStatsRecord *r, unsigne
 		} else if (split_n(f, "block.", &n, &rest)) {
 			if (!(mask & VMS_VG_BLOCK))
 				continue;
-			char key[32];
-			snprintf(key, sizeof(key), "block.%u.name", n);
-			const virTypedParameter *nm = param(r, key);
-			int t = nm && nm->type == VIR_TYPED_PARAM_STRING ? name_index(d->disk, d->ndisk, nm->value.s) : -1;
+			int t = device_of(r, "block", n, d->disk, d->ndisk);
 			if (t < 0 || !tp_u64(p, &v))
 				continue;
 			for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 """bench/vm/bench.py - what per-VM statistics cost the host, at N guests.
 
-    sudo bench/vm/bench.py [--guests 10,30,60] [--window 90] [--build build]
+    sudo bench/vm/bench.py [--guests 60,30,10] [--window 90] [--rounds 2]
+
+Guests beyond N (vms-0NN) are taken down before measuring N, so going
+from many to few saves boots.
 
 For each N it brings the vmlab guests up to N (tests/vmlab/up.sh; guests
 beyond the 3 stable ones with LOAD=idle), lets the boots settle, and
@@ -16,7 +19,8 @@ measures back to back, each over the same window of W seconds:
   naive   bench/vm/naive.c: one virConnectGetAllDomainStats per second
   base    again, to see the drift of the guests' own CPU
 
-and reports, per window: the CPU time of libvirtd, of the QEMU processes'
+(with --rounds R, the vms60 window is repeated R times, each followed by a
+base window) and reports, per window: the CPU time of libvirtd, of the QEMU processes'
 emulator threads (main loop, monitor, workers: where libvirt's monitor
 commands are answered) and of their vCPU threads (the guests' own work,
 which neither sampler changes), of vmsampler, its agent and the naive
@@ -25,6 +29,14 @@ and the tick lateness (late_ns).  Induced CPU = the window's libvirtd +
 QEMU emulator CPU minus the mean of the two base windows, plus the
 sampler's own.  Raw numbers go to bench/results/vm-N.json, the table to
 stdout.
+
+Because the guests' own emulator CPU drifts between windows by more than
+what the slow path costs at 60 s, it also measures that cost directly:
+the last guest is suspended (its QEMU then does nothing of its own) and
+asked 100 times, 50 ms apart, what the agent asks in its slow path
+(naive -d: balloon and block, NOWAIT); its cgroup's CPU and libvirtd's
+give the CPU per refresh of one domain, and refreshes per second x that
+cost is the slow path's expected induced CPU.
 """
 import argparse
 import json
@@ -185,12 +197,38 @@ def window(kind, build, w, names, tmp, warmup=70):
     return res
 
 
+def refresh_cost(name, tmp, calls=100):
+    """CPU of QEMU (the domain's cgroup) and libvirtd per slow refresh."""
+    pid = open('/run/libvirt/qemu/%s.pid' % name).read().strip()
+    cg = [l.split(':', 2)[2] for l in open('/proc/%s/cgroup' % pid).read().splitlines()
+          if l.startswith('0::')][0].rsplit('/emulator', 1)[0]
+    f = '/sys/fs/cgroup/unified' + cg + '/cpu.stat'
+
+    def q():
+        return int(dict(x.split() for x in open(f))['usage_usec']) * 1000
+    lvp = open(PIDFILE).read().strip()
+    run('virsh', '-q', '-c', 'qemu:///system', 'suspend', name)
+    time.sleep(1)
+    a = q()
+    time.sleep(calls * 0.052)
+    idle = q() - a
+    a, b = q(), run_ns(lvp)
+    r = run(os.path.join(tmp, 'naive'), '-d', name, '-n', str(calls))
+    dq, dl = q() - a - idle, run_ns(lvp) - b
+    run('virsh', '-q', '-c', 'qemu:///system', 'resume', name)
+    res = {'domain': name, 'calls': calls, 'qemu_ns': dq / calls, 'libvirtd_ns': dl / calls,
+           'call': json.loads(r.stdout)}
+    log('refresh cost: %s' % json.dumps(res))
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--guests', default='10,30,60')
+    ap.add_argument('--guests', default='60,30,10')
     ap.add_argument('--window', type=int, default=90)
     ap.add_argument('--settle', type=int, default=60)
     ap.add_argument('--warmup', type=int, default=70, help='before the vms60 window')
+    ap.add_argument('--rounds', type=int, default=1, help='vms60 windows (each followed by a base one)')
     ap.add_argument('--build', default=os.path.join(SRC, 'build'))
     a = ap.parse_args()
     tmp = '/tmp/vms-bench'
@@ -201,44 +239,61 @@ def main():
     vmlab('setup.sh')
     for n in [int(x) for x in a.guests.split(',')]:
         log('== %d guests' % n)
+        extra = [x for x in run('virsh', '-q', '-c', 'qemu:///system', 'list', '--name').stdout.split()
+                 if x.startswith('vms-0') and int(x[4:]) > n]
+        if extra:
+            vmlab('down.sh', *extra)
         vmlab('up.sh', '3', env={'LOAD': 'light'})
         if n > 3:
             vmlab('up.sh', str(n - 3), '4', env={'LOAD': 'idle', 'PARALLEL': '4'})
         names = ['vms-%03d' % i for i in range(1, n + 1)]
         time.sleep(a.settle)
-        rows = [window(k, a.build, a.window, names, tmp, a.warmup)
-                for k in ('base', 'vms60', 'vms10', 'naive', 'base')]
-        json.dump({'guests': n, 'window_s': a.window, 'windows': rows},
+        cost = refresh_cost(names[-1], tmp)
+        kinds = ['base'] + ['vms60', 'base'] * a.rounds + ['vms10', 'naive', 'base']
+        rows = [window(k, a.build, a.window, names, tmp, a.warmup) for k in kinds]
+        json.dump({'guests': n, 'window_s': a.window, 'refresh_cost': cost, 'windows': rows},
                   open(os.path.join(SRC, 'bench', 'results', 'vm-%d.json' % n), 'w'), indent=1)
-        report(n, rows, a.window)
+        report(n, rows, a.window, cost)
 
 
-def report(n, rows, w):
+def report(n, rows, w, cost):
     base = [r for r in rows if r['kind'] == 'base']
     b_lv = statistics.mean(r['libvirtd'] for r in base)
     b_emu = statistics.mean(r['emu'] for r in base)
     b_vcpu = statistics.mean(r['vcpu'] for r in base)
+    noise = (max(r['emu'] for r in base) - min(r['emu'] for r in base)) / 1e6 / (w or 1)
+    per = (cost['qemu_ns'] + cost['libvirtd_ns']) / 1e6
     print('\n%d guests, %d s windows; CPU in ms per second of wall time (1 %% of a core = 10 ms/s)' % (n, w))
-    print('| run | own (sampler+agent) | libvirtd +Δ | QEMU emulator +Δ | induced total | % of a core | '
-          'QEMU vCPU (guests) Δ | per tick own CPU | late p99 / max |')
-    print('|---|---|---|---|---|---|---|---|---|')
+    print('one slow refresh (balloon + block of one domain): QEMU %.2f ms + libvirtd %.2f ms of CPU, %.1f ms wall; '
+          'the base windows\' QEMU emulator CPU spans %.1f ms/s' %
+          (cost['qemu_ns'] / 1e6, cost['libvirtd_ns'] / 1e6, cost['call']['wall_p50_ns'] / 1e6, noise))
+    print('| run | own (sampler+agent) | libvirtd +Δ | QEMU emulator +Δ | induced, measured | slow refreshes/s | '
+          'induced, own + refreshes x cost | % of a core | per tick own CPU | late p99 / max |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
     for r in rows:
         secs = r['t'] / 1e9
         own = r.get('own_ns', 0) / 1e6 / secs
         dlv = (r['libvirtd'] - b_lv) / 1e6 / secs
         demu = (r['emu'] - b_emu) / 1e6 / secs
-        dvc = (r['vcpu'] - b_vcpu) / 1e6 / secs
-        tot = own + dlv + demu if r['kind'] != 'base' else 0
+        if r['kind'] == 'base':
+            print('| base (host only) | – | – | %+.2f | – | – | – | – | %.0f us | %.0f / %.0f us |' %
+                  (demu, r['sampler_ns'] / 1e3 / max(r['frames'], 1), r['late_p99_us'], r['late_max_us']))
+            continue
+        tot = own + dlv + demu
         if r['kind'] == 'naive':
             nv = r['naive']
+            model = tot  # all groups, far above the noise: measured
             lat = '%.0f / %.0f ms (call)' % (nv['late_p99_ns'] / 1e6, nv['late_max_ns'] / 1e6)
             tick = '%.1f ms' % (r['own_ns'] / 1e6 / max(nv['calls'], 1))
+            rate = nv['calls'] * n / secs
         else:
+            rate = r['slow_refreshes'] / secs
+            model = own + rate * per
             lat = '%.0f / %.0f us' % (r['late_p99_us'], r['late_max_us'])
             tick = '%.0f us + agent %.0f us' % (r['sampler_ns'] / 1e3 / max(r['frames'], 1),
                                                 r.get('agent_ns', 0) / 1e3 / max(r['frames'], 1))
-        print('| %s | %.2f | %+.2f | %+.2f | %.2f | %.2f %% | %+.1f | %s | %s |' %
-              (r['kind'], own, dlv, demu, tot, tot / 10, dvc, tick, lat))
+        print('| %s | %.2f | %+.2f | %+.2f | %.2f | %.2f | %.2f | %.2f %% | %s | %s |' %
+              (r['kind'], own, dlv, demu, tot, rate, model, model / 10, tick, lat))
     sys.stdout.flush()
 
 

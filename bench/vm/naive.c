@@ -5,6 +5,12 @@
  * read-only connection, single-threaded.
  *
  *   naive [-c URI] [-i MS] -t SECONDS
+ *   naive [-c URI] -d DOMAIN -n CALLS
+ *
+ * The second form measures what the vm source's agent asks for one
+ * domain in its slow path: virDomainListGetStats of the balloon and block
+ * groups with NOWAIT, CALLS times 50 ms apart (bench.py reads the
+ * domain's cgroup and libvirtd's CPU around it).
  *
  * Prints one line of JSON: calls, deadlines missed (a call that overran
  * the next deadline), and the distribution of the call's wall time and of
@@ -52,12 +58,14 @@ static void quiet(void *u, virErrorPtr e)
 
 int main(int argc, char **argv)
 {
-	const char *uri = "qemu:///system";
-	uint64_t interval = 1000000000ull, secs = 60;
+	const char *uri = "qemu:///system", *dom = NULL;
+	uint64_t interval = 1000000000ull, secs = 60, calls = 0;
 	int o;
-	while ((o = getopt(argc, argv, "c:i:t:")) != -1) {
+	while ((o = getopt(argc, argv, "c:i:t:d:n:")) != -1) {
 		switch (o) {
 		case 'c': uri = optarg; break;
+		case 'd': dom = optarg; break;
+		case 'n': calls = strtoull(optarg, NULL, 10); break;
 		case 'i': interval = strtoull(optarg, NULL, 10) * 1000000ull; break;
 		case 't': secs = strtoull(optarg, NULL, 10); break;
 		default: fprintf(stderr, "usage: naive [-c URI] [-i MS] -t SECONDS\n"); return 2;
@@ -68,6 +76,34 @@ int main(int argc, char **argv)
 	if (!c) {
 		fprintf(stderr, "naive: cannot connect to %s\n", uri);
 		return 1;
+	}
+	if (dom) {
+		virDomainPtr d = virDomainLookupByName(c, dom);
+		if (!d) {
+			fprintf(stderr, "naive: no domain %s\n", dom);
+			return 1;
+		}
+		virDomainPtr list[2] = {d, NULL};
+		uint64_t *w = calloc(calls + 1, sizeof(*w));
+		size_t ok = 0;
+		for (uint64_t i = 0; i < calls; i++) {
+			virDomainStatsRecordPtr *recs = NULL;
+			uint64_t t0 = now();
+			int k = virDomainListGetStats(list, VIR_DOMAIN_STATS_BALLOON | VIR_DOMAIN_STATS_BLOCK, &recs,
+						      VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
+			w[i] = now() - t0;
+			ok += k == 1;
+			virDomainStatsRecordListFree(recs);
+			usleep(50000);
+		}
+		qsort(w, calls, sizeof(*w), cmp);
+		printf("{\"calls\": %llu, \"ok\": %zu, \"wall_p50_ns\": %llu, \"wall_p99_ns\": %llu}\n",
+		       (unsigned long long)calls, ok, (unsigned long long)pct(w, calls, 0.5),
+		       (unsigned long long)pct(w, calls, 0.99));
+		free(w);
+		virDomainFree(d);
+		virConnectClose(c);
+		return 0;
 	}
 	size_t cap = (size_t)(secs * 1000000000ull / interval) + 2, n = 0, missed = 0, domains = 0;
 	uint64_t *wall = calloc(cap, sizeof(*wall)), *late = calloc(cap, sizeof(*late));
