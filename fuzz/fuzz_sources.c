@@ -82,7 +82,8 @@ static uint64_t *declare(struct vms_source *src, uint32_t *ncols, int *r)
 
 static int sample(struct vms_source *src, uint64_t *slots, uint32_t ncols)
 {
-	struct vms_tick_ctx t = {.idx = 1};
+	static uint64_t idx; /* a new tick each time: shared files are read again */
+	struct vms_tick_ctx t = {.idx = ++idx};
 	for (uint32_t i = 0; i <= ncols; i++)
 		slots[i] = CANARY;
 	int r = src->ops->sample(src, slots, &t);

@@ -4,10 +4,13 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export DEBIAN_FRONTEND=noninteractive
 
-# Debian packages needed to build and run the sampler.
-BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev make xz-utils binutils"
-# ... and to run the whole test suite.
-TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base linux-perf python3-pandas"
+# Debian packages needed to build and run the sampler (libvirt-dev and
+# libxml2-dev: the per-VM agent vmsampler-virt).
+BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev libxml2-dev make xz-utils binutils"
+# ... and to run the whole test suite (the integration tests' libvirtd,
+# QEMU and guest image come from tests/vmlab/setup.sh; libvirt-clients for
+# virsh, which agent-testdrv also uses with libvirt's test driver).
+TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base linux-perf python3-pandas libvirt-clients"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

@@ -1,8 +1,14 @@
 #!/bin/bash
 # scripts/test.sh - install what is missing, build, and run the whole test
 # suite: unit tests and fuzz-corpus replay (plain and ASan+UBSan builds,
-# warnings as errors), the minimal host-only build, and the integration
-# tests against the live /proc (vs sar).
+# warnings as errors), the build without libvirt (with its unit tests), the
+# minimal host-only build, and the integration tests on real guests
+# (tests/vmlab: libvirtd and 3 TCG guests, plus transient guests that the
+# tests make and remove).
+#
+# What this script brings up it takes down again; libvirtd and guests that
+# were running before are left running.  VMS_SKIP_INTEGRATION=1 skips the
+# integration stage (a machine that cannot run guests).
 . "$(dirname "$0")/lib.sh"
 apt_install $BUILD_PKGS $TEST_PKGS
 need_libperf
@@ -12,11 +18,11 @@ t0=$SECONDS
 export VMS_REQUIRE_E2E=1
 
 echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
-build build -Dwerror=true -Dtests=enabled -Dperf=enabled
+build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled
 meson test -C "$ROOT/build" --print-errorlogs --no-rebuild
 
 echo "== ASan+UBSan build: unit tests and fuzz corpora"
-build build-asan -Dwerror=true -Dtests=enabled -Dperf=enabled -Db_sanitize=address,undefined
+build build-asan -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Db_sanitize=address,undefined
 meson test -C "$ROOT/build-asan" --print-errorlogs --no-rebuild --suite unit --suite fuzz
 
 echo "== ThreadSanitizer: the live ring's seqlock under the in-process stress test"
@@ -26,8 +32,43 @@ fi
 ninja -C "$ROOT/build-tsan" tests/stress_ring >/dev/null
 TSAN_OPTIONS=halt_on_error=1 VMS_STRESS_FRAMES=200000 "$ROOT/build-tsan/tests/stress_ring" threads
 
+echo "== build without libvirt and its unit tests"
+build build-nolibvirt -Dwerror=true -Dtests=enabled -Dlibvirt=disabled
+meson test -C "$ROOT/build-nolibvirt" --print-errorlogs --no-rebuild --suite unit
+
 echo "== minimal host-only build (no libvirt, no perf, no tests)"
 build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dtests=disabled -Dman=disabled --buildtype=release
 "$ROOT/build-min/vmsampler" -i 10ms -n 3 -o - >/dev/null
+
+if [ "${VMS_SKIP_INTEGRATION:-0}" = 1 ]; then
+	echo "== integration tests skipped (VMS_SKIP_INTEGRATION=1)"
+else
+	echo "== integration tests on real guests"
+	t1=$SECONDS
+	need_root
+	"$ROOT/build/vmsampler" --version | grep -qx 'libvirt: yes' || {
+		echo "the build has no libvirt support: cannot run the integration tests" >&2
+		exit 1
+	}
+	vmlab=$ROOT/tests/vmlab
+	# what was there before, so that only what we start is taken down
+	had_daemon=0
+	bash "$vmlab/daemon.sh" status >/dev/null 2>&1 && had_daemon=1
+	had_guests=$(virsh -q -c qemu:///system list --name 2>/dev/null | grep -c '^vms-00[123]$' || true)
+	cleanup() {
+		if [ "$had_guests" != 3 ]; then
+			bash "$vmlab/down.sh" vms-001 vms-002 vms-003 >/dev/null || true
+		fi
+		if [ "$had_daemon" = 0 ]; then
+			bash "$vmlab/daemon.sh" stop >/dev/null || true
+		fi
+	}
+	trap cleanup EXIT
+	bash "$vmlab/setup.sh" | grep -E '^(==|   done|vmlab)' || true
+	LOAD=light bash "$vmlab/up.sh" 3
+	VMS_REQUIRE_INTEGRATION=1 meson test -C "$ROOT/build" --setup integration --print-errorlogs \
+		--no-rebuild --num-processes 1
+	echo "== integration tests took $((SECONDS - t1)) s"
+fi
 
 echo "== all tests passed in $((SECONDS - t0)) s"

@@ -231,11 +231,12 @@ int vms_cli_apply(const struct vms_cli *cli, struct vms_config *c, char *err, si
 void vms_cli_help(FILE *f)
 {
 	fputs("Usage: vmsampler [OPTIONS]\n", f);
-	fputs("       vmsampler dump FILE.vms [--rates] [-o OUT]\n", f);
+	fputs("       vmsampler dump FILE.vms [--rates | --events] [-o OUT]\n", f);
 	fputs("       vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates] [-n N]\n", f);
 	fputs("Sample the counters of a Linux host from /proc (and perf_event, in a build\n"
-	      "with perf) at a fixed interval and write them as CSV or binary frames,\n"
-	      "until SIGINT or SIGTERM (or -n).\n"
+	      "with perf; and per-VM statistics, in a build with libvirt) at a fixed\n"
+	      "interval and write them as CSV or binary frames, until SIGINT or SIGTERM\n"
+	      "(or -n).\n"
 	      "\n"
 	      "Sampling:\n"
 	      "  -i, --interval=DURATION  time between samples, 10ms to 24h (default 1s);\n"

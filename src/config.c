@@ -86,6 +86,21 @@ static const struct vms_conf_key diskstats_keys[] = {
 static const struct vms_conf_key netdev_keys[] = {
 	SOURCE_KEYS,
 	FILTER_KEYS,
+	{"vm_taps", VMS_CONF_BOOL, SRC(vm_taps)},
+};
+
+#define LV(f) offsetof(struct vms_libvirt_conf, f)
+_Static_assert(offsetof(struct vms_libvirt_conf, src) == 0, "the source keys are at the start");
+static const struct vms_conf_key libvirt_keys[] = {
+	SOURCE_KEYS,
+	{"uri", VMS_CONF_STRING, LV(uri)},
+	{"refresh", VMS_CONF_DURATION, LV(refresh_ns), .min = VMS_NSEC_PER_SEC, .max = VMS_INTERVAL_MAX},
+	{"budget", VMS_CONF_DURATION, LV(budget_ns), .min = VMS_NSEC_PER_MSEC, .max = 60 * VMS_NSEC_PER_SEC,
+	 .zero_ok = true},
+	{"timeout", VMS_CONF_DURATION, LV(timeout_ns), .min = VMS_NSEC_PER_SEC, .max = 3600 * VMS_NSEC_PER_SEC},
+	{"crosscheck", VMS_CONF_BOOL, LV(crosscheck)},
+	{"agent", VMS_CONF_STRING, LV(agent)},
+	{"cgroup_root", VMS_CONF_STRING, LV(cgroup_root)},
 };
 static const struct vms_conf_key perf_keys[] = {
 	SOURCE_KEYS,
@@ -97,21 +112,13 @@ static const struct vms_conf_key perf_keys[] = {
 #define SECTION(name, feature, compiled, field, keys)                                    \
 	{name, feature, compiled, TOP(field), keys, VMS_ARRAY_SIZE(keys)}
 
-/* The libvirt source is not written yet: its module puts its keys here
- * (with config fields that exist in every build) and sets HAVE_LIBVIRT in
- * meson.build.  Until then the row only makes a config that names it fail
- * with "compiled without libvirt support".  The perf keys are in every
- * build (so the documentation check sees them); without perf support the
- * loader refuses the section. */
-_Static_assert(!HAVE_LIBVIRT, "add the libvirt keys to vms_conf_sections");
-
 const struct vms_conf_section vms_conf_sections[] = {
 	{NULL, NULL, true, 0, top_keys, VMS_ARRAY_SIZE(top_keys)},
 	SECTION("procstat", NULL, true, procstat, procstat_keys),
 	SECTION("loadavg", NULL, true, loadavg, loadavg_keys),
 	SECTION("diskstats", NULL, true, diskstats, diskstats_keys),
 	SECTION("netdev", NULL, true, netdev, netdev_keys),
-	{"libvirt", "libvirt", HAVE_LIBVIRT, 0, NULL, 0},
+	SECTION("libvirt", "libvirt", HAVE_LIBVIRT, libvirt, libvirt_keys),
 	SECTION("perf", "perf", HAVE_PERF, perf, perf_keys),
 };
 const unsigned vms_conf_nsections = VMS_ARRAY_SIZE(vms_conf_sections);
@@ -259,6 +266,12 @@ int vms_config_defaults(struct vms_config *c)
 	source_defaults(&c->loadavg);
 	source_defaults(&c->diskstats);
 	source_defaults(&c->netdev);
+	source_defaults(&c->libvirt.src);
+	c->libvirt.refresh_ns = VMS_LIBVIRT_REFRESH_DEFAULT;
+	c->libvirt.timeout_ns = VMS_LIBVIRT_TIMEOUT_DEFAULT;
+	c->libvirt.cgroup_root = strdup("/sys/fs/cgroup");
+	if (!c->libvirt.cgroup_root)
+		r = -ENOMEM;
 	/* whole disks, without the RAM disks and loop devices that every host
 	 * has and nobody samples (node_exporter ignores them too) */
 	if (vms_globs_add(&c->diskstats.exclude, "ram*") < 0 ||

@@ -53,7 +53,20 @@ struct vms_source_conf {
 	struct vms_globs include, exclude; /* diskstats, netdev */
 	bool partitions; /* diskstats: also partitions */
 	bool per_cpu;    /* procstat, perf: per-CPU columns besides the all-CPU ones */
+	bool vm_taps;    /* netdev: also the VMs' tap devices */
 	struct vms_perf_events host, vm; /* perf: host-wide and per-VM events */
+};
+
+/* sources.libvirt: the vm source (per-VM statistics) and its agent. */
+struct vms_libvirt_conf {
+	struct vms_source_conf src; /* first: enabled, every */
+	char *uri;            /* NULL: libvirt's default URI */
+	uint64_t refresh_ns;  /* balloon/block of every domain at least this often */
+	uint64_t budget_ns;   /* libvirt wall time per tick; 0: 5 % of the interval */
+	uint64_t timeout_ns;  /* the agent is restarted when stuck this long */
+	bool crosscheck;      /* also libvirt's cpu-total and vcpu groups */
+	char *agent;          /* NULL: next to vmsampler, then the libexec dir */
+	char *cgroup_root;    /* where /sys/fs/cgroup's hierarchies are */
 };
 
 enum vms_format { VMS_FORMAT_AUTO = 0, VMS_FORMAT_CSV, VMS_FORMAT_BIN };
@@ -74,6 +87,7 @@ struct vms_config {
 	char *ring_path;       /* the ring as a shared file readers attach to (default NULL: private) */
 	int log_level;         /* enum vms_log_level */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev;
+	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */
 };
 
@@ -85,6 +99,8 @@ struct vms_config {
 #define VMS_RING_SLOTS_MIN 2
 #define VMS_RING_SLOTS_MAX 1048576
 #define VMS_EVERY_MAX 1000000
+#define VMS_LIBVIRT_REFRESH_DEFAULT (60 * VMS_NSEC_PER_SEC)
+#define VMS_LIBVIRT_TIMEOUT_DEFAULT (10 * VMS_NSEC_PER_SEC)
 /* A configuration file larger than this is refused. */
 #define VMS_CONFIG_MAX_SIZE (1u << 20)
 

@@ -11,18 +11,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binfmt.h"
 #include "config.h"
+#include "csv.h"
+#include "fmt.h"
 #include "log.h"
 #include "rates.h"
 #include "reader_int.h"
 #include "sink.h"
 
 static const char usage_text[] =
-	"Usage: vmsampler dump FILE.vms [--rates] [-o OUT]\n"
+	"Usage: vmsampler dump FILE.vms [--rates | --events] [-o OUT]\n"
 	"Convert a vmsampler binary stream to CSV (FILE '-' reads standard input).\n"
 	"\n"
 	"  -r, --rates       per-interval rates (sar/iostat/mpstat definitions)\n"
 	"                    instead of the raw counters\n"
+	"  -e, --events      the EVENT records (VM lifecycle, libvirt connection,\n"
+	"                    sources failing...) instead of the frames\n"
 	"  -o, --output OUT  write to OUT (default: standard output)\n"
 	"  -h, --help        show this help\n"
 	"\n"
@@ -75,6 +80,51 @@ static int csv_frame(struct csv_out *c, const struct vms_schema *sch, const stru
 	return r;
 }
 
+/* ---- --events ----------------------------------------------------------- */
+
+static const char *event_name(uint32_t t)
+{
+	static const struct {
+		uint32_t t;
+		const char *n;
+	} names[] = {
+		{VMS_EV_SOURCE_FAILED, "source_failed"}, {VMS_EV_SOURCE_RECOVERED, "source_recovered"},
+		{VMS_EV_FRAMES_LOST, "frames_lost"}, {VMS_EV_CLOCK_STEPPED, "clock_stepped"},
+		{VMS_EV_OUTPUT_REOPENED, "output_reopened"}, {VMS_EV_VM_STARTED, "vm_started"},
+		{VMS_EV_VM_STOPPED, "vm_stopped"}, {VMS_EV_VM_CRASHED, "vm_crashed"},
+		{VMS_EV_VM_PAUSED, "vm_paused"}, {VMS_EV_VM_RESUMED, "vm_resumed"},
+		{VMS_EV_VM_MIGRATED_IN, "vm_migrated_in"}, {VMS_EV_VM_MIGRATED_OUT, "vm_migrated_out"},
+		{VMS_EV_VM_DEFINED, "vm_defined"}, {VMS_EV_VM_UNDEFINED, "vm_undefined"},
+		{VMS_EV_LIBVIRT_LOST, "libvirt_lost"}, {VMS_EV_LIBVIRT_BACK, "libvirt_back"},
+	};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(names); i++)
+		if (names[i].t == t)
+			return names[i].n;
+	return "";
+}
+
+/* One CSV row: before_seq,time,t_mono_ns,type,event,subject,detail */
+static int event_row(FILE *f, const struct vms_event *e)
+{
+	char buf[64 + 2 * (sizeof(e->subject) + sizeof(e->detail)) + 8], *p = buf;
+	p = vms_fmt_u64(p, e->before_seq);
+	*p++ = ',';
+	p = vms_fmt_time(p, e->t_real_ns, vms_local_gmtoff(e->t_real_ns));
+	*p++ = ',';
+	p = vms_fmt_u64(p, e->t_mono_ns);
+	*p++ = ',';
+	p = vms_fmt_u64(p, e->type);
+	*p++ = ',';
+	p = vms_csv_field(p, event_name(e->type));
+	*p++ = ',';
+	p = vms_csv_field(p, e->subject);
+	*p++ = ',';
+	p = vms_csv_field(p, e->detail);
+	*p++ = '\r';
+	*p++ = '\n';
+	return fwrite(buf, 1, (size_t)(p - buf), f) == (size_t)(p - buf) ? 0 : -EIO;
+}
+
 /* Pre-scan a regular file for every generation's rate columns, so that
  * the rates table has one header for the whole file. */
 static int prescan(const char *in, struct vms_rates *rates)
@@ -97,19 +147,23 @@ int vms_dump_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"rates", no_argument, NULL, 'r'},
+		{"events", no_argument, NULL, 'e'},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *out = "-";
-	bool rates_mode = false;
+	bool rates_mode = false, events_mode = false;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ro:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "reo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			rates_mode = true;
+			break;
+		case 'e':
+			events_mode = true;
 			break;
 		case 'o':
 			out = optarg;
@@ -123,6 +177,8 @@ int vms_dump_main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return usage_error(optind == argc ? "missing FILE" : "more than one FILE", NULL);
+	if (rates_mode && events_mode)
+		return usage_error("--rates and --events exclude each other", NULL);
 	const char *in = argv[optind];
 
 	int r, rc = 0;
@@ -137,9 +193,16 @@ int vms_dump_main(int argc, char **argv)
 
 	struct csv_out csv = {0};
 	struct vms_rates *rates = NULL;
+	FILE *evf = NULL;
 	bool csv_open = false;
 
-	if (rates_mode) {
+	if (events_mode) {
+		vms_rdr_want_events(rd, true);
+		evf = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+		r = evf ? 0 : -errno;
+		if (evf && fputs("before_seq,time,t_mono_ns,type,event,subject,detail\r\n", evf) == EOF)
+			r = -EIO;
+	} else if (rates_mode) {
 		r = vms_rates_open(&rates, out);
 		if (r == 0)
 			r = prescan(in, rates);
@@ -164,6 +227,14 @@ int vms_dump_main(int argc, char **argv)
 			vms_rates_restart(rates); /* no interval across streams */
 			streams = vms_rdr_streams(rd);
 		}
+		if (evf) {
+			if (r == 2 && event_row(evf, vms_rdr_event(rd)) < 0) {
+				vms_err("output %s: %s", out, strerror(errno ? errno : EIO));
+				rc = 1;
+				goto out;
+			}
+			continue;
+		}
 		const struct vms_schema *sch = vms_rdr_schema(rd);
 		const struct vms_frame *f = vms_reader_frame(rd);
 		int w = rates ? vms_rates_frame(rates, sch, f) : csv_frame(&csv, sch, f);
@@ -183,6 +254,10 @@ int vms_dump_main(int argc, char **argv)
 		vms_warn("%s: %s", in, vms_reader_error(rd));
 	}
 out:
+	if (evf && (fflush(evf) == EOF || ferror(evf) || (evf != stdout && fclose(evf) == EOF)) && errno != EPIPE) {
+		vms_err("output %s: %s", out, strerror(errno));
+		rc = 1;
+	}
 	if (rates) {
 		r = vms_rates_close(rates);
 		if (r < 0 && r != -EPIPE) {

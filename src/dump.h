@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* dump.h - `vmsampler dump`: the reader side of the binary stream.
  *
- *   vmsampler dump FILE.vms [--rates] [-o OUT]
+ *   vmsampler dump FILE.vms [--rates | --events] [-o OUT]
  *
  * Without --rates the frames go through the CSV sink itself, so the
  * output is byte for byte what `-o x.csv` would have written for the same

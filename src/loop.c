@@ -439,6 +439,8 @@ static const struct vms_source_conf *source_conf(const struct vms_config *c, con
 		return &c->diskstats;
 	if (strcmp(name, "netdev") == 0)
 		return &c->netdev;
+	if (strcmp(name, "vm") == 0)
+		return &c->libvirt.src;
 	if (strcmp(name, "perf") == 0)
 		return &c->perf;
 	return NULL;

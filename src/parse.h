@@ -81,4 +81,73 @@ struct vms_net_line {
 };
 int vms_netdev_next(struct vms_cur *c, const struct vms_netdev_hdr *h, struct vms_net_line *out);
 
+/* ---- per-VM files (parse_vm.c) ----------------------------------------- */
+
+/* /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat: "pid (comm) S f4 f5
+ * ...".  comm is everything between the first '(' and the LAST ')' of the
+ * first line (it may hold blanks and parentheses); later lines are
+ * ignored.  Fields are numbered as in proc(5) (f[1] pid, f[3] state as
+ * its character, f[14] utime, f[15] stime, f[24] rss in pages); negative
+ * fields are stored as two's complement.  At least 24 fields (rss) are
+ * required; fields past VMS_TASKSTAT_MAX are counted and ignored. */
+#define VMS_TASKSTAT_MAX 52
+struct vms_taskstat {
+	const char *comm;    /* into the buffer */
+	size_t comm_len;
+	char state;
+	unsigned nfields;    /* fields on the line, pid being field 1 */
+	uint64_t f[VMS_TASKSTAT_MAX + 1];
+};
+int vms_parse_taskstat(const char *buf, size_t len, struct vms_taskstat *out);
+
+/* /proc/<pid>/task/<tid>/schedstat: "run_ns wait_ns timeslices" on the
+ * first line (exactly three numbers); later lines are ignored. */
+struct vms_schedstat {
+	uint64_t run_ns, wait_ns, slices;
+};
+int vms_parse_schedstat(const char *buf, size_t len, struct vms_schedstat *out);
+
+/* Files of "key value" or "key: value" lines (/proc/<pid>/io, cgroup
+ * cpu.stat, cpuacct.stat): out[i] = the value of keys[i], VMS_NONE where
+ * the key is absent; unknown keys are skipped.  A line whose value is not
+ * one number, or a key given twice, is -EINVAL (-ERANGE on overflow). */
+int vms_parse_keyed(const char *buf, size_t len, const char *const *keys, unsigned nkeys,
+		    uint64_t *out);
+
+/* A file holding one number and a newline (cpuacct.usage,
+ * memory.current, memory.usage_in_bytes). */
+int vms_parse_u64_file(const char *buf, size_t len, uint64_t *out);
+
+/* cgroup v2 io.stat: "MAJ:MIN rbytes=N wbytes=N rios=N ..." per device;
+ * the sums over devices of rbytes and wbytes (VMS_NONE if no line has
+ * them). */
+int vms_parse_iostat(const char *buf, size_t len, uint64_t *rbytes, uint64_t *wbytes);
+
+/* /proc/<pid>/cgroup: "ID:controllers:path" lines.  The v2 path (the "0::"
+ * line) and the v1 paths of the controllers we read, as views into the
+ * buffer (len 0: not there).  A path must start with '/'. */
+struct vms_pidcg {
+	const char *v2, *cpuacct, *memory;
+	size_t v2_len, cpuacct_len, memory_len;
+};
+int vms_parse_pidcg(const char *buf, size_t len, struct vms_pidcg *out);
+
+/* /proc/self/mountinfo, one line per call (the line iterator convention
+ * above).  Views into the buffer; the mount point is still escaped
+ * (\040 for a blank: see vms_unescape_octal). */
+struct vms_mount {
+	const char *root, *point, *fstype, *super;
+	size_t root_len, point_len, fstype_len, super_len;
+};
+int vms_mountinfo_next(struct vms_cur *c, struct vms_mount *out);
+/* Undo mountinfo's \ooo escapes of src[0..len) into dst (at most cap
+ * bytes with the NUL).  The length, or -ENAMETOOLONG / -EINVAL. */
+int vms_unescape_octal(const char *src, size_t len, char *dst, size_t cap);
+/* True if the comma-separated list has the item. */
+bool vms_list_has(const char *list, size_t len, const char *item);
+
+/* A vCPU thread's name as QEMU sets it, "CPU <n>/KVM" or "CPU <n>/TCG"
+ * (any accelerator name): n, or -1. */
+int vms_vcpu_thread_index(const char *comm, size_t len);
+
 #endif

@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PROCFILE_MAX (64u << 20) /* no /proc file we read is near this */
@@ -82,4 +84,86 @@ void vms_procfile_close(struct vms_procfile *f)
 	f->fd = -1;
 	f->buf = NULL;
 	f->cap = f->len = 0;
+}
+
+/* ---- shared files ---------------------------------------------------------- */
+
+struct shared {
+	struct vms_procfile f; /* first: the public pointer is &s->f */
+	dev_t dev;             /* of the directory */
+	ino_t ino;
+	char *path;
+	unsigned refs;
+	uint64_t tick;
+	bool valid;            /* f holds the bytes of `tick` */
+	struct shared *next;
+};
+
+static struct shared *shared_list;
+
+int vms_procfile_shared_open(struct vms_procfile **out, int dirfd, const char *relpath, size_t min_cap)
+{
+	struct stat st;
+	if (fstat(dirfd, &st) < 0)
+		return -errno;
+	for (struct shared *s = shared_list; s; s = s->next) {
+		if (s->dev == st.st_dev && s->ino == st.st_ino && strcmp(s->path, relpath) == 0) {
+			s->refs++;
+			*out = &s->f;
+			return 0;
+		}
+	}
+	struct shared *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->path = strdup(relpath);
+	if (!s->path) {
+		free(s);
+		return -ENOMEM;
+	}
+	int r = vms_procfile_open(&s->f, dirfd, relpath, min_cap);
+	if (r < 0) {
+		free(s->path);
+		free(s);
+		return r;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->refs = 1;
+	s->next = shared_list;
+	shared_list = s;
+	*out = &s->f;
+	return 0;
+}
+
+int vms_procfile_shared_read(struct vms_procfile *f, uint64_t tick)
+{
+	struct shared *s = (struct shared *)f;
+	if (s->valid && tick == s->tick && tick != VMS_PROCFILE_FORCE)
+		return 0;
+	s->valid = false;
+	int r = vms_procfile_read(f);
+	if (r < 0)
+		return r;
+	s->tick = tick;
+	s->valid = tick != VMS_PROCFILE_FORCE;
+	return 0;
+}
+
+void vms_procfile_shared_close(struct vms_procfile *f)
+{
+	if (!f)
+		return;
+	struct shared *s = (struct shared *)f;
+	if (--s->refs)
+		return;
+	for (struct shared **pp = &shared_list; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	vms_procfile_close(&s->f);
+	free(s->path);
+	free(s);
 }

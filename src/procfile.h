@@ -29,4 +29,17 @@ int vms_procfile_open(struct vms_procfile *f, int dirfd, const char *relpath, si
 int vms_procfile_read(struct vms_procfile *f);
 void vms_procfile_close(struct vms_procfile *f);
 
+/* A file that several sources read in the same tick (/proc/net/dev for
+ * the netdev and vm sources): whoever opens the same path under the same
+ * directory gets the same struct, and vms_procfile_shared_read() does one
+ * pread per tick index, the others reuse its bytes.  Reference counted;
+ * the registry is process-wide (the loop is single-threaded). */
+#define VMS_PROCFILE_FORCE UINT64_MAX /* a tick index that always reads */
+int vms_procfile_shared_open(struct vms_procfile **out, int dirfd, const char *relpath,
+			     size_t min_cap);
+/* Read unless it was read for this tick already.  0 or -errno (an error
+ * is not cached: the next reader of the tick tries again). */
+int vms_procfile_shared_read(struct vms_procfile *f, uint64_t tick);
+void vms_procfile_shared_close(struct vms_procfile *f);
+
 #endif

@@ -49,8 +49,27 @@
  * rxfram/s rxfifo/s txfifo/s.
  * /proc/stat totals (`sar -w`, `sar -I SUM`): stat.ctxt -> stat.cswch/s,
  * stat.processes -> stat.proc/s, stat.intr -> stat.intr/s.
+ * Per-VM columns (source vm, vm.<name>.*; see vmsampler(1)):
+ *   vm.N.%cpu %usr %sys   Δcpu_time, Δcpu_user, Δcpu_system (ns) / Δt * 100:
+ *                         percent of one CPU (like top's per-process %CPU)
+ *   vm.N.vcpuK.%run       Δtime / Δt * 100: the vCPU thread ran
+ *   vm.N.vcpuK.%steal     Δdelay / Δt * 100: runnable but waiting for a host
+ *                         CPU, what the guest sees as steal
+ *   vm.N.vcpuK.slices/s   Δslices / Δt
+ *   vm.N.net.T.*          as net.<name>.* above, in the guest's direction
+ *   vm.N.io.rkB/s wkB/s   Δread_bytes, Δwrite_bytes / 1024 / Δt (and
+ *                         cg_rkB/s cg_wkB/s from the cgroup's io.stat)
+ *   anything else         the generic rules below (balloon and block
+ *                         counters get c/s, gauges pass through)
  * Any other counter c -> c/s = Δc / 10^scale / Δt; any other gauge passes
  * through.
+ *
+ * Δt is per column: the time since the last frame in which the column
+ * had a value, not since the previous frame.  A source sampled every N
+ * ticks, or a slow per-VM value that comes every minute, gets its rate
+ * over its own interval; a value that is missing in some frames does not
+ * empty the rates after it.  Several inputs of one output must share
+ * their Δt (they do when one source writes them), else it is empty.
  *
  * Wraps and resets (all counters but the CPU fields above): a decrease of
  * a counter whose wrap width w is below 64 is a wrap, Δ = cur + 2^w -
@@ -69,6 +88,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "cursor.h"
 #include "fmt.h"
 #include "log.h"
 
@@ -125,7 +145,11 @@ static const char *const cpu_pct_names[VMS_CPU_NPCT] = {
 	"%usr", "%nice", "%sys", "%iowait", "%irq", "%soft", "%steal", "%guest", "%gnice", "%idle",
 };
 
-enum group_kind { G_NONE, G_CPU, G_DISK, G_NET };
+enum group_kind { G_NONE, G_CPU, G_DISK, G_NET, G_VMCPU, G_VCPU, G_VMIO };
+
+static const char *const vmcpu_fields[] = {"cpu_time", "cpu_user", "cpu_system"};
+static const char *const vcpu_fields[] = {"time", "delay", "slices"};
+static const char *const vmio_fields[] = {"read_bytes", "write_bytes", "cg_read_bytes", "cg_write_bytes"};
 
 struct builder {
 	struct vms_rate_plan *p;
@@ -141,10 +165,43 @@ static int field_index(const char *const *names, int n, const char *f)
 	return -1;
 }
 
+/* The per-VM groups: "vm.NAME.cpu_time", "vm.NAME.vcpuK.delay",
+ * "vm.NAME.net.TAP.rx_bytes", "vm.NAME.io.read_bytes" (a VM's name has no
+ * dot in column names).  The entity is everything before the field. */
+static enum group_kind classify_vm(const char *name, size_t *ent_off, size_t *ent_len, int *field)
+{
+	const char *n = strchr(name + 3, '.'); /* after the VM's name */
+	const char *dot = strrchr(name, '.');
+	if (!n || n == name + 3 || !dot || dot < n)
+		return G_NONE;
+	const char *rest = n + 1;
+	*ent_off = 0;
+	*ent_len = (size_t)(dot - name);
+	if (dot == n) {
+		*field = field_index(vmcpu_fields, 3, dot + 1);
+		return *field < 0 ? G_NONE : G_VMCPU;
+	}
+	if (strncmp(rest, "vcpu", 4) == 0 && vms_is_digit(rest[4]) && strchr(rest, '.') == dot) {
+		*field = field_index(vcpu_fields, 3, dot + 1);
+		return *field < 0 ? G_NONE : G_VCPU;
+	}
+	if (strncmp(rest, "io.", 3) == 0 && rest + 2 == dot) {
+		*field = field_index(vmio_fields, 4, dot + 1);
+		return *field < 0 ? G_NONE : G_VMIO;
+	}
+	if (strncmp(rest, "net.", 4) == 0 && dot > rest + 4) {
+		*field = field_index(net_fields, NF_N, dot + 1);
+		return *field < 0 ? G_NONE : G_NET;
+	}
+	return G_NONE;
+}
+
 /* Split "cpu.3.user" into kind, entity length and field index.  The field
  * is after the last dot (disk and interface names may contain dots). */
 static enum group_kind classify(const char *name, size_t *ent_off, size_t *ent_len, int *field)
 {
+	if (strncmp(name, "vm.", 3) == 0)
+		return classify_vm(name, ent_off, ent_len, field);
 	static const struct {
 		const char *prefix;
 		enum group_kind kind;
@@ -307,6 +364,33 @@ static void plan_net(struct builder *b, const char *name, size_t plen, const int
 	}
 }
 
+/* One output per present input: name suffix and multiplier. */
+static void plan_each(struct builder *b, const char *name, size_t plen, const int32_t *f, unsigned n,
+		      const char *const *out, const double *mul)
+{
+	for (unsigned k = 0; k < n; k++) {
+		struct vms_rate_col *c;
+		if (f[k] >= 0 && (c = add(b, VMS_ROP_PER_S, f[k], name, plen, out[k])))
+			c->mul = mul[k];
+	}
+}
+
+static void plan_vm(struct builder *b, enum group_kind k, const char *name, size_t plen, const int32_t *f)
+{
+	static const char *const cpu_out[] = {"%cpu", "%usr", "%sys"};
+	static const double pct[] = {1e-7, 1e-7, 1e-7}; /* ns per s -> percent */
+	static const char *const vcpu_out[] = {"%run", "%steal", "slices/s"};
+	static const double vcpu_mul[] = {1e-7, 1e-7, 1};
+	static const char *const io_out[] = {"rkB/s", "wkB/s", "cg_rkB/s", "cg_wkB/s"};
+	static const double kib[] = {1.0 / 1024, 1.0 / 1024, 1.0 / 1024, 1.0 / 1024};
+	if (k == G_VMCPU)
+		plan_each(b, name, plen, f, 3, cpu_out, pct);
+	else if (k == G_VCPU)
+		plan_each(b, name, plen, f, 3, vcpu_out, vcpu_mul);
+	else
+		plan_each(b, name, plen, f, 4, io_out, kib);
+}
+
 static void plan_single(struct builder *b, uint32_t i)
 {
 	const struct vms_col *col = &b->p->schema->cols[i];
@@ -375,8 +459,10 @@ int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out)
 			plan_cpu(&b, name, plen, f, el == 3 && memcmp(name + eo, "all", 3) == 0);
 		else if (k == G_DISK)
 			plan_disk(&b, name, plen, f);
-		else
+		else if (k == G_NET)
 			plan_net(&b, name, plen, f);
+		else
+			plan_vm(&b, k, name, plen, f);
 	}
 	free(done);
 	if (b.err) {
@@ -403,8 +489,26 @@ void vms_rate_plan_free(struct vms_rate_plan *p)
 struct ctx {
 	const struct vms_schema *s;
 	const uint64_t *pv, *cv;
+	const double *dt; /* per column, NULL: all dt_s */
+	double dt_s;
 	unsigned flags;
 };
+
+/* The interval of column i (seconds), 0 if it has none. */
+static double col_dt(const struct ctx *x, int32_t i)
+{
+	return x->dt ? x->dt[i] : x->dt_s;
+}
+
+/* The common interval of the inputs of one output (b, c may be -1), 0 if
+ * they differ or there is none. */
+static double common_dt(const struct ctx *x, int32_t a, int32_t b, int32_t c)
+{
+	double d = col_dt(x, a);
+	if ((b >= 0 && col_dt(x, b) != d) || (c >= 0 && col_dt(x, c) != d))
+		return 0;
+	return d > 0 && isfinite(d) ? d : 0;
+}
 
 /* Δ of counter column i over the interval: true and *d, or false (no
  * column, a value missing, or a reset). */
@@ -436,15 +540,21 @@ static bool cdelta(struct ctx *x, int32_t i, uint64_t *d)
 }
 
 /* One CPU line: sysstat's percentages (see the top of this file). */
-static void cpu_group(struct vms_cpu_group *g, const uint64_t *pv, const uint64_t *cv)
+static void cpu_group(struct vms_cpu_group *g, const struct ctx *x)
 {
+	const uint64_t *pv = x->pv, *cv = x->cv;
 	int64_t p[VMS_CF_N], c[VMS_CF_N];
+	double d = -1;
 	g->ok = false;
 	for (int k = 0; k < VMS_CF_N; k++) {
 		if (g->f[k] < 0) {
 			p[k] = c[k] = 0; /* the kernel has no such field */
 			continue;
 		}
+		if (d < 0)
+			d = col_dt(x, g->f[k]);
+		if (col_dt(x, g->f[k]) != d)
+			return; /* fields of different frames */
 		uint64_t a = pv[g->f[k]], b = cv[g->f[k]];
 		if (a == VMS_NONE || b == VMS_NONE || a > INT64_MAX || b > INT64_MAX)
 			return;
@@ -483,18 +593,15 @@ static void cpu_group(struct vms_cpu_group *g, const uint64_t *pv, const uint64_
 	g->ok = true;
 }
 
-unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
-			  double dt_s, double *out)
+static unsigned compute(struct vms_rate_plan *p, struct ctx *x, double *out)
 {
-	struct ctx x = {.s = p->schema, .pv = prev, .cv = cur};
-	bool dt_ok = dt_s > 0 && isfinite(dt_s);
-
 	for (uint32_t g = 0; g < p->ncpu; g++)
-		cpu_group(&p->cpu[g], prev, cur);
+		cpu_group(&p->cpu[g], x);
 	for (uint32_t k = 0; k < p->ncols; k++) {
 		const struct vms_rate_col *c = &p->cols[k];
+		const uint64_t *cur = x->cv;
 		uint64_t da = 0, db = 0, dc = 0;
-		double v = NAN;
+		double v = NAN, dt_s;
 		switch (c->op) {
 		case VMS_ROP_GAUGE:
 			if (cur[c->a] != VMS_NONE) {
@@ -504,16 +611,17 @@ unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const u
 			}
 			break;
 		case VMS_ROP_PER_S:
-			if (dt_ok && cdelta(&x, c->a, &da) && (c->b < 0 || cdelta(&x, c->b, &db)) &&
-			    (c->c < 0 || cdelta(&x, c->c, &dc)))
+			dt_s = common_dt(x, c->a, c->b, c->c);
+			if (dt_s > 0 && cdelta(x, c->a, &da) && (c->b < 0 || cdelta(x, c->b, &db)) &&
+			    (c->c < 0 || cdelta(x, c->c, &dc)))
 				v = ((double)da + (double)db + (double)dc) * c->mul / dt_s;
 			break;
 		case VMS_ROP_PCT_OF:
-			if (cdelta(&x, c->a, &da) && cdelta(&x, c->b, &db))
+			if (common_dt(x, c->a, c->b, -1) > 0 && cdelta(x, c->a, &da) && cdelta(x, c->b, &db))
 				v = da + db ? (double)da / ((double)da + (double)db) * 100 : 0;
 			break;
 		case VMS_ROP_PER_OP:
-			if (cdelta(&x, c->a, &da) && cdelta(&x, c->b, &db))
+			if (common_dt(x, c->a, c->b, -1) > 0 && cdelta(x, c->a, &da) && cdelta(x, c->b, &db))
 				v = db ? (double)da * c->mul / (double)db : 0;
 			break;
 		case VMS_ROP_CPU:
@@ -523,7 +631,21 @@ unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const u
 		}
 		out[k] = v;
 	}
-	return x.flags;
+	return x->flags;
+}
+
+unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
+			  double dt_s, double *out)
+{
+	struct ctx x = {.s = p->schema, .pv = prev, .cv = cur, .dt_s = dt_s};
+	return compute(p, &x, out);
+}
+
+unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
+			     const double *dt, double *out)
+{
+	struct ctx x = {.s = p->schema, .pv = prev, .cv = cur, .dt = dt};
+	return compute(p, &x, out);
 }
 
 /* ---- the CSV writer ---------------------------------------------------- */
@@ -543,14 +665,13 @@ struct vms_rates {
 	struct vms_rate_plan *plan;
 	int32_t *map;         /* names[i] -> plan column, -1 */
 	double *vals;
-	uint64_t *aligned;    /* previous values aligned to sch's columns */
-	/* the previous frame */
-	const struct vms_schema *psch;
-	uint64_t *pv;
-	uint32_t pv_cap;
-	uint64_t pseq, pt_mono;
-	bool have_prev;
+	double *dt;           /* per column: seconds since its last value */
 	int32_t *pidx;        /* sch column -> psch column, -1 */
+	/* each column's last value and when (aligned to psch) */
+	const struct vms_schema *psch;
+	uint64_t *lastv, *lastt;
+	uint64_t pseq, pt_mono; /* the previous frame */
+	bool have_prev;
 };
 
 int vms_rates_open(struct vms_rates **out, const char *path)
@@ -664,13 +785,13 @@ static int switch_schema(struct vms_rates *r, const struct vms_schema *s)
 	}
 	free(r->map);
 	free(r->vals);
-	free(r->aligned);
+	free(r->dt);
 	free(r->pidx);
 	r->map = calloc(r->nnames ? r->nnames : 1, sizeof(*r->map));
 	r->vals = calloc(p->ncols ? p->ncols : 1, sizeof(*r->vals));
-	r->aligned = calloc(s->ncols ? s->ncols : 1, sizeof(*r->aligned));
+	r->dt = calloc(s->ncols ? s->ncols : 1, sizeof(*r->dt));
 	r->pidx = calloc(s->ncols ? s->ncols : 1, sizeof(*r->pidx));
-	if (!r->map || !r->vals || !r->aligned || !r->pidx)
+	if (!r->map || !r->vals || !r->dt || !r->pidx)
 		return -ENOMEM;
 	uint32_t shown = 0;
 	for (uint32_t i = 0; i < r->nnames; i++) {
@@ -723,15 +844,42 @@ int vms_rate_keep(uint64_t **pv, uint32_t *cap, const struct vms_frame *f)
 	return 0;
 }
 
-static int save_prev(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f)
+/* The last values, re-aligned from psch to sch (a new generation; the
+ * first frame: nothing to carry). */
+static int realign(struct vms_rates *r)
 {
-	if (vms_rate_keep(&r->pv, &r->pv_cap, f) < 0)
+	const struct vms_schema *s = r->sch;
+	uint64_t *v = malloc((s->ncols ? s->ncols : 1) * sizeof(*v));
+	uint64_t *t = malloc((s->ncols ? s->ncols : 1) * sizeof(*t));
+	if (!v || !t) {
+		free(v);
+		free(t);
 		return -ENOMEM;
+	}
+	if (r->psch && r->psch != s)
+		map_prev(r);
+	for (uint32_t i = 0; i < s->ncols; i++) {
+		int32_t j = r->psch == s ? (int32_t)i : r->psch ? r->pidx[i] : -1;
+		v[i] = j >= 0 ? r->lastv[j] : VMS_NONE;
+		t[i] = j >= 0 ? r->lastt[j] : 0;
+	}
+	free(r->lastv);
+	free(r->lastt);
+	r->lastv = v;
+	r->lastt = t;
+	r->psch = s;
+	return 0;
+}
+
+static void remember(struct vms_rates *r, const struct vms_frame *f)
+{
+	for (uint32_t i = 0; i < f->ncols; i++)
+		if (f->v[i] != VMS_NONE) {
+			r->lastv[i] = f->v[i];
+			r->lastt[i] = f->t_mono_ns;
+		}
 	r->pseq = f->seq;
 	r->pt_mono = f->t_mono_ns;
-	r->psch = s;
-	r->have_prev = true;
-	return 0;
 }
 
 int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f)
@@ -750,19 +898,25 @@ int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struc
 		if (e < 0)
 			return e;
 	}
-	if (!r->have_prev)
-		return save_prev(r, s, f); /* an interval needs two frames */
-	if (newgen || r->psch != s)
-		map_prev(r);
-	else
-		for (uint32_t i = 0; i < s->ncols; i++)
-			r->pidx[i] = (int32_t)i;
+	bool had = r->have_prev;
+	if (!had)
+		r->psch = NULL; /* a new stream: nothing carries over */
+	if (r->psch != s) {
+		e = realign(r);
+		if (e < 0)
+			return e;
+	}
+	if (!had) {
+		/* an interval needs two frames */
+		remember(r, f);
+		r->have_prev = true;
+		return 0;
+	}
 	for (uint32_t i = 0; i < s->ncols; i++)
-		r->aligned[i] = r->pidx[i] >= 0 ? r->pv[r->pidx[i]] : VMS_NONE;
-
+		r->dt[i] = r->lastt[i] && f->t_mono_ns > r->lastt[i] ? (double)(f->t_mono_ns - r->lastt[i]) / 1e9 : 0;
 	double dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
-	unsigned flags = vms_rate_compute(r->plan, r->aligned, f->v, dt, r->vals);
-	if (r->psch != s || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
+	unsigned flags = vms_rate_compute_dt(r->plan, r->lastv, f->v, r->dt, r->vals);
+	if (newgen || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
 	    f->seq != r->pseq + 1 || dt <= 0)
 		flags |= VMS_RATE_GAP;
 
@@ -797,7 +951,8 @@ int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struc
 	vms_out_advance(&r->out, (size_t)(p - st));
 	vms_out_end_record(&r->out);
 	r->rows++;
-	return save_prev(r, s, f);
+	remember(r, f);
+	return 0;
 }
 
 void vms_rates_restart(struct vms_rates *r)
@@ -821,8 +976,9 @@ int vms_rates_close(struct vms_rates *r)
 	vms_rate_plan_free(r->plan);
 	free(r->map);
 	free(r->vals);
-	free(r->aligned);
-	free(r->pv);
+	free(r->dt);
+	free(r->lastv);
+	free(r->lastt);
 	free(r->pidx);
 	free(r);
 	return e;

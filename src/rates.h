@@ -4,7 +4,7 @@
  *
  * A plan is derived from a schema by the column name convention of the
  * sources (cpu.<id>.<field>, disk.<name>.<field>, net.<name>.<field>,
- * stat.<name>, anything else): each output column has a name, an
+ * stat.<name>, vm.<name>.*, anything else): each output column has a name, an
  * operation and the input columns it reads.  vms_rate_compute() evaluates
  * one interval between two frames whose values are aligned to the plan's
  * schema (the previous frame's value of each column, VMS_NONE where it
@@ -77,6 +77,10 @@ void vms_rate_plan_free(struct vms_rate_plan *p);
  * VMS_RATE_WRAP / VMS_RATE_RESET flags it met. */
 unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
 			  double dt_s, double *out);
+/* The same with an interval per column: dt[i] seconds since prev[i] was
+ * taken (0: none).  The inputs of one output must share theirs. */
+unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
+			     const double *dt, double *out);
 
 /* The column of ps (the previous frame's schema) that column i of s
  * continues: the same name, kind, scale and key; -1 if none (or ps is
@@ -90,7 +94,8 @@ int vms_rate_keep(uint64_t **pv, uint32_t *cap, const struct vms_frame *f);
 /* ---- the CSV writer of `dump --rates` ------------------------------------ */
 
 /* Output: seq,time,t_mono_ns,interval_s,rate_flags, then the derived
- * columns.  The header is the union of the derived columns of every
+ * columns.  interval_s is the time since the previous frame; each rate is
+ * over its own columns' interval (since the last frame that had them).  The header is the union of the derived columns of every
  * generation added with vms_rates_declare() before the first frame (dump
  * pre-scans a seekable input); without that, the first generation's
  * columns, and later generations are projected onto them (new columns

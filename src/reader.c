@@ -37,6 +37,7 @@ struct vms_reader {
 	bool own_fd;
 	bool dec_open;
 	bool eof;
+	bool want_events; /* vms_rdr_want_events: next() returns 2 on an EVENT */
 	struct vms_bin_dec dec;
 
 	/* ring */
@@ -408,6 +409,8 @@ static int file_next(struct vms_reader *r)
 		}
 		if (e == VMS_BIN_HEADER && r->dec.nheaders > 1)
 			r->have_prev = false; /* no interval across concatenated streams */
+		if (e == VMS_BIN_EVENT && r->want_events)
+			return 2;
 		if (e > 0)
 			continue;
 		if (e == VMS_BIN_END) {
@@ -618,7 +621,7 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 int vms_reader_next(struct vms_reader *r)
 {
 	int e = r->kind == VMS_READER_RING ? ring_next(r, NULL) : file_next(r);
-	if (e <= 0)
+	if (e <= 0 || e == 2)
 		return e;
 	r->changed = r->sch != r->last_sch;
 	r->last_sch = r->sch;
@@ -815,4 +818,14 @@ const struct vms_schema *vms_rdr_schema(const struct vms_reader *r)
 uint64_t vms_rdr_streams(const struct vms_reader *r)
 {
 	return r->dec_open ? r->dec.nheaders : 0;
+}
+
+void vms_rdr_want_events(struct vms_reader *r, bool on)
+{
+	r->want_events = on;
+}
+
+const struct vms_event *vms_rdr_event(const struct vms_reader *r)
+{
+	return r->dec_open ? &r->dec.event : NULL;
 }

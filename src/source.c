@@ -3,13 +3,15 @@
 #include <string.h>
 
 #include "source.h"
-
 #include "vms_build.h"
 
 extern const struct vms_source_ops vms_source_procstat;
 extern const struct vms_source_ops vms_source_loadavg;
 extern const struct vms_source_ops vms_source_diskstats;
 extern const struct vms_source_ops vms_source_netdev;
+#if HAVE_LIBVIRT
+extern const struct vms_source_ops vms_source_vm;
+#endif
 #if HAVE_PERF
 extern const struct vms_source_ops vms_source_perf;
 #endif
@@ -19,6 +21,11 @@ const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_loadavg,
 	&vms_source_diskstats,
 	&vms_source_netdev,
+#if HAVE_LIBVIRT
+	/* after netdev: both read /proc/net/dev once per tick, and netdev
+	 * leaves out the VMs' taps */
+	&vms_source_vm,
+#endif
 #if HAVE_PERF
 	/* last: it reads the VM table the per-VM source fills */
 	&vms_source_perf,

@@ -7,13 +7,19 @@
  * one memcmp instead of being parsed again.  As in diskstats, the tick
  * expects the interfaces in the order seen at declare time and passes over
  * the lines of interfaces that are not sampled without reading their
- * numbers. */
+ * numbers.
+ *
+ * The file is shared with the vm source (one read per tick for both), and
+ * the tap devices of the VMs in the VM table are left out unless
+ * netdev.vm_taps is set: they are the vm source's per-VM network columns.
+ * The interface set is then re-declared whenever the VM table changes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "parse.h"
 #include "procfile.h"
 #include "source.h"
+#include "vmtab.h"
 
 struct nd_ent {
 	const char *prefix; /* the line up to and including the name's ':', NUL-terminated */
@@ -25,7 +31,9 @@ struct nd_ent {
 };
 
 struct netdev {
-	struct vms_procfile f;
+	struct vms_procfile *f; /* shared */
+	uint64_t vmgen;     /* VM table generation at declare time */
+	bool vm_taps;
 	struct vms_netdev_hdr hdr;
 	char *hdr_text;     /* the two header lines as read at declare time */
 	size_t hdr_len;
@@ -53,8 +61,19 @@ static void nd_forget(struct netdev *p)
 static int nd_open(struct vms_source *src)
 {
 	struct netdev *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
-	return vms_procfile_open(&p->f, src->proc_dirfd, "net/dev", 4096);
+	p->vm_taps = src->sconf && src->sconf->vm_taps;
+	return vms_procfile_shared_open(&p->f, src->proc_dirfd, "net/dev", 4096);
+}
+
+/* A host-side tap of a VM in the table. */
+static bool is_vm_tap(const char *name)
+{
+	const struct vms_vmtab *t = vms_vmtab();
+	for (unsigned i = 0; i < t->n; i++)
+		for (unsigned k = 0; k < t->vm[i].ntap; k++)
+			if (strcmp(t->vm[i].tap[k], name) == 0)
+				return true;
+	return false;
 }
 
 static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
@@ -72,14 +91,15 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 	int r;
 
 	nd_forget(p);
-	r = vms_procfile_read(&p->f);
+	p->vmgen = vms_vmtab_gen();
+	r = vms_procfile_shared_read(p->f, VMS_PROCFILE_FORCE);
 	if (r < 0)
 		return r;
-	vms_cur_init(&c, p->f.buf, p->f.len);
+	vms_cur_init(&c, p->f->buf, p->f->len);
 	r = vms_netdev_header(&c, &p->hdr);
 	if (r < 0)
 		return r;
-	p->hdr_len = (size_t)(c.p - p->f.buf);
+	p->hdr_len = (size_t)(c.p - p->f->buf);
 	for (unsigned i = 0; i < p->hdr.ncols; i++)
 		if (p->hdr.map[i] >= 0)
 			have |= 1u << p->hdr.map[i];
@@ -97,7 +117,7 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 		nd_forget(p);
 		return -ENOMEM;
 	}
-	memcpy(p->hdr_text, p->f.buf, p->hdr_len);
+	memcpy(p->hdr_text, p->f->buf, p->hdr_len);
 
 	for (;;) {
 		const char *ls = c.p;
@@ -130,6 +150,8 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 		if (dup)
 			continue; /* a second line of the same name: not sampled */
 		if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
+			continue;
+		if (!p->vm_taps && is_vm_tap(e->name))
 			continue;
 		e->selected = true;
 		e->slot = (int32_t)slot;
@@ -184,10 +206,12 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	uint32_t stamp, pos = 0, seen = 0, bad = 0;
 	int r;
 
-	r = vms_procfile_read(&p->f);
+	if (!p->vm_taps && VMS_UNLIKELY(vms_vmtab_gen() != p->vmgen))
+		return VMS_RESCHEMA; /* VMs (and their taps) came or went */
+	r = vms_procfile_shared_read(p->f, t->idx);
 	if (r < 0)
 		return r;
-	vms_cur_init(&c, p->f.buf, p->f.len);
+	vms_cur_init(&c, p->f->buf, p->f->len);
 	if (!vms_cur_startswith(&c, p->hdr_text, p->hdr_len))
 		return VMS_RESCHEMA; /* another header: map the columns again */
 	c.p += p->hdr_len;
@@ -250,7 +274,8 @@ static void nd_close(struct vms_source *src)
 	struct netdev *p = src->priv;
 	if (!p)
 		return;
-	vms_procfile_close(&p->f);
+	vms_procfile_shared_close(p->f);
+	p->f = NULL;
 	nd_forget(p);
 }
 

@@ -94,13 +94,27 @@ static bool strv_eq(char **a, unsigned na, char **b, unsigned nb)
 	return true;
 }
 
-static bool vm_eq(const struct vms_vm *a, const struct vms_vm *b)
+bool vms_vm_same_files(const struct vms_vm *a, const struct vms_vm *b)
 {
 	return strcmp(a->uuid, b->uuid) == 0 && strcmp(a->name, b->name ? b->name : "") == 0 &&
-	       a->state == b->state && a->reason == b->reason && a->pid == b->pid &&
-	       a->nvcpu == b->nvcpu &&
+	       a->pid == b->pid && a->nvcpu == b->nvcpu &&
 	       (a->nvcpu == 0 || memcmp(a->vcpu_tid, b->vcpu_tid, a->nvcpu * sizeof(pid_t)) == 0) &&
 	       strv_eq(a->tap, a->ntap, b->tap, b->ntap) && strv_eq(a->disk, a->ndisk, b->disk, b->ndisk);
+}
+
+static bool vm_eq(const struct vms_vm *a, const struct vms_vm *b)
+{
+	return vms_vm_same_files(a, b) && a->state == b->state && a->reason == b->reason;
+}
+
+int vms_vm_dup(struct vms_vm *dst, const struct vms_vm *src)
+{
+	return vm_copy(dst, src);
+}
+
+void vms_vm_clear(struct vms_vm *vm)
+{
+	vm_free(vm);
 }
 
 int vms_vmtab_upsert(const struct vms_vm *vm)

@@ -42,6 +42,14 @@ static inline uint64_t vms_vmtab_gen(void) { return vms_vmtab()->gen; }
 /* The VM with this UUID, or NULL. */
 const struct vms_vm *vms_vmtab_find(const char *uuid);
 
+/* Deep copy of one VM (dst is overwritten): 0 or -ENOMEM. */
+int vms_vm_dup(struct vms_vm *dst, const struct vms_vm *src);
+/* Free what a copy owns and zero it. */
+void vms_vm_clear(struct vms_vm *vm);
+/* Same process, threads, taps, disks and name (state may differ): the
+ * files a reader keeps open for a VM are still the right ones. */
+bool vms_vm_same_files(const struct vms_vm *a, const struct vms_vm *b);
+
 /* Mutation: the vm source (and tests).  Not for the tick: these allocate.
  * upsert copies *vm and bumps the generation only if something changed;
  * returns 1 if it changed, 0 if not, -errno. */

@@ -36,6 +36,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	vms_config_defaults(&c);
+	/* the VMs are the test's (vm_register): no vm source to replace them */
+	c.libvirt.src.enabled = false;
 	snprintf(yaml, sizeof(yaml), "sources: {loadavg: {enabled: false}, perf: {host: []}}\n");
 	if (vms_config_load_buffer(&c, "perf_vmrun", yaml, strlen(yaml), err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);

@@ -44,7 +44,10 @@ int drv_declare(struct drv *d)
 
 int drv_sample(struct drv *d)
 {
-	struct vms_tick_ctx t = {.idx = 1};
+	/* a new tick index each time: files shared by sources (procfile.c)
+	 * are read once per tick */
+	static uint64_t idx;
+	struct vms_tick_ctx t = {.idx = ++idx};
 	for (unsigned i = 0; i < VMS_ARRAY_SIZE(d->slots); i++)
 		d->slots[i] = CANARY;
 	int r = d->src.ops->sample(&d->src, d->slots, &t);

@@ -286,6 +286,9 @@ static const struct err_case err_cases[] = {
 	/* sources that do not exist */
 	{"sources:\n  foo: {}\n",
 	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev"
+#if HAVE_LIBVIRT
+	 ", libvirt"
+#endif
 #if HAVE_PERF
 	 ", perf"
 #endif

@@ -291,6 +291,14 @@ static void test_sighup_sigterm(void **state)
 	assert_true(seq >= 10);
 	vms_bin_dec_close(&d);
 	free(b);
+
+	/* --events lists it, as CSV */
+	assert_int_equal(dump(tp("h.vms"), "--events", tp("e.csv"), tp("e.err")), 0);
+	char *ev = text(tp("e.csv"));
+	assert_int_equal(strncmp(ev, "before_seq,time,t_mono_ns,type,event,subject,detail\r\n", 53), 0);
+	assert_non_null(strstr(ev, ",5,output_reopened,"));
+	assert_int_equal(count_lines(ev), 2);
+	free(ev);
 }
 
 /* A flipped byte in a middle record: exit 1, one line naming the record
@@ -367,7 +375,7 @@ static void test_foreign_and_usage(void **state)
 	char *help[] = {(char *)bin, "dump", "--help", NULL};
 	assert_int_equal(run_cmd(help, NULL, tp("h.out"), tp("h.err")), 0);
 	char *h2 = text(tp("h.out"));
-	assert_non_null(strstr(h2, "Usage: vmsampler dump FILE.vms [--rates] [-o OUT]"));
+	assert_non_null(strstr(h2, "Usage: vmsampler dump FILE.vms [--rates | --events] [-o OUT]"));
 	free(h2);
 }
 

@@ -110,6 +110,7 @@ static void conf_for(struct vms_config *c, const char *root, const char *out, ui
 	c->output = strdup(out);
 	c->interval_ns = 10 * VMS_NSEC_PER_MSEC;
 	c->count = count;
+	c->libvirt.src.enabled = false; /* the loop's test: no per-VM agent */
 }
 
 static void test_fake_clock_loop(void **state)

@@ -144,6 +144,8 @@ static int h_init(struct h *h, const char *perf_yaml)
 	h->dir = tmpdir_make();
 	assert_non_null(h->dir);
 	vms_config_defaults(&h->conf);
+	/* the VMs are the test's (vm_register): no vm source to replace them */
+	h->conf.libvirt.src.enabled = false;
 	snprintf(yaml, sizeof(yaml), "sources:\n  loadavg: {enabled: false}\n  perf: %s\n", perf_yaml);
 	if (vms_config_load_buffer(&h->conf, "test", yaml, strlen(yaml), err, sizeof(err)) != 0)
 		fail_msg("%s", err);
@@ -440,6 +442,8 @@ static void test_hardware_unavailable(void **state)
 	memset(&h, 0, sizeof(h));
 	h.dir = tmpdir_make();
 	vms_config_defaults(&h.conf);
+	/* the VMs are the test's (vm_register): no vm source to replace them */
+	h.conf.libvirt.src.enabled = false;
 	const char *yaml = "sources:\n  loadavg: {enabled: false}\n"
 			   "  perf: {host: [context-switches, cycles, instructions], vm: [cycles, cs]}\n";
 	char e[256], out[600];
@@ -533,6 +537,8 @@ static void nobody_child(const char *perf_yaml, const char *out, const char *err
 	struct vms_loop l;
 	char yaml[1024], err[256];
 	vms_config_defaults(&c);
+	/* the VMs are the test's (vm_register): no vm source to replace them */
+	c.libvirt.src.enabled = false;
 	snprintf(yaml, sizeof(yaml), "output: /dev/null\nsources:\n  loadavg: {enabled: false}\n  perf: %s\n",
 		 perf_yaml);
 	if (vms_config_load_buffer(&c, "t", yaml, strlen(yaml), err, sizeof(err)) < 0)
@@ -789,6 +795,8 @@ static void budget_child(rlim_t soft, rlim_t hard, const char *out, const char *
 	const char *yaml = "output: /dev/null\nsources:\n  loadavg: {enabled: false}\n"
 			   "  perf: {host: [cs], vm: [cs, migrations, faults]}\n";
 	vms_config_defaults(&c);
+	/* the VMs are the test's (vm_register): no vm source to replace them */
+	c.libvirt.src.enabled = false;
 	if (vms_config_load_buffer(&c, "t", yaml, strlen(yaml), err, sizeof(err)) < 0)
 		_exit(103);
 	if (vms_loop_init(&l, &c, NULL) < 0)

@@ -402,7 +402,9 @@ static void test_rates_edge_cases(void **state)
 	assert_string_equal(cell(&t, 0, "net.eth0.rxpck/s"), "1.00");
 	assert_string_equal(cell(&t, 0, "stat.cswch/s"), "50.00");
 	assert_string_equal(cell(&t, 0, "load.1m"), "3.20");
-	assert_string_equal(cell(&t, 0, "vm.a.cpu_time/s"), "2500000000.00");
+	/* a VM's CPU time as a percentage of one CPU: 5 s in 2 s */
+	assert_null(cell(&t, 0, "vm.a.cpu_time/s"));
+	assert_string_equal(cell(&t, 0, "vm.a.%cpu"), "250.00");
 	/* cpu: user 50, sys 10, idle 80, iowait went back (0): total 140 */
 	assert_string_equal(cell(&t, 0, "cpu.1.%usr"), "35.71");
 	assert_string_equal(cell(&t, 0, "cpu.1.%sys"), "7.14");
@@ -428,9 +430,14 @@ static void test_rates_edge_cases(void **state)
 	assert_string_equal(cell(&t, 3, "disk.sda.r_await"), "");
 	assert_string_equal(cell(&t, 3, "net.eth0.rxkB/s"), "1.00"); /* (2055 - 7) / 1024 / 2 */
 
-	/* row 4 (seq 7 after 5): a lost frame: gap */
+	/* row 4 (seq 7 after 5): a lost frame: gap; rd_ios was missing in
+	 * the previous frame: the rate is over its real interval, since seq
+	 * 4 (10 ios in 3 s), not empty */
 	assert_string_equal(cell(&t, 4, "rate_flags"), "4");
-	assert_string_equal(cell(&t, 4, "disk.sda.r/s"), "");     /* previous value missing */
+	assert_string_equal(cell(&t, 4, "disk.sda.r/s"), "3.33");
+	/* rd_ticks was there in seq 5: its Δ spans another interval than
+	 * rd_ios's, so no ratio of the two */
+	assert_string_equal(cell(&t, 4, "disk.sda.r_await"), "");
 
 	/* row 5 (seq 8): the new generation: gap; continuing columns are
 	 * rates across it, new ones empty, vanished ones empty */
@@ -482,6 +489,84 @@ static void test_rates_projection(void **state)
 	vms_schema_unref(g2);
 }
 
+
+/* ---- per-VM columns, and columns that come every Nth frame ------------------- */
+
+#define G64(n) {n, VMS_KIND_GAUGE, VMS_UNIT_BYTES, 0, 0}
+static const struct colspec svm[] = {
+	C64("vm.web01.cpu_time"), C64("vm.web01.cpu_user"), C64("vm.web01.cpu_system"),
+	C64("vm.web01.vcpu0.time"), C64("vm.web01.vcpu0.delay"), C64("vm.web01.vcpu0.slices"),
+	C64("vm.web01.net.vnet3.rx_bytes"), C64("vm.web01.net.vnet3.rx_packets"),
+	C64("vm.web01.net.vnet3.tx_bytes"), C64("vm.web01.io.read_bytes"), C64("vm.web01.io.write_bytes"),
+	G64("vm.web01.mem.rss"), C64("vm.web01.block.vda.rd_bytes"), C64("vm.web01.lv.vcpu0.delay"),
+	C64("stat.ctxt"),
+};
+
+static void test_rates_vm_and_every(void **state)
+{
+	(void)state;
+	struct vms_schema *g = mk_schema(1, svm, VMS_ARRAY_SIZE(svm));
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/vm.csv", tmp);
+	struct vms_rates *r;
+	assert_int_equal(vms_rates_open(&r, path), 0);
+	struct vms_frame *f = calloc(1, vms_frame_size(16));
+	const uint64_t N = VMS_VALUE_NONE;
+	for (uint64_t i = 0; i < 7; i++) {
+		*f = (struct vms_frame){.seq = i + 1, .t_mono_ns = (10 + i) * S, .gen = 1, .ncols = g->ncols};
+		uint64_t v[] = {
+			/* 0.5 s of CPU per s: 0.3 user, 0.2 system */
+			i * 500000000, i * 300000000, i * 200000000,
+			/* the vCPU ran 0.4 s and waited 0.1 s per s, 100 slices */
+			i * 400000000, i * 100000000, i * 100,
+			/* 2048 bytes and 4 packets in, 1024 bytes out per s */
+			i * 2048, i * 4, i * 1024,
+			/* 1 MiB read and 0.5 MiB written per s */
+			i * 1048576, i * 524288,
+			/* a gauge */
+			200000000 + i,
+			/* a slow counter: every 3rd frame (i = 0, 3, 6), +3 MiB each time */
+			i % 3 == 0 ? i * 1048576 : N,
+			/* the crosscheck copy: generic rules */
+			i * 100000000,
+			/* a source with every: 2 (i = 0, 2, 4, 6): 1000 switches per s */
+			i % 2 == 0 ? i * 1000 : N,
+		};
+		memcpy(f->v, v, sizeof(v));
+		assert_int_equal(vms_rates_frame(r, g, f), 0);
+	}
+	assert_int_equal(vms_rates_close(r), 0);
+	struct table t;
+	table_read(&t, path);
+	assert_int_equal(t.nrows, 6);
+	for (unsigned row = 0; row < 6; row++) {
+		assert_string_equal(cell(&t, row, "vm.web01.%cpu"), "50.00");
+		assert_string_equal(cell(&t, row, "vm.web01.%usr"), "30.00");
+		assert_string_equal(cell(&t, row, "vm.web01.%sys"), "20.00");
+		assert_string_equal(cell(&t, row, "vm.web01.vcpu0.%run"), "40.00");
+		assert_string_equal(cell(&t, row, "vm.web01.vcpu0.%steal"), "10.00");
+		assert_string_equal(cell(&t, row, "vm.web01.vcpu0.slices/s"), "100.00");
+		assert_string_equal(cell(&t, row, "vm.web01.net.vnet3.rxkB/s"), "2.00");
+		assert_string_equal(cell(&t, row, "vm.web01.net.vnet3.rxpck/s"), "4.00");
+		assert_string_equal(cell(&t, row, "vm.web01.net.vnet3.txkB/s"), "1.00");
+		assert_string_equal(cell(&t, row, "vm.web01.io.rkB/s"), "1024.00");
+		assert_string_equal(cell(&t, row, "vm.web01.io.wkB/s"), "512.00");
+		assert_string_equal(cell(&t, row, "vm.web01.lv.vcpu0.delay/s"), "100000000.00");
+		assert_non_null(cell(&t, row, "vm.web01.mem.rss"));
+		/* the slow counter: over its 3 s, in the frames that have it */
+		const char *b = cell(&t, row, "vm.web01.block.vda.rd_bytes/s");
+		assert_string_equal(b, (row + 1) % 3 == 0 ? "1048576.00" : "");
+		/* every 2nd frame: over 2 s */
+		const char *c = cell(&t, row, "stat.cswch/s");
+		assert_string_equal(c, (row + 1) % 2 == 0 ? "1000.00" : "");
+		assert_string_equal(cell(&t, row, "interval_s"), "1.000000");
+	}
+	assert_null(cell(&t, 0, "vm.web01.cpu_time/s"));
+	table_free(&t);
+	free(f);
+	vms_schema_unref(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_sysstat_mpstat),
 		cmocka_unit_test(test_rates_edge_cases),
 		cmocka_unit_test(test_rates_projection),
+		cmocka_unit_test(test_rates_vm_and_every),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,1037 @@
+/* SPDX-License-Identifier: MIT */
+/* source_vm.c - per-VM statistics: the "vm" source, configured under
+ * sources.libvirt.
+ *
+ * Two processes (measured reasons: tests/vmlab/FACTS.md g, and the issue):
+ * libvirt's calls are synchronous RPCs that can take a second at 60
+ * guests and hang without a timeout on a stopped QEMU, so the sampler
+ * never calls libvirt.  Its agent, vmsampler-virt (virt_agent.c), holds
+ * the connection, learns the domains and their identity (UUID, name,
+ * state, QEMU pid, vCPU threads, taps, disks) from lifecycle events, and
+ * fetches the slow values (balloon, guest-view block stats) in paced
+ * batches; it talks to this source over a socketpair in the protocol of
+ * virt_proto.h.
+ *
+ * This source
+ *   - owns the VM table (vmtab.h): the agent's DOM/GONE/SYNC messages
+ *     update it between ticks (ready()), and a change makes sample()
+ *     return VMS_RESCHEMA so that every source re-declares;
+ *   - reads each VM's fast counters from the kernel every tick
+ *     (vm_kernel.c), through files opened at declare time and kept open
+ *     while the VM lives; the VM's tap lines come from /proc/net/dev,
+ *     read once per tick together with the netdev source;
+ *   - puts values the agent sent (slow values, and fast values of VMs the
+ *     kernel cannot serve) into the frame that follows their arrival;
+ *   - turns the agent's lifecycle events into EVENT records;
+ *   - restarts the agent when it dies, and kills and restarts it when it
+ *     does not acknowledge ticks for sources.libvirt.timeout (stuck in a
+ *     libvirt call): the domains of the batch it had announced are then
+ *     left out of the slow path for a while (doubling).
+ * sample() allocates nothing, logs nothing and never blocks.  Messages
+ * about the connection and the agent are logged from ready() and idle(),
+ * outside the tick, once per change of state. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "loop.h"
+#include "procfile.h"
+#include "source.h"
+#include "virt_client.h"
+#include "vm_kernel.h"
+#include "vms_build.h"
+#include "vmtab.h"
+
+#define SCRATCH (64 * 1024)
+#define RESPAWN_FIRST VMS_NSEC_PER_SEC
+#define RESPAWN_MAX (60 * VMS_NSEC_PER_SEC)
+#define STUCK_HOLD_FIRST (60 * VMS_NSEC_PER_SEC)
+#define STUCK_HOLD_MAX (1800 * VMS_NSEC_PER_SEC)
+#define OUT_KEEP 8192 /* bytes of unsent messages before ticks are dropped */
+#define HOST_COLS 3   /* virt.connected, virt.domains, virt.agent_restarts */
+#define FAST_GROUPS (VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET)
+
+struct vmrec {
+	struct vms_vm id;      /* copy of the table entry the files were opened for */
+	char *cname;           /* the name as it appears in column names */
+	struct vms_vmk k;
+	struct vms_vmlay lay;
+	uint32_t base;         /* first column, relative to the source */
+	uint8_t *grp;          /* group of each column */
+	uint64_t *pend;        /* values from the agent for the next frame */
+	int64_t pend_slow_t;   /* when libvirt returned the slow ones, 0: none */
+	bool pend_any;
+	uint8_t need_sent;
+	bool gone;
+	bool keep;             /* declare: still in the table */
+};
+
+struct aux {
+	char uuid[VMS_UUID_LEN + 1];
+	uint8_t fallback;      /* groups the agent serves every tick */
+	bool listed;
+};
+
+struct stuck {
+	char uuid[VMS_UUID_LEN + 1];
+	uint64_t until;
+	uint64_t hold;
+};
+
+struct vmsrc {
+	const struct vms_libvirt_conf *lc;
+	struct vms_cgmounts cg;
+	struct vms_procfile *nd;   /* /proc/net/dev, shared with netdev */
+	struct vms_nettab nt;
+	char *scratch;
+	struct vmrec *rec;
+	unsigned nrec;
+	uint64_t vmgen;
+
+	/* the agent */
+	struct vms_vclient cl;
+	char **argv;
+	char *uri;                 /* for messages */
+	uint64_t respawn_at, respawn_wait, started_at;
+	uint64_t restarts;
+	uint64_t last_rx, unacked_since;
+	uint64_t tick_due, tick_sent, tick_acked;
+	bool hello;
+	bool fatal;                /* protocol mismatch: do not restart */
+	bool connected, ever_connected, said_unavailable, lost_marked;
+	bool synced;               /* a full listing arrived */
+	struct aux *aux;
+	unsigned naux, capaux;
+	char batch[VMS_VP_BATCH_MAX][VMS_UUID_LEN + 1];
+	unsigned nbatch;
+	bool batch_open;
+	struct stuck *stuck;
+	unsigned nstuck;
+};
+
+static uint64_t now_ns(const struct vms_source *src)
+{
+	if (src->loop)
+		return vms_clock_mono(&src->loop->clock);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void event(struct vms_source *src, uint32_t type, const char *subject, const char *detail)
+{
+	if (src->loop)
+		vms_source_event(src, type, subject, detail);
+}
+
+/* ---- the agent's identity table --------------------------------------------- */
+
+static struct aux *aux_find(struct vmsrc *p, const char *uuid)
+{
+	for (unsigned i = 0; i < p->naux; i++)
+		if (strcmp(p->aux[i].uuid, uuid) == 0)
+			return &p->aux[i];
+	return NULL;
+}
+
+static struct aux *aux_get(struct vmsrc *p, const char *uuid)
+{
+	struct aux *a = aux_find(p, uuid);
+	if (a)
+		return a;
+	if (p->naux == p->capaux) {
+		unsigned cap = p->capaux ? p->capaux * 2 : 16;
+		struct aux *n = realloc(p->aux, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		p->aux = n;
+		p->capaux = cap;
+	}
+	a = &p->aux[p->naux++];
+	memset(a, 0, sizeof(*a));
+	memcpy(a->uuid, uuid, VMS_UUID_LEN); /* a checked UUID */
+	return a;
+}
+
+static void aux_drop(struct vmsrc *p, const char *uuid)
+{
+	struct aux *a = aux_find(p, uuid);
+	if (a)
+		*a = p->aux[--p->naux];
+}
+
+/* ---- the agent process ------------------------------------------------------- */
+
+static bool executable(const char *path)
+{
+	struct stat st;
+	return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* The configured path, else next to our own executable (the build
+ * directory), else the libexec directory. */
+static char *agent_path(const struct vms_libvirt_conf *lc)
+{
+	char self[PATH_MAX], *p = NULL;
+	if (lc->agent)
+		return strdup(lc->agent);
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if (asprintf(&p, "%s/%s", self, VMS_AGENT_NAME) < 0)
+				return NULL;
+			if (executable(p))
+				return p;
+			free(p);
+		}
+	}
+	if (asprintf(&p, "%s/%s", VMS_LIBEXECDIR, VMS_AGENT_NAME) < 0)
+		return NULL;
+	return p;
+}
+
+static void argv_free(char **argv)
+{
+	for (char **a = argv; a && *a; a++)
+		free(*a);
+	free(argv);
+}
+
+static int build_argv(struct vms_source *src, char *path)
+{
+	struct vmsrc *p = src->priv;
+	const struct vms_libvirt_conf *lc = p->lc;
+	uint64_t tick = src->conf->interval_ns * (src->every ? src->every : 1);
+	uint64_t budget = lc->budget_ns ? lc->budget_ns : tick / 20;
+	char **a = calloc(20, sizeof(*a));
+	int n = 0;
+	if (!a) {
+		free(path);
+		return -ENOMEM;
+	}
+	a[n++] = path;
+	a[n++] = strdup("--fd=3");
+	if (lc->uri && asprintf(&a[n++], "--uri=%s", lc->uri) < 0)
+		a[n - 1] = NULL;
+	if (asprintf(&a[n++], "--proc-root=%s", src->conf->proc_root) < 0)
+		a[n - 1] = NULL;
+	if (asprintf(&a[n++], "--interval-ns=%llu", (unsigned long long)tick) < 0)
+		a[n - 1] = NULL;
+	if (asprintf(&a[n++], "--refresh-ns=%llu", (unsigned long long)lc->refresh_ns) < 0)
+		a[n - 1] = NULL;
+	if (asprintf(&a[n++], "--budget-ns=%llu", (unsigned long long)budget) < 0)
+		a[n - 1] = NULL;
+	if (lc->crosscheck)
+		a[n++] = strdup("--crosscheck");
+	for (int i = 0; i < n; i++)
+		if (!a[i]) {
+			argv_free(a);
+			return -ENOMEM;
+		}
+	p->argv = a;
+	return 0;
+}
+
+static void mark_lost(struct vms_source *src, const char *why)
+{
+	struct vmsrc *p = src->priv;
+	if (!p->lost_marked)
+		event(src, VMS_EV_LIBVIRT_LOST, p->uri, why);
+	p->lost_marked = true;
+	p->connected = false;
+}
+
+static int spawn(struct vms_source *src)
+{
+	struct vmsrc *p = src->priv;
+	int r = vms_vclient_spawn(&p->cl, p->argv);
+	if (r < 0)
+		return r;
+	uint64_t now = now_ns(src);
+	p->started_at = p->last_rx = now;
+	p->hello = false;
+	p->tick_sent = p->tick_acked = p->tick_due;
+	p->batch_open = false;
+	p->nbatch = 0;
+	for (unsigned i = 0; i < p->nrec; i++)
+		p->rec[i].need_sent = 0; /* the new agent must hear it again */
+	return 0;
+}
+
+/* The agent is gone (exited, or killed): restart it later. */
+static void agent_down(struct vms_source *src, bool killed, const char *why)
+{
+	struct vmsrc *p = src->priv;
+	uint64_t now = now_ns(src);
+	vms_vclient_stop(&p->cl, killed ? 0 : 200);
+	if (now - p->started_at > 10 * RESPAWN_MAX)
+		p->respawn_wait = 0; /* it ran long enough: start over */
+	p->respawn_wait = p->respawn_wait ? p->respawn_wait * 2 : RESPAWN_FIRST;
+	if (p->respawn_wait > RESPAWN_MAX)
+		p->respawn_wait = RESPAWN_MAX;
+	p->respawn_at = now + p->respawn_wait;
+	p->restarts++;
+	if (!p->fatal)
+		vms_warn("vm: the libvirt agent %s; restarting it in %.0f s", why,
+			 (double)p->respawn_wait / 1e9);
+	mark_lost(src, why);
+}
+
+/* ---- declaring ----------------------------------------------------------------- */
+
+static void rec_free(struct vmrec *r)
+{
+	vms_vmk_close(&r->k);
+	vms_vm_clear(&r->id);
+	free(r->cname);
+	free(r->grp);
+	free(r->pend);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The name in column names: characters other than letters, digits and
+ * "_-+:@" become '_' (a '.' would split the hierarchy). */
+static char *col_name(const char *name)
+{
+	char *s = strdup(name);
+	for (char *c = s; c && *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      strchr("_-+:@", *c)))
+			*c = '_';
+	return s;
+}
+
+static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm *vm)
+{
+	struct vmsrc *p = src->priv;
+	memset(r, 0, sizeof(*r));
+	if (vms_vm_dup(&r->id, vm) < 0)
+		return -ENOMEM;
+	r->cname = col_name(vm->name);
+	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg) < 0) {
+		rec_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Requests for what the kernel cannot serve (not for the agent that is
+ * serving it already). */
+static void queue_needs(struct vmsrc *p, struct vmrec *r)
+{
+	struct aux *a = aux_find(p, r->id.uuid);
+	uint8_t want = VMS_VG_CPU | (r->id.nvcpu ? VMS_VG_VCPU : 0) | (r->id.ntap ? VMS_VG_NET : 0);
+	uint8_t missing = (uint8_t)(want & ~r->k.have & ~(a ? a->fallback : 0) & ~r->need_sent);
+	if (!missing || p->cl.fd < 0)
+		return;
+	vms_vp_begin(&p->cl.out, VMS_VP_NEED);
+	vms_vp_uuid(&p->cl.out, r->id.uuid);
+	vms_vp_u8(&p->cl.out, missing);
+	if (vms_vp_end(&p->cl.out) == 0)
+		r->need_sent |= missing;
+}
+
+static int declare_vm(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc)
+{
+	const struct vms_vm *vm = &r->id;
+	struct vms_coldef d = {.key = vm->uuid};
+	const char *n = r->cname;
+#define COL(info, ...)                                                                   \
+	do {                                                                             \
+		d.kind = (info)->kind;                                                   \
+		d.unit = (info)->unit;                                                   \
+		d.wrap_bits = (info)->kind == VMS_KIND_COUNTER ? 64 : 0;                 \
+		vms_schema_addf(b, &d, __VA_ARGS__);                                     \
+	} while (0)
+	static const struct vms_vmetric_info state = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_STATE, "state", NULL},
+					     path = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, "path", NULL},
+					     slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
+	const struct vms_vmetric_info *mi;
+
+	uint32_t old = r->pend ? r->lay.ncol : 0;
+	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, lc && lc->crosscheck);
+	COL(&state, "vm.%s.state", n);
+	COL(&path, "vm.%s.path", n);
+	for (unsigned m = VMS_VM_CPU_TIME; m <= VMS_VM_CPU_SYSTEM; m++) {
+		mi = vms_vmetric_find(m);
+		COL(mi, "vm.%s.%s", n, mi->col);
+	}
+	for (unsigned i = 0; i < vm->nvcpu; i++)
+		for (unsigned m = VMS_VM_VCPU_TIME; m <= VMS_VM_VCPU_SLICES; m++) {
+			mi = vms_vmetric_find(m);
+			COL(mi, "vm.%s.vcpu%u.%s", n, i, mi->col);
+		}
+	for (unsigned t = 0; t < vm->ntap; t++)
+		for (unsigned m = VMS_VM_NET_RX_BYTES; m <= VMS_VM_NET_TX_DROP; m++) {
+			mi = vms_vmetric_find(m);
+			COL(mi, "vm.%s.net.%s.%s", n, vm->tap[t], mi->col);
+		}
+	for (unsigned m = VMS_VM_IO_READ; m <= VMS_VM_IO_CG_WRITE; m++) {
+		if (m >= VMS_VM_IO_CG_READ && r->lay.iocg < 0)
+			continue;
+		mi = vms_vmetric_find(m);
+		COL(mi, "vm.%s.%s", n, mi->col);
+	}
+	for (unsigned m = VMS_VM_MEM_RSS; m <= VMS_VM_MEM_CGROUP; m++) {
+		mi = vms_vmetric_find(m);
+		COL(mi, "vm.%s.%s", n, mi->col);
+	}
+	for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
+		COL(&vms_vm_balloon[k], "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
+	for (unsigned i = 0; i < vm->ndisk; i++)
+		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
+			COL(&vms_vm_block[k], "vm.%s.block.%s.%s", n, vm->disk[i], vms_vm_block[k].col);
+	if (r->lay.check >= 0) {
+		for (unsigned m = VMS_VM_CHECK_CPU_TIME; m <= VMS_VM_CHECK_CPU_SYSTEM; m++) {
+			mi = vms_vmetric_find(m);
+			COL(mi, "vm.%s.%s", n, mi->col);
+		}
+		for (unsigned i = 0; i < vm->nvcpu; i++)
+			for (unsigned m = VMS_VM_CHECK_VCPU_TIME; m <= VMS_VM_CHECK_VCPU_DELAY; m++) {
+				mi = vms_vmetric_find(m);
+				COL(mi, "vm.%s.lv.vcpu%u.%s", n, i, mi->col);
+			}
+	}
+	COL(&slow, "vm.%s.slow_t", n);
+#undef COL
+	if (b->err)
+		return b->err;
+	if (old == r->lay.ncol)
+		return 0; /* the same VM and layout: values on their way stay */
+	free(r->grp);
+	free(r->pend);
+	r->grp = malloc(r->lay.ncol);
+	r->pend = malloc(r->lay.ncol * sizeof(*r->pend));
+	if (!r->grp || !r->pend)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < r->lay.ncol; i++) {
+		r->grp[i] = vms_vmlay_group(&r->lay, i);
+		r->pend[i] = VMS_NONE;
+	}
+	r->pend_any = false;
+	r->pend_slow_t = 0;
+	return 0;
+}
+
+/* Make the records follow the table: keep the files of VMs whose identity
+ * did not change, open those of new ones, close the others. */
+static int reconcile(struct vms_source *src)
+{
+	struct vmsrc *p = src->priv;
+	const struct vms_vmtab *t = vms_vmtab();
+	struct vmrec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	for (unsigned i = 0; i < p->nrec; i++)
+		p->rec[i].keep = false;
+	int r = 0;
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct vms_vm *vm = &t->vm[i];
+		struct vmrec *old = NULL;
+		for (unsigned k = 0; k < p->nrec && !old; k++)
+			if (!p->rec[k].keep && strcmp(p->rec[k].id.uuid, vm->uuid) == 0)
+				old = &p->rec[k];
+		if (old && vms_vm_same_files(&old->id, vm)) {
+			nr[i] = *old;
+			nr[i].id.state = vm->state;
+			nr[i].id.reason = vm->reason;
+			old->keep = true;
+			continue;
+		}
+		r = rec_open(src, &nr[i], vm);
+		if (r < 0) {
+			for (unsigned k = 0; k < i; k++)
+				if (!nr[k].keep)
+					rec_free(&nr[k]);
+			free(nr);
+			return r;
+		}
+		nr[i].keep = true;
+	}
+	for (unsigned i = 0; i < p->nrec; i++)
+		if (!p->rec[i].keep)
+			rec_free(&p->rec[i]);
+	free(p->rec);
+	p->rec = nr;
+	p->nrec = t->n;
+	/* two VMs whose names clean up to the same string: the later one gets
+	 * its UUID's first group appended */
+	for (unsigned i = 0; i < p->nrec; i++)
+		for (unsigned k = 0; k < i; k++)
+			if (strcmp(p->rec[i].cname, p->rec[k].cname) == 0) {
+				char *n = NULL;
+				if (asprintf(&n, "%s~%.8s", p->rec[i].cname, p->rec[i].id.uuid) < 0)
+					return -ENOMEM;
+				free(p->rec[i].cname);
+				p->rec[i].cname = n;
+			}
+	return 0;
+}
+
+static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
+{
+	struct vmsrc *p = src->priv;
+	const struct vms_coldef conn = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_NONE};
+	const struct vms_coldef doms = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
+	const struct vms_coldef rst = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
+	int r;
+
+	p->vmgen = vms_vmtab_gen();
+	r = reconcile(src);
+	if (r < 0)
+		return r;
+	/* room to index /proc/net/dev without allocating in the tick */
+	if (p->nd && vms_procfile_shared_read(p->nd, VMS_PROCFILE_FORCE) == 0) {
+		uint32_t lines = 0;
+		for (size_t i = 0; i < p->nd->len; i++)
+			lines += p->nd->buf[i] == '\n';
+		uint32_t cap = lines * 2 + 64;
+		if (cap > p->nt.cap) {
+			struct vms_nettab_ent *e = realloc(p->nt.ent, cap * sizeof(*e));
+			if (!e)
+				return -ENOMEM;
+			p->nt.ent = e;
+			p->nt.cap = cap;
+		}
+	}
+	vms_schema_addf(b, &conn, "virt.connected");
+	vms_schema_addf(b, &doms, "virt.domains");
+	vms_schema_addf(b, &rst, "virt.agent_restarts");
+	for (unsigned i = 0; i < p->nrec; i++) {
+		struct vmrec *v = &p->rec[i];
+		v->base = vms_schema_builder_count(b);
+		r = declare_vm(b, v, p->lc);
+		if (r < 0)
+			return r;
+		v->gone = false;
+		queue_needs(p, v);
+	}
+	return b->err;
+}
+
+/* ---- sampling ------------------------------------------------------------------ */
+
+static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
+{
+	struct vmsrc *p = src->priv;
+	if (VMS_UNLIKELY(vms_vmtab_gen() != p->vmgen))
+		return VMS_RESCHEMA;
+	p->tick_due = t->idx + 1; /* 0 means "none": tick indexes may start at 0 */
+	slots[0] = p->connected;
+	slots[1] = p->nrec;
+	slots[2] = p->restarts;
+
+	p->nt.ok = false;
+	if (p->nrec && p->nd && vms_procfile_shared_read(p->nd, t->idx) == 0) {
+		vms_nettab_index(&p->nt, p->nd->buf, p->nd->len);
+		if (VMS_UNLIKELY(p->nt.full))
+			return VMS_RESCHEMA; /* more interfaces than room: declare grows it */
+	}
+	for (unsigned i = 0; i < p->nrec; i++) {
+		struct vmrec *r = &p->rec[i];
+		uint64_t *s = slots + r->base;
+		vms_slots_none(s, r->lay.ncol);
+		s[r->lay.state] = (uint64_t)r->id.state;
+		unsigned kgroups = 0, lgroups = 0;
+		if (!r->gone)
+			kgroups = vms_vmk_sample(&r->k, &r->lay, s, p->nt.ok ? &p->nt : NULL, p->scratch, SCRATCH,
+						 &r->gone, &t->parse_errors);
+		if (r->pend_any) {
+			for (uint32_t c = 0; c < r->lay.ncol; c++) {
+				if (r->pend[c] == VMS_NONE)
+					continue;
+				if (s[c] == VMS_NONE) {
+					s[c] = r->pend[c];
+					lgroups |= r->grp[c];
+				}
+				r->pend[c] = VMS_NONE;
+			}
+			if (r->pend_slow_t > 0)
+				s[r->lay.slow_t] = (uint64_t)r->pend_slow_t;
+			r->pend_slow_t = 0;
+			r->pend_any = false;
+		}
+		s[r->lay.path] = kgroups | lgroups << 8;
+	}
+	return 0;
+}
+
+/* ---- agent messages -------------------------------------------------------------- */
+
+static struct vmrec *rec_find(struct vmsrc *p, const char *uuid)
+{
+	for (unsigned i = 0; i < p->nrec; i++)
+		if (strcmp(p->rec[i].id.uuid, uuid) == 0)
+			return &p->rec[i];
+	return NULL;
+}
+
+static void str_copy(char *dst, size_t cap, struct vms_vp_str s)
+{
+	size_t n = s.len < cap - 1 ? s.len : cap - 1;
+	memcpy(dst, s.p, n);
+	dst[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)dst[i] < 0x20 || dst[i] == 0x7f)
+			dst[i] = '?';
+}
+
+static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
+{
+	struct vmsrc *p = src->priv;
+	struct vms_vp_conn c;
+	char msg[256], drv[64];
+	if (vms_vp_conn_dec(m, &c) < 0)
+		return false;
+	str_copy(msg, sizeof(msg), c.msg);
+	str_copy(drv, sizeof(drv), c.driver);
+	if (c.up) {
+		if (!p->lc->uri && c.msg.len) {
+			/* from now on, name what the default turned out to be */
+			char *u = strndup(c.msg.p, c.msg.len);
+			if (u) {
+				free(p->uri);
+				p->uri = u;
+			}
+		}
+		if (p->said_unavailable || p->lost_marked)
+			vms_info("vm: connected to libvirt at %s (%s driver)", p->uri, drv);
+		else
+			vms_debug("vm: connected to libvirt at %s (%s driver)", p->uri, drv);
+		if (p->lost_marked)
+			event(src, VMS_EV_LIBVIRT_BACK, p->uri, drv);
+		p->connected = p->ever_connected = true;
+		p->lost_marked = false;
+		return true;
+	}
+	if (!p->ever_connected && !p->said_unavailable) {
+		vms_warn("vm: per-VM statistics unavailable: cannot connect to libvirt at %s: %s; host "
+			 "sampling goes on, and vmsampler keeps trying to connect",
+			 p->uri, msg);
+		p->said_unavailable = true;
+	} else if (p->connected) {
+		vms_warn("vm: lost the connection to libvirt (%s); reconnecting; the known VMs' CPU, vCPU, "
+			 "network, I/O and memory go on from the kernel",
+			 msg);
+	}
+	mark_lost(src, msg);
+	return true;
+}
+
+static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
+{
+	struct vmsrc *p = src->priv;
+	struct vms_vp_dom d;
+	if (vms_vp_dom_dec(m, &d) < 0)
+		return false;
+	struct vms_vm vm = {.state = d.state, .reason = d.reason, .pid = (pid_t)d.pid, .nvcpu = d.nvcpu,
+			    .ntap = d.ntap, .ndisk = d.ndisk};
+	memcpy(vm.uuid, d.uuid, sizeof(vm.uuid));
+	vm.name = strndup(d.name.p, d.name.len);
+	vm.vcpu_tid = d.nvcpu ? calloc(d.nvcpu, sizeof(pid_t)) : NULL;
+	vm.tap = d.ntap ? calloc(d.ntap, sizeof(char *)) : NULL;
+	vm.disk = d.ndisk ? calloc(d.ndisk, sizeof(char *)) : NULL;
+	bool ok = vm.name && (!d.nvcpu || vm.vcpu_tid) && (!d.ntap || vm.tap) && (!d.ndisk || vm.disk);
+	for (unsigned i = 0; ok && i < d.nvcpu; i++)
+		vm.vcpu_tid[i] = (pid_t)vms_vp_dom_tid(&d, i);
+	for (unsigned i = 0; ok && i < d.ntap; i++) {
+		struct vms_vp_str s = vms_vp_list_str(d.taps, i);
+		ok = (vm.tap[i] = strndup(s.p, s.len)) != NULL;
+	}
+	for (unsigned i = 0; ok && i < d.ndisk; i++) {
+		struct vms_vp_str s = vms_vp_list_str(d.disks, i);
+		ok = (vm.disk[i] = strndup(s.p, s.len)) != NULL;
+	}
+	struct aux *a = ok ? aux_get(p, d.uuid) : NULL;
+	if (a) {
+		a->fallback = d.fallback;
+		a->listed = true;
+		vms_vmtab_upsert(&vm);
+	}
+	free(vm.name);
+	free(vm.vcpu_tid);
+	for (unsigned i = 0; vm.tap && i < d.ntap; i++)
+		free(vm.tap[i]);
+	for (unsigned i = 0; vm.disk && i < d.ndisk; i++)
+		free(vm.disk[i]);
+	free(vm.tap);
+	free(vm.disk);
+	return true;
+}
+
+static bool on_event(struct vms_source *src, const struct vms_vp_msg *m)
+{
+	struct vms_vp_event e;
+	char name[128], detail[128], text[264];
+	if (vms_vp_event_dec(m, &e) < 0)
+		return false;
+	str_copy(name, sizeof(name), e.name);
+	str_copy(detail, sizeof(detail), e.detail);
+	snprintf(text, sizeof(text), "%s: %s", name, detail);
+	event(src, e.type, e.uuid, text);
+	return true;
+}
+
+static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
+{
+	struct vmsrc *p = src->priv;
+	if (!n->c) {
+		for (unsigned i = 0; i < p->naux; i++)
+			p->aux[i].listed = false;
+		return;
+	}
+	p->synced = true;
+	const struct vms_vmtab *t = vms_vmtab();
+	for (unsigned i = 0; i < t->n;) {
+		struct aux *a = aux_find(p, t->vm[i].uuid);
+		if (a && a->listed) {
+			i++;
+			continue;
+		}
+		char uuid[VMS_UUID_LEN + 1];
+		memcpy(uuid, t->vm[i].uuid, sizeof(uuid));
+		aux_drop(p, uuid);
+		vms_vmtab_remove(uuid);
+	}
+}
+
+static bool on_stats(struct vmsrc *p, const struct vms_vp_msg *m)
+{
+	struct vms_vp_stats s;
+	if (vms_vp_stats_dec(m, &s) < 0)
+		return false;
+	struct vmrec *r = rec_find(p, s.uuid);
+	if (!r || !r->pend)
+		return true; /* not declared (yet): the values are lost, not misplaced */
+	for (unsigned i = 0; i < s.n; i++) {
+		uint16_t id, idx;
+		uint64_t v;
+		vms_vp_stats_get(&s, i, &id, &idx, &v);
+		int32_t c = vms_vmlay_col(&r->lay, id, idx);
+		if (c < 0)
+			continue;
+		r->pend[c] = v;
+		r->pend_any = true;
+	}
+	if (s.slow && s.t_real_ns > 0)
+		r->pend_slow_t = s.t_real_ns;
+	return true;
+}
+
+static void send_holds(struct vms_source *src)
+{
+	struct vmsrc *p = src->priv;
+	uint64_t now = now_ns(src);
+	for (unsigned i = 0; i < p->nstuck; i++) {
+		if (p->stuck[i].until <= now)
+			continue;
+		vms_vp_begin(&p->cl.out, VMS_VP_BACKOFF);
+		vms_vp_u32(&p->cl.out, (uint32_t)((p->stuck[i].until - now) / VMS_NSEC_PER_MSEC));
+		vms_vp_u16(&p->cl.out, 1);
+		vms_vp_uuid(&p->cl.out, p->stuck[i].uuid);
+		vms_vp_end(&p->cl.out);
+	}
+}
+
+/* false: the stream is broken (a message that does not decode) */
+static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
+{
+	struct vmsrc *p = src->priv;
+	struct vms_vp_num n;
+	struct vms_vp_uuids u;
+	switch (m->type) {
+	case VMS_VP_HELLO: {
+		struct vms_vp_hello h;
+		if (vms_vp_hello_dec(m, &h) < 0)
+			return false;
+		if (h.version != VMS_VP_VERSION) {
+			vms_err("vm: the libvirt agent speaks protocol %u, this sampler %u: install matching "
+				"versions; per-VM statistics are off",
+				h.version, VMS_VP_VERSION);
+			p->fatal = true;
+			return false;
+		}
+		p->hello = true;
+		send_holds(src);
+		for (unsigned i = 0; i < p->nrec; i++)
+			queue_needs(p, &p->rec[i]);
+		return true;
+	}
+	case VMS_VP_CONN:
+		return on_conn(src, m);
+	case VMS_VP_DOM:
+		return on_dom(src, m);
+	case VMS_VP_GONE:
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		aux_drop(p, n.uuid);
+		vms_vmtab_remove(n.uuid);
+		return true;
+	case VMS_VP_EVENT:
+		return on_event(src, m);
+	case VMS_VP_SYNC:
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		on_sync(src, &n);
+		return true;
+	case VMS_VP_BATCH:
+		if (vms_vp_uuids_dec(m, &u) < 0)
+			return false;
+		p->nbatch = u.n;
+		for (unsigned i = 0; i < u.n; i++)
+			vms_vp_uuids_get(&u, i, p->batch[i]);
+		p->batch_open = true;
+		return true;
+	case VMS_VP_BATCH_DONE:
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		p->batch_open = false;
+		return true;
+	case VMS_VP_STATS:
+		return on_stats(p, m);
+	case VMS_VP_ACK:
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		if (n.a > p->tick_acked) {
+			p->tick_acked = n.a;
+			p->unacked_since = now_ns(src);
+		}
+		return true;
+	default:
+		return true; /* a newer agent's message: ignored */
+	}
+}
+
+static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n)
+{
+	struct vmsrc *p = src->priv;
+	if (n < 1 || p->cl.fd < 0 || !fds[0].revents)
+		return;
+	if (fds[0].revents & POLLOUT)
+		vms_vclient_flush(&p->cl);
+	ssize_t got = vms_vclient_read(&p->cl);
+	if (got > 0)
+		p->last_rx = now_ns(src);
+	struct vms_vp_msg m;
+	int r;
+	while ((r = vms_vclient_next(&p->cl, &m)) > 0)
+		if (!on_msg(src, &m)) {
+			r = -EBADMSG;
+			break;
+		}
+	if (r < 0) {
+		agent_down(src, true, p->fatal ? "speaks another protocol version" : "sent a malformed message");
+		return;
+	}
+	if (got == -EPIPE || (got < 0 && got != -EAGAIN)) {
+		agent_down(src, false, "exited");
+		return;
+	}
+	vms_vclient_flush(&p->cl);
+}
+
+static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
+{
+	struct vmsrc *p = src->priv;
+	if (p->cl.fd < 0 || max < 1)
+		return 0;
+	fds[0] = (struct pollfd){.fd = p->cl.fd,
+				 .events = (short)(POLLIN | (p->cl.outpos < p->cl.out.len ? POLLOUT : 0))};
+	return 1;
+}
+
+/* The agent did not answer for the timeout: it is stuck in a libvirt call
+ * (a hung QEMU monitor, a hung libvirtd).  The domains of the batch it
+ * announced are left alone for a while, doubling each time. */
+static void watchdog(struct vms_source *src, uint64_t now)
+{
+	struct vmsrc *p = src->priv;
+	char names[160] = "";
+	size_t off = 0;
+	if (p->batch_open) {
+		for (unsigned i = 0; i < p->nbatch; i++) {
+			struct stuck *s = NULL;
+			for (unsigned k = 0; k < p->nstuck && !s; k++)
+				if (strcmp(p->stuck[k].uuid, p->batch[i]) == 0)
+					s = &p->stuck[k];
+			if (!s) {
+				struct stuck *ns = realloc(p->stuck, (p->nstuck + 1) * sizeof(*ns));
+				if (!ns)
+					break;
+				p->stuck = ns;
+				s = &p->stuck[p->nstuck++];
+				memset(s, 0, sizeof(*s));
+				snprintf(s->uuid, sizeof(s->uuid), "%s", p->batch[i]);
+			}
+			s->hold = s->hold ? s->hold * 2 : STUCK_HOLD_FIRST;
+			if (s->hold > STUCK_HOLD_MAX)
+				s->hold = STUCK_HOLD_MAX;
+			s->until = now + s->hold;
+			const struct vms_vm *vm = vms_vmtab_find(p->batch[i]);
+			if (off < sizeof(names))
+				off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", off ? ", " : "",
+							vm ? vm->name : p->batch[i]);
+		}
+	}
+	char why[256];
+	if (p->batch_open)
+		snprintf(why, sizeof(why), "was stuck in a libvirt call for %.0f s, asking about %s (left out "
+					   "of the slow path for a while)",
+			 (double)(now - p->unacked_since) / 1e9, names);
+	else
+		snprintf(why, sizeof(why), "did not answer for %.0f s", (double)(now - p->unacked_since) / 1e9);
+	agent_down(src, true, why);
+}
+
+static void vm_idle(struct vms_source *src, uint64_t until_ns)
+{
+	struct vmsrc *p = src->priv;
+	(void)until_ns;
+	uint64_t now = now_ns(src);
+
+	/* VMs whose process went away: out of the table (the agent's GONE
+	 * usually comes first), unless the agent announced a new process for
+	 * the same UUID meanwhile */
+	for (unsigned i = 0; i < p->nrec; i++) {
+		const struct vms_vm *vm = p->rec[i].gone ? vms_vmtab_find(p->rec[i].id.uuid) : NULL;
+		if (vm && vm->pid == p->rec[i].id.pid)
+			vms_vmtab_remove(p->rec[i].id.uuid);
+	}
+
+	if (p->cl.fd >= 0) {
+		if (p->tick_due > p->tick_sent && p->hello) {
+			if (p->tick_sent == p->tick_acked)
+				p->unacked_since = now;
+			vms_vp_begin(&p->cl.out, VMS_VP_TICK);
+			vms_vp_u64(&p->cl.out, p->tick_due);
+			vms_vp_u64(&p->cl.out, src->loop ? (uint64_t)vms_clock_real(&src->loop->clock) : 0);
+			if (vms_vp_end(&p->cl.out) == 0)
+				p->tick_sent = p->tick_due;
+			vms_vclient_trim(&p->cl, OUT_KEEP);
+		}
+		if (p->cl.outpos < p->cl.out.len)
+			vms_vclient_flush(&p->cl);
+		bool late = p->tick_acked < p->tick_sent && now - p->unacked_since > p->lc->timeout_ns;
+		bool mute = !p->hello && now - p->started_at > p->lc->timeout_ns;
+		if (late || mute)
+			watchdog(src, now);
+	} else if (!p->fatal && p->argv && now >= p->respawn_at) {
+		int r = spawn(src);
+		if (r < 0) {
+			p->respawn_wait = p->respawn_wait ? p->respawn_wait * 2 : RESPAWN_FIRST;
+			if (p->respawn_wait > RESPAWN_MAX)
+				p->respawn_wait = RESPAWN_MAX;
+			p->respawn_at = now + p->respawn_wait;
+		}
+	}
+}
+
+/* ---- open and close ------------------------------------------------------------------ */
+
+/* Wait (boundedly) for the agent's first listing, so that the first
+ * schema already has the running VMs: a CSV file then starts with their
+ * columns instead of rolling over after its first row. */
+static void first_listing(struct vms_source *src)
+{
+	struct vmsrc *p = src->priv;
+	uint64_t wait = p->lc->timeout_ns < 5 * VMS_NSEC_PER_SEC ? p->lc->timeout_ns : 5 * VMS_NSEC_PER_SEC;
+	uint64_t end = now_ns(src) + wait;
+	while (p->cl.fd >= 0 && !p->synced && !p->said_unavailable && !p->fatal) {
+		uint64_t now = now_ns(src);
+		if (now >= end)
+			break;
+		struct pollfd fd;
+		if (vm_pollfds(src, &fd, 1) != 1)
+			break;
+		int ms = (int)((end - now) / VMS_NSEC_PER_MSEC) + 1;
+		if (poll(&fd, 1, ms) <= 0)
+			continue;
+		vm_ready(src, &fd, 1);
+	}
+}
+
+static void vm_close(struct vms_source *src)
+{
+	struct vmsrc *p = src->priv;
+	if (!p)
+		return;
+	vms_vclient_stop(&p->cl, 1000);
+	vms_vclient_free(&p->cl);
+	for (unsigned i = 0; i < p->nrec; i++)
+		rec_free(&p->rec[i]);
+	free(p->rec);
+	p->rec = NULL;
+	p->nrec = 0;
+	free(p->nt.ent);
+	p->nt.ent = NULL;
+	vms_procfile_shared_close(p->nd);
+	p->nd = NULL;
+	vms_cgmounts_free(&p->cg);
+	free(p->scratch);
+	free(p->aux);
+	free(p->stuck);
+	argv_free(p->argv);
+	free(p->uri);
+	memset(p, 0, sizeof(*p));
+	vms_vmtab_clear();
+}
+
+static int vm_open(struct vms_source *src)
+{
+	struct vmsrc *p = src->priv;
+	int r;
+
+	vms_vclient_init(&p->cl);
+	p->lc = &src->conf->libvirt;
+	vms_vmtab_clear();
+	p->uri = strdup(p->lc->uri ? p->lc->uri : "libvirt's default URI");
+	p->scratch = malloc(SCRATCH);
+	if (!p->uri || !p->scratch)
+		return -ENOMEM;
+	r = vms_cgmounts_load(&p->cg, src->proc_dirfd, p->lc->cgroup_root);
+	if (r < 0)
+		return r;
+	if (vms_procfile_shared_open(&p->nd, src->proc_dirfd, "net/dev", 4096) < 0)
+		p->nd = NULL; /* no taps from the kernel: the agent serves them */
+	char *path = agent_path(p->lc);
+	if (!path)
+		return -ENOMEM;
+	if (!executable(path)) {
+		vms_err("vm: per-VM statistics unavailable: the libvirt agent %s is missing or not "
+			"executable (set sources.libvirt.agent)",
+			path);
+		free(path);
+		return -ENOENT;
+	}
+	r = build_argv(src, path);
+	if (r < 0)
+		return r;
+	r = spawn(src);
+	if (r < 0) {
+		vms_err("vm: per-VM statistics unavailable: cannot start %s: %s", p->argv[0], strerror(-r));
+		return r;
+	}
+	first_listing(src);
+	return 0;
+}
+
+const struct vms_source_ops vms_source_vm = {
+	.name = "vm",
+	.priv_size = sizeof(struct vmsrc),
+	.open = vm_open,
+	.declare = vm_declare,
+	.sample = vm_sample,
+	.close = vm_close,
+	.pollfds = vm_pollfds,
+	.ready = vm_ready,
+	.idle = vm_idle,
+};

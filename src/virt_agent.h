@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* virt_agent.h - vmsampler-virt, the libvirt agent of the vm source
+ * (private to virt_agent.c, virt_dom.c and virt_stats.c).
+ *
+ * One thread: libvirt's default event loop runs the sampler's socket, the
+ * lifecycle events and the connection's keepalive; work (a tick's
+ * libvirt calls, a reconnect, refreshing identities after events) is
+ * done between two turns of the loop.  The agent logs only its own
+ * faults; what the sampler should say goes to it in messages. */
+#ifndef VMS_VIRT_AGENT_H
+#define VMS_VIRT_AGENT_H
+
+#include <libvirt/libvirt.h>
+#include <sys/types.h>
+
+#include "virt_pace.h"
+#include "virt_proto.h"
+
+struct adom {
+	char uuid[VMS_VP_UUID_LEN + 1];
+	char *name;
+	virDomainPtr dom;
+	unsigned id;
+	int state, reason;
+	pid_t pid;           /* 0: not known (remote, another driver) */
+	bool local;          /* pid verified against /proc/PID/cmdline */
+	int stat_fd;         /* /proc/PID/stat, for the stopped check */
+	unsigned nvcpu;
+	pid_t *tid;
+	unsigned ntap;
+	char **tap;
+	unsigned ndisk;
+	char **disk;
+	uint8_t fallback;    /* groups served through libvirt every tick */
+	uint64_t hold_until; /* a stuck batch: leave it alone until then */
+	bool mark;
+};
+
+struct lcevent {
+	char uuid[VMS_VP_UUID_LEN + 1];
+	char name[256];      /* the event's domain object has it, even undefined */
+	int event, detail;
+};
+
+struct agent {
+	int fd;              /* to the sampler */
+	uint8_t *in;
+	size_t inlen, incap;
+	struct vms_vp_w w;
+	const char *uri;     /* NULL: libvirt's default */
+	const char *proc_root;
+	int proc_dirfd;
+	uint64_t interval_ns, refresh_ns, budget_ns;
+	bool crosscheck;
+
+	virConnectPtr conn;
+	int cb_id;
+	bool closed;         /* the close callback fired */
+	char *conn_uri;      /* what we are connected to */
+	char driver[32];
+	bool local_qemu;     /* local QEMU driver: pids and /proc are ours */
+	char *run_dir;       /* its /run/libvirt/qemu */
+	bool reported_down;
+	uint64_t retry_at, retry_wait;
+	int timer;
+
+	struct adom *d;
+	unsigned nd, capd;
+	struct vms_pace pace;
+	struct lcevent *ev;
+	unsigned nev, capev;
+	bool tick_work;
+	uint64_t next_relist;
+	uint32_t batch_id;
+	/* bulk stats of this driver lack a group: per-domain calls instead */
+	bool no_bulk_cpu, no_bulk_vcpu, no_bulk_net, no_bulk_balloon, no_bulk_block;
+	bool hold;           /* queue messages without writing (one write for several) */
+	bool quit;
+};
+
+uint64_t vms_agent_mono(void);
+int64_t vms_agent_real(void);
+/* Write the messages built in a->w (unless a->hold); a failed write ends
+ * the agent. */
+void vms_agent_send(struct agent *a);
+
+/* virt_dom.c */
+/* Fill o from the domain (state, XML, pid, threads); the XML is parsed
+ * here and nowhere else (lifecycle events and (re)connects). */
+int vms_adom_load(struct agent *a, virDomainPtr dom, struct adom *o);
+void vms_adom_free(struct adom *o);
+void vms_adom_send(struct agent *a, const struct adom *o);
+/* Its QEMU is stopped (SIGSTOP, state T/t): libvirt's call would hang. */
+bool vms_adom_stopped(const struct adom *o);
+
+/* virt_stats.c */
+/* A tick's libvirt work: fast values of the fallback domains, then one
+ * slow batch. */
+void vms_agent_fast(struct agent *a);
+void vms_agent_slow(struct agent *a);
+
+#endif

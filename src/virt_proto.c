@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/* virt_proto.c - encoding and decoding of the agent protocol (see
+ * virt_proto.h), shared by the sampler and vmsampler-virt. */
+#include "virt_proto.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <vmsampler/format.h>
+
+/* ---- metrics ------------------------------------------------------------- */
+
+#define C(kind_, unit_) .kind = VMS_KIND_##kind_, .unit = VMS_UNIT_##unit_
+
+const struct vms_vmetric_info vms_vm_balloon[VMS_VM_NBALLOON] = {
+	{VMS_VM_BALLOON_CURRENT, VMS_VG_BALLOON, C(GAUGE, KIB), "current", "current"},
+	{VMS_VM_BALLOON_MAXIMUM, VMS_VG_BALLOON, C(GAUGE, KIB), "maximum", "maximum"},
+	{VMS_VM_BALLOON_SWAP_IN, VMS_VG_BALLOON, C(COUNTER, KIB), "swap_in", "swap_in"},
+	{VMS_VM_BALLOON_SWAP_OUT, VMS_VG_BALLOON, C(COUNTER, KIB), "swap_out", "swap_out"},
+	{VMS_VM_BALLOON_MAJOR_FAULT, VMS_VG_BALLOON, C(COUNTER, COUNT), "major_fault", "major_fault"},
+	{VMS_VM_BALLOON_MINOR_FAULT, VMS_VG_BALLOON, C(COUNTER, COUNT), "minor_fault", "minor_fault"},
+	{VMS_VM_BALLOON_UNUSED, VMS_VG_BALLOON, C(GAUGE, KIB), "unused", "unused"},
+	{VMS_VM_BALLOON_AVAILABLE, VMS_VG_BALLOON, C(GAUGE, KIB), "available", "available"},
+	{VMS_VM_BALLOON_USABLE, VMS_VG_BALLOON, C(GAUGE, KIB), "usable", "usable"},
+	/* seconds since the epoch, as libvirt gives it */
+	{VMS_VM_BALLOON_LAST_UPDATE, VMS_VG_BALLOON, C(GAUGE, NONE), "last_update", "last-update"},
+	{VMS_VM_BALLOON_DISK_CACHES, VMS_VG_BALLOON, C(GAUGE, KIB), "disk_caches", "disk_caches"},
+	{VMS_VM_BALLOON_HUGETLB_PGALLOC, VMS_VG_BALLOON, C(COUNTER, COUNT), "hugetlb_pgalloc", "hugetlb_pgalloc"},
+	{VMS_VM_BALLOON_HUGETLB_PGFAIL, VMS_VG_BALLOON, C(COUNTER, COUNT), "hugetlb_pgfail", "hugetlb_pgfail"},
+	{VMS_VM_BALLOON_RSS, VMS_VG_BALLOON, C(GAUGE, KIB), "rss", "rss"},
+};
+
+const struct vms_vmetric_info vms_vm_block[VMS_VM_NBLOCK] = {
+	{VMS_VM_BLOCK_RD_REQS, VMS_VG_BLOCK, C(COUNTER, COUNT), "rd_reqs", "rd.reqs"},
+	{VMS_VM_BLOCK_RD_BYTES, VMS_VG_BLOCK, C(COUNTER, BYTES), "rd_bytes", "rd.bytes"},
+	{VMS_VM_BLOCK_RD_TIMES, VMS_VG_BLOCK, C(COUNTER, NS), "rd_times", "rd.times"},
+	{VMS_VM_BLOCK_WR_REQS, VMS_VG_BLOCK, C(COUNTER, COUNT), "wr_reqs", "wr.reqs"},
+	{VMS_VM_BLOCK_WR_BYTES, VMS_VG_BLOCK, C(COUNTER, BYTES), "wr_bytes", "wr.bytes"},
+	{VMS_VM_BLOCK_WR_TIMES, VMS_VG_BLOCK, C(COUNTER, NS), "wr_times", "wr.times"},
+	{VMS_VM_BLOCK_FL_REQS, VMS_VG_BLOCK, C(COUNTER, COUNT), "fl_reqs", "fl.reqs"},
+	{VMS_VM_BLOCK_FL_TIMES, VMS_VG_BLOCK, C(COUNTER, NS), "fl_times", "fl.times"},
+	{VMS_VM_BLOCK_ALLOCATION, VMS_VG_BLOCK, C(GAUGE, BYTES), "allocation", "allocation"},
+	{VMS_VM_BLOCK_CAPACITY, VMS_VG_BLOCK, C(GAUGE, BYTES), "capacity", "capacity"},
+	{VMS_VM_BLOCK_PHYSICAL, VMS_VG_BLOCK, C(GAUGE, BYTES), "physical", "physical"},
+};
+
+static const struct vms_vmetric_info fast[] = {
+	{VMS_VM_CPU_TIME, VMS_VG_CPU, C(COUNTER, NS), "cpu_time", "time"},
+	{VMS_VM_CPU_USER, VMS_VG_CPU, C(COUNTER, NS), "cpu_user", "user"},
+	{VMS_VM_CPU_SYSTEM, VMS_VG_CPU, C(COUNTER, NS), "cpu_system", "system"},
+	{VMS_VM_VCPU_TIME, VMS_VG_VCPU, C(COUNTER, NS), "time", "time"},
+	{VMS_VM_VCPU_DELAY, VMS_VG_VCPU, C(COUNTER, NS), "delay", "delay"},
+	{VMS_VM_VCPU_SLICES, VMS_VG_VCPU, C(COUNTER, COUNT), "slices", NULL},
+	{VMS_VM_NET_RX_BYTES, VMS_VG_NET, C(COUNTER, BYTES), "rx_bytes", "rx.bytes"},
+	{VMS_VM_NET_RX_PACKETS, VMS_VG_NET, C(COUNTER, COUNT), "rx_packets", "rx.pkts"},
+	{VMS_VM_NET_RX_ERRS, VMS_VG_NET, C(COUNTER, COUNT), "rx_errs", "rx.errs"},
+	{VMS_VM_NET_RX_DROP, VMS_VG_NET, C(COUNTER, COUNT), "rx_drop", "rx.drop"},
+	{VMS_VM_NET_TX_BYTES, VMS_VG_NET, C(COUNTER, BYTES), "tx_bytes", "tx.bytes"},
+	{VMS_VM_NET_TX_PACKETS, VMS_VG_NET, C(COUNTER, COUNT), "tx_packets", "tx.pkts"},
+	{VMS_VM_NET_TX_ERRS, VMS_VG_NET, C(COUNTER, COUNT), "tx_errs", "tx.errs"},
+	{VMS_VM_NET_TX_DROP, VMS_VG_NET, C(COUNTER, COUNT), "tx_drop", "tx.drop"},
+	{VMS_VM_IO_READ, VMS_VG_IO, C(COUNTER, BYTES), "io.read_bytes", NULL},
+	{VMS_VM_IO_WRITE, VMS_VG_IO, C(COUNTER, BYTES), "io.write_bytes", NULL},
+	{VMS_VM_IO_CG_READ, VMS_VG_IO, C(COUNTER, BYTES), "io.cg_read_bytes", NULL},
+	{VMS_VM_IO_CG_WRITE, VMS_VG_IO, C(COUNTER, BYTES), "io.cg_write_bytes", NULL},
+	{VMS_VM_MEM_RSS, VMS_VG_MEM, C(GAUGE, BYTES), "mem.rss", NULL},
+	{VMS_VM_MEM_CGROUP, VMS_VG_MEM, C(GAUGE, BYTES), "mem.cgroup", NULL},
+	{VMS_VM_CHECK_CPU_TIME, VMS_VG_CHECK, C(COUNTER, NS), "lv.cpu_time", "time"},
+	{VMS_VM_CHECK_CPU_USER, VMS_VG_CHECK, C(COUNTER, NS), "lv.cpu_user", "user"},
+	{VMS_VM_CHECK_CPU_SYSTEM, VMS_VG_CHECK, C(COUNTER, NS), "lv.cpu_system", "system"},
+	{VMS_VM_CHECK_VCPU_TIME, VMS_VG_CHECK, C(COUNTER, NS), "time", "time"},
+	{VMS_VM_CHECK_VCPU_DELAY, VMS_VG_CHECK, C(COUNTER, NS), "delay", "delay"},
+};
+
+#undef C
+
+const struct vms_vmetric_info *vms_vmetric_find(unsigned id)
+{
+	if (id >= VMS_VM_BALLOON_CURRENT && id < VMS_VM_BALLOON_CURRENT + VMS_VM_NBALLOON)
+		return &vms_vm_balloon[id - VMS_VM_BALLOON_CURRENT];
+	if (id >= VMS_VM_BLOCK_RD_REQS && id < VMS_VM_BLOCK_RD_REQS + VMS_VM_NBLOCK)
+		return &vms_vm_block[id - VMS_VM_BLOCK_RD_REQS];
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(fast); i++)
+		if (fast[i].id == id)
+			return &fast[i];
+	return NULL;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+void vms_vp_w_init(struct vms_vp_w *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+void vms_vp_w_free(struct vms_vp_w *w)
+{
+	free(w->buf);
+	memset(w, 0, sizeof(*w));
+}
+
+void vms_vp_w_reset(struct vms_vp_w *w)
+{
+	w->len = w->start = 0;
+	w->err = 0;
+}
+
+static uint8_t *room(struct vms_vp_w *w, size_t n)
+{
+	if (w->err)
+		return NULL;
+	if (w->len - w->start + n > VMS_VP_MAX) {
+		w->err = -EMSGSIZE;
+		return NULL;
+	}
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 256;
+		while (cap < w->len + n)
+			cap *= 2;
+		uint8_t *b = realloc(w->buf, cap);
+		if (!b) {
+			w->err = -ENOMEM;
+			return NULL;
+		}
+		w->buf = b;
+		w->cap = cap;
+	}
+	uint8_t *p = w->buf + w->len;
+	w->len += n;
+	return p;
+}
+
+static void put_le(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put(struct vms_vp_w *w, uint64_t v, unsigned n)
+{
+	uint8_t *p = room(w, n);
+	if (p)
+		put_le(p, v, n);
+}
+
+void vms_vp_begin(struct vms_vp_w *w, unsigned type)
+{
+	if (w->err)
+		return;
+	w->start = w->len;
+	uint8_t *p = room(w, VMS_VP_HDR);
+	if (!p)
+		return;
+	put_le(p, 0, 4);
+	p[4] = VMS_VP_VERSION;
+	p[5] = (uint8_t)type;
+	p[6] = p[7] = 0;
+}
+
+void vms_vp_u8(struct vms_vp_w *w, uint8_t v) { put(w, v, 1); }
+void vms_vp_u16(struct vms_vp_w *w, uint16_t v) { put(w, v, 2); }
+void vms_vp_u32(struct vms_vp_w *w, uint32_t v) { put(w, v, 4); }
+void vms_vp_u64(struct vms_vp_w *w, uint64_t v) { put(w, v, 8); }
+
+void vms_vp_str(struct vms_vp_w *w, const char *s, size_t len)
+{
+	if (len > UINT16_MAX)
+		len = UINT16_MAX;
+	vms_vp_u16(w, (uint16_t)len);
+	uint8_t *p = room(w, len);
+	if (p && len)
+		memcpy(p, s, len);
+}
+
+void vms_vp_cstr(struct vms_vp_w *w, const char *s)
+{
+	vms_vp_str(w, s ? s : "", s ? strlen(s) : 0);
+}
+
+void vms_vp_uuid(struct vms_vp_w *w, const char *uuid)
+{
+	uint8_t *p = room(w, VMS_VP_UUID_LEN);
+	if (p)
+		memcpy(p, uuid, VMS_VP_UUID_LEN);
+}
+
+int vms_vp_end(struct vms_vp_w *w)
+{
+	if (w->err) {
+		int e = w->err;
+		w->len = w->start;
+		w->err = 0;
+		return e;
+	}
+	put_le(w->buf + w->start, w->len - w->start, 4);
+	w->start = w->len;
+	return 0;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t get(struct rd *r, unsigned n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static const uint8_t *skip(struct rd *r, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return NULL;
+	}
+	const uint8_t *s = r->p;
+	r->p += n;
+	return s;
+}
+
+/* A string of at most max bytes, without NUL (and, when name is set,
+ * without '/' and blanks: a device name). */
+static struct vms_vp_str get_str(struct rd *r, size_t max, bool dev)
+{
+	struct vms_vp_str s = {NULL, 0};
+	uint16_t n = (uint16_t)get(r, 2);
+	const uint8_t *p = skip(r, n);
+	if (!p)
+		return s;
+	if (n > max || memchr(p, '\0', n)) {
+		r->bad = true;
+		return s;
+	}
+	if (dev) {
+		if (n == 0) {
+			r->bad = true;
+			return s;
+		}
+		for (unsigned i = 0; i < n; i++)
+			if (p[i] == '/' || p[i] <= ' ' || p[i] == 0x7f)
+				r->bad = true;
+	}
+	s.p = (const char *)p;
+	s.len = n;
+	return s;
+}
+
+bool vms_vp_uuid_ok(const char *p, size_t len)
+{
+	if (len != VMS_VP_UUID_LEN)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = p[i];
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? c != '-' :
+			   !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+			return false;
+	}
+	return true;
+}
+
+static void get_uuid(struct rd *r, char *out)
+{
+	const uint8_t *p = skip(r, VMS_VP_UUID_LEN);
+	out[0] = '\0';
+	if (!p)
+		return;
+	if (!vms_vp_uuid_ok((const char *)p, VMS_VP_UUID_LEN)) {
+		r->bad = true;
+		return;
+	}
+	memcpy(out, p, VMS_VP_UUID_LEN);
+	out[VMS_VP_UUID_LEN] = '\0';
+}
+
+static void rd_init(struct rd *r, const struct vms_vp_msg *m)
+{
+	r->p = m->pl;
+	r->end = m->pl + m->plen;
+	r->bad = false;
+}
+
+static int rd_done(const struct rd *r)
+{
+	return r->bad ? -EBADMSG : 0;
+}
+
+int vms_vp_frame(const uint8_t *buf, size_t len, struct vms_vp_msg *m)
+{
+	if (len < VMS_VP_HDR)
+		return 0;
+	uint32_t n = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
+		     (uint32_t)buf[3] << 24;
+	if (n < VMS_VP_HDR || n > VMS_VP_MAX || buf[4] != VMS_VP_VERSION || buf[6] || buf[7])
+		return -EBADMSG;
+	if (len < n)
+		return 0;
+	m->type = buf[5];
+	m->pl = buf + VMS_VP_HDR;
+	m->plen = n - VMS_VP_HDR;
+	return (int)n;
+}
+
+int vms_vp_hello_dec(const struct vms_vp_msg *m, struct vms_vp_hello *o)
+{
+	struct rd r;
+	rd_init(&r, m);
+	o->version = (uint32_t)get(&r, 4);
+	o->pid = (uint32_t)get(&r, 4);
+	o->libvirt_version = get(&r, 8);
+	o->uri = get_str(&r, VMS_VP_NAME_MAX, false);
+	return rd_done(&r);
+}
+
+int vms_vp_conn_dec(const struct vms_vp_msg *m, struct vms_vp_conn *o)
+{
+	struct rd r;
+	rd_init(&r, m);
+	o->up = (uint8_t)get(&r, 1);
+	o->first = (uint8_t)get(&r, 1);
+	o->driver = get_str(&r, VMS_VP_NAME_MAX, false);
+	o->msg = get_str(&r, VMS_VP_NAME_MAX, false);
+	if (o->up > 1 || o->first > 1)
+		r.bad = true;
+	return rd_done(&r);
+}
+
+/* A list of n device names; returns where it starts. */
+static const uint8_t *get_list(struct rd *r, unsigned n)
+{
+	const uint8_t *s = r->p;
+	for (unsigned i = 0; i < n && !r->bad; i++)
+		get_str(r, VMS_VP_DEV_MAX, true);
+	return s;
+}
+
+int vms_vp_dom_dec(const struct vms_vp_msg *m, struct vms_vp_dom *o)
+{
+	struct rd r;
+	rd_init(&r, m);
+	get_uuid(&r, o->uuid);
+	o->name = get_str(&r, VMS_VP_NAME_MAX, false);
+	o->id = (uint32_t)get(&r, 4);
+	o->state = (uint8_t)get(&r, 1);
+	o->reason = (uint8_t)get(&r, 1);
+	o->pid = (uint32_t)get(&r, 4);
+	o->flags = (uint8_t)get(&r, 1);
+	o->fallback = (uint8_t)get(&r, 1);
+	o->nvcpu = (uint16_t)get(&r, 2);
+	o->tids = skip(&r, (size_t)o->nvcpu * 4);
+	o->ntap = (uint16_t)get(&r, 2);
+	o->taps = get_list(&r, o->ntap);
+	o->ndisk = (uint16_t)get(&r, 2);
+	o->disks = get_list(&r, o->ndisk);
+	if (!r.bad && (o->name.len == 0 || o->pid > INT32_MAX))
+		r.bad = true;
+	for (unsigned i = 0; !r.bad && i < o->nvcpu; i++)
+		if (vms_vp_dom_tid(o, i) > INT32_MAX)
+			r.bad = true;
+	return rd_done(&r);
+}
+
+int vms_vp_event_dec(const struct vms_vp_msg *m, struct vms_vp_event *o)
+{
+	struct rd r;
+	rd_init(&r, m);
+	o->type = (uint16_t)get(&r, 2);
+	get_uuid(&r, o->uuid);
+	o->name = get_str(&r, VMS_VP_NAME_MAX, false);
+	o->detail = get_str(&r, VMS_VP_NAME_MAX, false);
+	if (!r.bad && (o->type < VMS_EV_VM_STARTED || o->type > VMS_EV_VM_UNDEFINED))
+		r.bad = true;
+	return rd_done(&r);
+}
+
+int vms_vp_uuids_dec(const struct vms_vp_msg *m, struct vms_vp_uuids *o)
+{
+	struct rd r;
+	rd_init(&r, m);
+	o->id = (uint32_t)get(&r, 4);
+	o->n = (uint16_t)get(&r, 2);
+	if (o->n > VMS_VP_BATCH_MAX)
+		r.bad = true;
+	o->uuids = skip(&r, (size_t)o->n * VMS_VP_UUID_LEN);
+	for (unsigned i = 0; !r.bad && i < o->n; i++)
+		if (!vms_vp_uuid_ok((const char *)o->uuids + (size_t)i * VMS_VP_UUID_LEN, VMS_VP_UUID_LEN))
+			r.bad = true;
+	return rd_done(&r);
+}
+
+int vms_vp_stats_dec(const struct vms_vp_msg *m, struct vms_vp_stats *o)
+{
+	struct rd r;
+	rd_init(&r, m);
+	get_uuid(&r, o->uuid);
+	o->t_real_ns = (int64_t)get(&r, 8);
+	o->slow = (uint8_t)get(&r, 1);
+	o->n = (uint16_t)get(&r, 2);
+	o->ent = skip(&r, (size_t)o->n * 12);
+	if (o->slow > 1)
+		r.bad = true;
+	for (unsigned i = 0; !r.bad && i < o->n; i++) {
+		uint16_t id, idx;
+		uint64_t v;
+		vms_vp_stats_get(o, i, &id, &idx, &v);
+		if (!vms_vmetric_find(id) || v == VMS_NONE)
+			r.bad = true;
+	}
+	return rd_done(&r);
+}
+
+int vms_vp_num_dec(const struct vms_vp_msg *m, struct vms_vp_num *o)
+{
+	struct rd r;
+	rd_init(&r, m);
+	memset(o, 0, sizeof(*o));
+	switch (m->type) {
+	case VMS_VP_GONE:
+		get_uuid(&r, o->uuid);
+		break;
+	case VMS_VP_SYNC:
+		o->a = get(&r, 4);
+		o->c = (uint32_t)get(&r, 1);
+		if (o->c > 1)
+			r.bad = true;
+		break;
+	case VMS_VP_BATCH_DONE:
+		o->a = get(&r, 4);
+		o->c = (uint32_t)get(&r, 2);
+		o->b = get(&r, 8);
+		break;
+	case VMS_VP_ACK:
+		o->a = get(&r, 8);
+		break;
+	case VMS_VP_TICK:
+		o->a = get(&r, 8);
+		o->b = get(&r, 8);
+		break;
+	case VMS_VP_NEED:
+		get_uuid(&r, o->uuid);
+		o->b = get(&r, 1);
+		break;
+	default:
+		r.bad = true;
+	}
+	return rd_done(&r);
+}
+
+uint32_t vms_vp_dom_tid(const struct vms_vp_dom *d, unsigned i)
+{
+	const uint8_t *p = d->tids + (size_t)i * 4;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+struct vms_vp_str vms_vp_list_str(const uint8_t *p, unsigned i)
+{
+	for (;;) {
+		uint16_t n = (uint16_t)(p[0] | p[1] << 8);
+		if (i-- == 0)
+			return (struct vms_vp_str){(const char *)p + 2, n};
+		p += 2 + n;
+	}
+}
+
+void vms_vp_uuids_get(const struct vms_vp_uuids *u, unsigned i, char *out)
+{
+	memcpy(out, u->uuids + (size_t)i * VMS_VP_UUID_LEN, VMS_VP_UUID_LEN);
+	out[VMS_VP_UUID_LEN] = '\0';
+}
+
+void vms_vp_stats_get(const struct vms_vp_stats *s, unsigned i, uint16_t *metric, uint16_t *index,
+		      uint64_t *value)
+{
+	const uint8_t *p = s->ent + (size_t)i * 12;
+	*metric = (uint16_t)(p[0] | p[1] << 8);
+	*index = (uint16_t)(p[2] | p[3] << 8);
+	uint64_t v = 0;
+	for (unsigned k = 0; k < 8; k++)
+		v |= (uint64_t)p[4 + k] << (8 * k);
+	*value = v;
+}

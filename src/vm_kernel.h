@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* vm_kernel.h - the per-VM fast path: one VM's counters from the kernel,
+ * through files opened once when the VM is declared and kept open while
+ * it lives (what equals what: tests/vmlab/FACTS.md).
+ *
+ *   cpu_time/user/system  cgroup2 <vm>/cpu.stat usage/user/system_usec
+ *                         x 1000 (= libvirt cpu.time/user/system), or v1
+ *                         cpuacct.usage and cpuacct.stat x 10^9/USER_HZ
+ *   vcpuN.time/delay/slices  /proc/<pid>/task/<tid>/schedstat of the vCPU
+ *                         thread (delay = libvirt vcpu.N.delay)
+ *   net.<tap>.*           the tap's line in /proc/net/dev, swapped to the
+ *                         guest's view (= libvirt net.N.*)
+ *   io.read/write_bytes   /proc/<pid>/io read_bytes, write_bytes
+ *   io.cg_read/write_bytes  cgroup2 <vm>/io.stat rbytes, wbytes summed
+ *   mem.rss               /proc/<pid>/stat rss x page size (= libvirt
+ *                         balloon.rss x 1024)
+ *   mem.cgroup            cgroup2 memory.current or v1
+ *                         memory.usage_in_bytes
+ * Reading allocates nothing and never blocks (procfs and cgroupfs reads);
+ * a file of a process that exited reads ESRCH, of a removed cgroup
+ * ENODEV: the VM is gone. */
+#ifndef VMS_VM_KERNEL_H
+#define VMS_VM_KERNEL_H
+
+#include "cgroup.h"
+#include "parse.h"
+#include "virt_proto.h"
+#include "vmtab.h"
+
+/* One VM's columns, relative to its first; -1: not declared. */
+struct vms_vmlay {
+	int32_t state, path, cpu, vcpu, net, io, iocg, mem, balloon, block, check, slow_t;
+	uint32_t ncol;
+	uint16_t nvcpu, ntap, ndisk;
+};
+#define VMS_VM_NET_FIELDS 8 /* rx bytes packets errs drop, tx ... */
+#define VMS_VM_VCPU_FIELDS 3 /* time delay slices */
+
+void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned ndisk, bool iocg,
+		    bool check);
+/* The column of a metric (enum vms_vmetric) and index, or -1. */
+int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned metric, unsigned index);
+/* The group (enum vms_vgroup) of column i (state, path, slow_t: 0). */
+uint8_t vms_vmlay_group(const struct vms_vmlay *l, uint32_t i);
+
+/* /proc/net/dev of this tick, one entry per interface line (no copies). */
+struct vms_nettab {
+	struct vms_netdev_hdr hdr;
+	bool ok;             /* the header parsed */
+	struct vms_nettab_ent {
+		const char *name, *line;
+		uint32_t name_len, line_len;
+	} *ent;
+	uint32_t n, cap;     /* cap: set at declare time, never grown here */
+	bool full;           /* more lines than cap */
+};
+/* Index buf (a whole /proc/net/dev).  Allocates nothing. */
+void vms_nettab_index(struct vms_nettab *t, const char *buf, size_t len);
+
+struct vms_vmk {
+	int fd_stat, fd_io, fd_cpu, fd_acct_stat, fd_mem, fd_iostat;
+	bool cpu_v1;
+	uint64_t ns_per_tick;  /* v1 cpuacct.stat unit */
+	uint64_t page_size;
+	unsigned nvcpu;
+	int *fd_sched;         /* per vCPU, -1: thread unknown */
+	unsigned ntap;
+	struct vms_vmk_tap {
+		char name[VMS_VP_DEV_MAX + 1];
+		uint32_t hint;       /* its line in the last tick */
+	} *tap;
+	uint8_t have;          /* groups whose files opened (VMS_VG_*) */
+};
+
+/* Open the files of vm (pid, vCPU threads, taps) under the proc root and
+ * the cgroup mounts.  A file that cannot be opened leaves its group out of
+ * k->have (the agent can serve it); 0 or -ENOMEM. */
+int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd,
+		 const struct vms_cgmounts *m);
+void vms_vmk_close(struct vms_vmk *k);
+
+/* Fill the VM's kernel columns of slots (laid out by l; the other columns
+ * are left alone).  scratch holds one file at a time.  Returns the groups
+ * read; *gone is set when the process or its cgroup has gone; malformed
+ * files are counted in *parse_errors and their values left missing. */
+unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *slots,
+			const struct vms_nettab *nt, char *scratch, size_t cap, bool *gone,
+			uint32_t *parse_errors);
+
+#endif

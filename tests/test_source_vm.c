@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: MIT */
+/* test_source_vm.c - the vm source end to end, through the real loop and
+ * the binary sink, against a fixture proc root and cgroup tree
+ * (tests/fixtures/vm/v2-vms-002: a guest of this host captured with its
+ * `virsh domstats`), with its agent replaced by tests/fake_agent.c: the
+ * real agent needs libvirtd and gives no scripted timing (it is tested
+ * on real guests in tests/integration).  The fake is started exactly as
+ * the agent is (fork+exec from the source, the protocol on fd 3).
+ *
+ * The clock is fake (the deadlines come at once) but its wait() polls the
+ * agent's socket for real, until the agent has been quiet for a moment.
+ * Checked: per-VM columns (keyed by UUID) from the first frame; kernel
+ * values equal to libvirt's reading; the agent's fallback values with
+ * their path bits; slow values in exactly the frame after their arrival
+ * with slow_t; lifecycle EVENTs and the state column; columns vanishing
+ * with a VM; the connection gap (virt.connected, LIBVIRT_LOST/BACK) with
+ * the kernel values going on; the VM's tap left out of the host's net.*;
+ * the watchdog (a stuck agent is killed and restarted, the domains of
+ * its batch held back); restarts after exit and after garbage; one line
+ * when libvirt is unavailable; and a steady-state tick that allocates
+ * nothing and logs nothing. */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "binfmt.h"
+#include "log.h"
+#include "loop.h"
+#include "virt_proto.h"
+#include "vmtab.h"
+
+#define U_LOCAL "4d0c6bd9-5ae6-43b2-8d56-3c9c6e0e7e3a"
+#define U_REMOTE "11111111-2222-3333-4444-555555555555"
+#define FIX "vm/v2-vms-002"
+#define TICK (100 * VMS_NSEC_PER_MSEC)
+
+/* ---- counting allocator (the whole process; not under ASan) --------------- */
+#if defined(__SANITIZE_ADDRESS__)
+#define HAVE_COUNTING_MALLOC 0
+#else
+#define HAVE_COUNTING_MALLOC 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static volatile int armed;
+static volatile unsigned long allocs;
+void *malloc(size_t n);
+void *calloc(size_t a, size_t b);
+void *realloc(void *p, size_t n);
+void free(void *p);
+void *malloc(size_t n)
+{
+	if (armed)
+		allocs++;
+	return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+	if (armed)
+		allocs++;
+	return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+	if (armed)
+		allocs++;
+	return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+	__libc_free(p);
+}
+#endif
+
+/* ---- a fake clock that waits for the agent for real ------------------------ */
+
+struct fake {
+	uint64_t now, cpu;
+};
+
+static uint64_t f_mono(void *c) { return ((struct fake *)c)->now; }
+static int64_t f_real(void *c) { return (int64_t)((struct fake *)c)->now + 1795330800000000000LL; }
+static uint64_t f_cpu(void *c) { return ((struct fake *)c)->cpu += 1000; }
+static int f_wait(void *c, uint64_t deadline, struct pollfd *fds, unsigned n)
+{
+	struct fake *f = c;
+	/* the agent answers a tick within a few ms: after 150 ms of quiet
+	 * the next deadline has come */
+	int r = poll(fds, n, 150);
+	if (r > 0)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		fds[i].revents = 0;
+	if (f->now < deadline)
+		f->now = deadline;
+	return 1;
+}
+static const struct vms_clock_ops fake_ops = {f_mono, f_real, f_cpu, f_wait};
+
+/* ---- a run ------------------------------------------------------------------ */
+
+static char *tmp;
+
+struct run {
+	struct vms_bin_dec d;
+	uint8_t *bytes;
+	struct vms_schema *sch[256];  /* of each frame (owned by d) */
+	uint64_t *val[256];
+	struct {
+		uint64_t seq;
+		uint32_t gen, flags, missed_ticks;
+	} fr[256];
+	unsigned n;
+	struct vms_event ev[64];
+	uint64_t ev_seq[64];
+	unsigned nev;
+	char log[8192];              /* the fake agents' notes */
+	char err[8192];              /* stderr of the run */
+};
+
+static void conf_for(struct vms_config *c, const char *scenario, uint64_t count, const char *out)
+{
+	char p[1024];
+	vms_config_defaults(c);
+	free(c->proc_root);
+	snprintf(p, sizeof(p), "%s/proc", fixture_path(FIX));
+	c->proc_root = strdup(p);
+	free(c->output);
+	c->output = strdup(out);
+	c->interval_ns = TICK;
+	c->count = count;
+	c->procstat.enabled = c->loadavg.enabled = c->diskstats.enabled = false;
+	free(c->libvirt.cgroup_root);
+	snprintf(p, sizeof(p), "%s/cgroup/sys/fs/cgroup", fixture_path(FIX));
+	c->libvirt.cgroup_root = strdup(p);
+	snprintf(p, sizeof(p), "%s/tests/fake_agent", getenv("VMS_BUILD"));
+	c->libvirt.agent = strdup(p);
+	snprintf(p, sizeof(p), "fake:%s", scenario);
+	c->libvirt.uri = strdup(p);
+	c->libvirt.timeout_ns = VMS_NSEC_PER_SEC;
+}
+
+static char *slurp_text(const char *path, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return buf;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+static void run_scenario(struct run *r, const char *scenario, uint64_t frames)
+{
+	char out[512], logp[512], errp[512];
+	struct vms_config conf;
+	struct vms_loop l;
+	struct fake fk = {.now = 10 * VMS_NSEC_PER_SEC};
+	struct vms_clock clk = {&fake_ops, &fk};
+
+	memset(r, 0, sizeof(*r));
+	snprintf(out, sizeof(out), "%s/%s.vms", tmp, scenario);
+	snprintf(logp, sizeof(logp), "%s/%s.agent", tmp, scenario);
+	snprintf(errp, sizeof(errp), "%s/%s.err", tmp, scenario);
+	unlink(logp);
+	setenv("FAKE_AGENT_LOG", logp, 1);
+	conf_for(&conf, scenario, frames, out);
+	/* stderr into a file: the run's messages are checked */
+	fflush(stderr);
+	int saved = dup(2), efd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(efd, 2);
+	close(efd);
+	int rc = vms_loop_init(&l, &conf, &clk);
+	if (rc == 0)
+		rc = vms_loop_run(&l);
+	vms_loop_fini(&l);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	vms_config_free(&conf);
+	assert_int_equal(rc, 0);
+	slurp_text(logp, r->log, sizeof(r->log));
+	slurp_text(errp, r->err, sizeof(r->err));
+
+	/* decode everything */
+	int fd = open(out, O_RDONLY);
+	assert_true(fd >= 0);
+	off_t len = lseek(fd, 0, SEEK_END);
+	r->bytes = malloc((size_t)len);
+	assert_int_equal(pread(fd, r->bytes, (size_t)len, 0), len);
+	close(fd);
+	assert_int_equal(vms_bin_dec_open_mem(&r->d, r->bytes, (size_t)len), 0);
+	int it;
+	while ((it = vms_bin_dec_next(&r->d)) > 0) {
+		if (it == VMS_BIN_DATA && r->n < 256) {
+			r->sch[r->n] = r->d.schema;
+			r->fr[r->n].seq = r->d.frame->seq;
+			r->fr[r->n].gen = r->d.frame->gen;
+			r->fr[r->n].flags = r->d.frame->flags;
+			r->fr[r->n].missed_ticks = r->d.frame->missed_ticks;
+			r->val[r->n] = malloc(r->d.frame->ncols * sizeof(uint64_t));
+			memcpy(r->val[r->n], r->d.frame->v, r->d.frame->ncols * sizeof(uint64_t));
+			r->n++;
+		} else if (it == VMS_BIN_EVENT && r->nev < 64) {
+			r->ev[r->nev++] = r->d.event;
+		}
+	}
+	assert_int_equal(it, VMS_BIN_END);
+	assert_false(r->d.torn);
+	assert_int_equal(r->n, frames);
+}
+
+static void run_free(struct run *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		free(r->val[i]);
+	vms_bin_dec_close(&r->d);
+	free(r->bytes);
+}
+
+/* Value of column `name` in frame i (VMS_NONE: missing or no column). */
+static uint64_t val(const struct run *r, unsigned i, const char *name)
+{
+	int c = vms_schema_find(r->sch[i], name);
+	return c < 0 ? VMS_NONE : r->val[i][c];
+}
+
+static bool has_col(const struct run *r, unsigned i, const char *name)
+{
+	return vms_schema_find(r->sch[i], name) >= 0;
+}
+
+/* Events of a type (and subject).  Note on frame indexes below: frame i
+ * (seq i + 1) sends TICK i + 1, and what the agent answers to it lands in
+ * frame i + 1: the fake's tick k shows in frame index k. */
+static int event_count(const struct run *r, uint32_t type, const char *subject)
+{
+	int n = 0;
+	for (unsigned i = 0; i < r->nev; i++)
+		if (r->ev[i].type == type && (!subject || strcmp(r->ev[i].subject, subject) == 0))
+			n++;
+	return n;
+}
+
+static unsigned count_str(const char *hay, const char *needle)
+{
+	unsigned n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+static void test_basic(void **state)
+{
+	(void)state;
+	struct run *r = calloc(1, sizeof(*r));
+	run_scenario(r, "basic", 14);
+
+	/* the first frame already has both VMs (open waits for the listing) */
+	assert_int_equal(r->fr[0].seq, 1);
+	assert_int_equal(val(r, 0, "virt.connected"), 1);
+	assert_int_equal(val(r, 0, "virt.domains"), 2);
+	assert_true(has_col(r, 0, "vm.vms-002.cpu_time"));
+	assert_true(has_col(r, 0, "vm.remote-1.cpu_time"));
+	int c = vms_schema_find(r->sch[0], "vm.vms-002.vcpu0.delay");
+	assert_string_equal(r->sch[0]->cols[c].key, U_LOCAL);
+	assert_int_equal(r->sch[0]->cols[c].unit, VMS_UNIT_NS);
+	c = vms_schema_find(r->sch[0], "vm.vms-002.state");
+	assert_int_equal(r->sch[0]->cols[c].unit, VMS_UNIT_STATE);
+	c = vms_schema_find(r->sch[0], "vm.vms-002.slow_t");
+	assert_int_equal(r->sch[0]->cols[c].unit, VMS_UNIT_NS_EPOCH);
+	/* the VM's tap is not a host interface column */
+	assert_false(has_col(r, 0, "net.vmst2.rx_bytes"));
+	assert_true(has_col(r, 0, "net.vmst1.rx_bytes"));
+
+	for (unsigned i = 0; i < r->n; i++) {
+		/* contiguous, on time */
+		assert_int_equal(r->fr[i].seq, i + 1);
+		assert_int_equal(r->fr[i].missed_ticks, 0);
+		/* the kernel path: every frame, libvirt's values (domstats.txt),
+		 * also while libvirtd is gone (ticks 8..10) */
+		assert_int_equal(val(r, i, "vm.vms-002.cpu_time"), 30417216000ull);
+		assert_int_equal(val(r, i, "vm.vms-002.cpu_user"), 27713355000ull);
+		assert_int_equal(val(r, i, "vm.vms-002.vcpu0.delay"), 14625403213ull);
+		assert_int_equal(val(r, i, "vm.vms-002.net.vmst2.rx_bytes"), 67976);
+		assert_int_equal(val(r, i, "vm.vms-002.net.vmst2.tx_bytes"), 65280);
+		assert_int_equal(val(r, i, "vm.vms-002.mem.rss"), 208144ull * 1024);
+		assert_int_equal(val(r, i, "vm.vms-002.path") & 0xff, 0x1f);
+	}
+	/* remote-1: the agent's values of tick k in frame k + 1 */
+	for (unsigned i = 1; i < 6; i++) {
+		assert_int_equal(val(r, i, "vm.remote-1.cpu_time"), (uint64_t)i * 1000000000ull);
+		assert_int_equal(val(r, i, "vm.remote-1.vcpu0.time"), (uint64_t)i * 900000000ull);
+		assert_int_equal(val(r, i, "vm.remote-1.net.vnet9.tx_bytes"), (uint64_t)i * 2000);
+		assert_true(val(r, i, "vm.remote-1.vcpu0.delay") == VMS_NONE);
+		assert_int_equal(val(r, i, "vm.remote-1.path"), (VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET) << 8);
+	}
+	assert_true(val(r, 0, "vm.remote-1.cpu_time") == VMS_NONE);
+	/* slow values: only in the frame after the batch (tick 2 -> frame 3) */
+	for (unsigned i = 0; i < r->n; i++) {
+		uint64_t rss = val(r, i, "vm.vms-002.balloon.rss"), t = val(r, i, "vm.vms-002.slow_t");
+		if (i == 2) {
+			assert_int_equal(rss, 208144);
+			assert_int_equal(val(r, i, "vm.vms-002.balloon.current"), 131072);
+			assert_int_equal(val(r, i, "vm.vms-002.block.vda.rd_bytes"), 321917440);
+			assert_int_equal(val(r, i, "vm.vms-002.block.vda.wr_reqs"), 4912);
+			assert_true(val(r, i, "vm.vms-002.block.vda.wr_bytes") == VMS_NONE);
+			assert_int_equal(t, 1795338677547753397ull + 2);
+			assert_int_equal(val(r, i, "vm.vms-002.path"), 0x1f | (VMS_VG_BALLOON | VMS_VG_BLOCK) << 8);
+			/* the kernel's cpu_time wins over the agent's */
+			assert_int_equal(val(r, i, "vm.vms-002.cpu_time"), 30417216000ull);
+		} else {
+			assert_true(rss == VMS_NONE);
+			assert_true(t == VMS_NONE);
+		}
+	}
+	/* paused on tick 4: the state column from frame 5 on */
+	assert_int_equal(val(r, 3, "vm.vms-002.state"), 1);
+	assert_int_equal(val(r, 4, "vm.vms-002.state"), 3);
+	assert_int_equal(val(r, 13, "vm.vms-002.state"), 3);
+	assert_int_equal(event_count(r, VMS_EV_VM_PAUSED, U_LOCAL), 1);
+	for (unsigned i = 0; i < r->nev; i++)
+		if (r->ev[i].type == VMS_EV_VM_PAUSED)
+			assert_string_equal(r->ev[i].detail, "vms-002: paused");
+	/* remote-1 stopped on tick 6: gone from frame 7 (a new generation) */
+	assert_true(has_col(r, 5, "vm.remote-1.cpu_time"));
+	assert_false(has_col(r, 6, "vm.remote-1.cpu_time"));
+	assert_true(r->fr[6].gen > r->fr[5].gen);
+	assert_true(r->fr[6].flags & VMS_FRAME_NEWGEN);
+	assert_int_equal(val(r, 6, "virt.domains"), 1);
+	assert_int_equal(event_count(r, VMS_EV_VM_STOPPED, U_REMOTE), 1);
+	/* libvirtd lost on tick 8, back on tick 10: marked, same UUID key,
+	 * the same columns (no new generation) */
+	assert_int_equal(val(r, 8, "virt.connected"), 0);
+	assert_int_equal(val(r, 9, "virt.connected"), 0);
+	assert_int_equal(val(r, 10, "virt.connected"), 1);
+	assert_int_equal(event_count(r, VMS_EV_LIBVIRT_LOST, NULL), 1);
+	assert_int_equal(event_count(r, VMS_EV_LIBVIRT_BACK, NULL), 1);
+	assert_int_equal(r->fr[13].gen, r->fr[6].gen);
+	c = vms_schema_find(r->sch[13], "vm.vms-002.cpu_time");
+	assert_string_equal(r->sch[13]->cols[c].key, U_LOCAL);
+	/* messages: the loss and the return, once each */
+	assert_int_equal(count_str(r->err, "lost the connection to libvirt"), 1);
+	assert_int_equal(count_str(r->err, "connected to libvirt at fake:basic"), 1);
+	/* one agent, no restarts */
+	assert_int_equal(count_str(r->log, "start "), 1);
+	assert_int_equal(val(r, 13, "virt.agent_restarts"), 0);
+	run_free(r);
+	free(r);
+}
+
+/* A stuck agent: killed after the timeout, restarted, told to hold the
+ * domain of its batch back; the kernel values never stop. */
+static void test_stuck(void **state)
+{
+	(void)state;
+	struct run *r = calloc(1, sizeof(*r));
+	run_scenario(r, "stuck", 40);
+	assert_int_equal(count_str(r->log, "start "), 2);
+	assert_int_equal(count_str(r->log, "backoff " U_LOCAL " "), 1);
+	unsigned long ms = strtoul(strstr(r->log, "backoff " U_LOCAL " ") + 45, NULL, 10);
+	assert_true(ms > 50000 && ms <= 60000);
+	assert_int_equal(val(r, 39, "virt.agent_restarts"), 1);
+	assert_true(strstr(r->err, "was stuck in a libvirt call") != NULL);
+	assert_true(strstr(r->err, "asking about vms-002") != NULL);
+	assert_true(event_count(r, VMS_EV_LIBVIRT_LOST, NULL) >= 1);
+	for (unsigned i = 0; i < r->n; i++) {
+		assert_int_equal(r->fr[i].seq, i + 1);
+		assert_int_equal(val(r, i, "vm.vms-002.cpu_time"), 30417216000ull);
+	}
+	/* the restarted agent's values arrive */
+	assert_int_equal(val(r, 39, "vm.remote-1.cpu_time") % 1000000000ull, 0);
+	assert_true(val(r, 39, "vm.remote-1.cpu_time") != VMS_NONE);
+	run_free(r);
+	free(r);
+}
+
+static void test_restarts(void **state)
+{
+	(void)state;
+	const char *const sc[] = {"exit", "garbage"};
+	for (size_t k = 0; k < VMS_ARRAY_SIZE(sc); k++) {
+		struct run *r = calloc(1, sizeof(*r));
+		run_scenario(r, sc[k], 30);
+		if (count_str(r->log, "start ") != 2)
+			fail_msg("%s: agent log:\n%s\nstderr:\n%s", sc[k], r->log, r->err);
+		assert_int_equal(val(r, 29, "virt.agent_restarts"), 1);
+		assert_true(val(r, 29, "vm.remote-1.cpu_time") != VMS_NONE);
+		assert_true(strstr(r->err, k == 0 ? "agent exited" : "sent a malformed message") != NULL);
+		for (unsigned i = 0; i < r->n; i++)
+			assert_int_equal(val(r, i, "vm.vms-002.cpu_time"), 30417216000ull);
+		run_free(r);
+		free(r);
+	}
+}
+
+/* libvirt unavailable from the start: host sampling, no VMs, one line. */
+static void test_unavailable(void **state)
+{
+	(void)state;
+	struct run *r = calloc(1, sizeof(*r));
+	run_scenario(r, "down", 10);
+	assert_int_equal(count_str(r->err, "\n"), 1);
+	assert_int_equal(count_str(r->err, "per-VM statistics unavailable"), 1);
+	assert_true(strstr(r->err, "keeps trying") != NULL);
+	assert_true(strstr(r->err, "No such file or directory") != NULL);
+	for (unsigned i = 0; i < r->n; i++) {
+		assert_int_equal(val(r, i, "virt.connected"), 0);
+		assert_int_equal(val(r, i, "virt.domains"), 0);
+		assert_true(val(r, i, "net.vmst1.rx_bytes") != VMS_NONE); /* host sampling */
+	}
+	assert_int_equal(event_count(r, VMS_EV_LIBVIRT_LOST, NULL), 1);
+	run_free(r);
+	free(r);
+}
+
+/* Move the agent's messages in and the ticks out, as vms_loop_run does
+ * between two ticks. */
+static void pump(struct vms_loop *l)
+{
+	for (int quiet = 0; quiet < 2;) {
+		struct pollfd fds[8];
+		unsigned n = 0;
+		for (unsigned i = 0; i < l->nsrc; i++)
+			if (l->src[i].ops->pollfds) {
+				int m = l->src[i].ops->pollfds(&l->src[i], fds + n, 8 - (int)n);
+				l->src[i].npoll = m > 0 ? (unsigned)m : 0;
+				n += l->src[i].npoll;
+			}
+		if (poll(fds, n, 30) <= 0) {
+			quiet++;
+		} else {
+			unsigned k = 0;
+			for (unsigned i = 0; i < l->nsrc; i++) {
+				if (l->src[i].npoll && l->src[i].ops->ready)
+					l->src[i].ops->ready(&l->src[i], fds + k, (int)l->src[i].npoll);
+				k += l->src[i].npoll;
+			}
+		}
+		for (unsigned i = 0; i < l->nsrc; i++)
+			if (l->src[i].ops->idle)
+				l->src[i].ops->idle(&l->src[i], 0);
+	}
+}
+
+static void test_tick_allocates_nothing(void **state)
+{
+	(void)state;
+#if !HAVE_COUNTING_MALLOC
+	skip();
+#else
+	char out[512];
+	struct vms_config conf;
+	struct vms_loop l;
+	struct fake fk = {.now = 10 * VMS_NSEC_PER_SEC};
+	struct vms_clock clk = {&fake_ops, &fk};
+	snprintf(out, sizeof(out), "%s/alloc.vms", tmp);
+	unsetenv("FAKE_AGENT_LOG");
+	conf_for(&conf, "steady", 0, out);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	struct vms_sched s;
+	struct vms_tickinfo ti;
+	vms_sched_init(&s, fk.now, TICK);
+	unsigned long logs = 0, total = 0;
+	uint64_t frames0 = 0;
+	for (int i = 0; i < 60; i++) {
+		fk.now = vms_sched_next(&s) + 1000;
+		assert_true(vms_sched_wake(&s, fk.now, &ti));
+		if (i == 10) { /* warmed up: buffers sized, both VMs declared */
+			logs = vms_log_count;
+			frames0 = l.frames;
+		}
+		allocs = 0;
+		armed = i >= 10;
+		vms_loop_tick(&l, &ti);
+		vms_loop_drain(&l);
+		armed = 0;
+		total += allocs;
+		pump(&l); /* agent values for the next tick (may allocate) */
+	}
+	assert_int_equal(total, 0);
+	assert_int_equal(vms_log_count, logs);
+	assert_int_equal(l.frames - frames0, 50);
+	/* and the ticks did carry agent values and slow values */
+	assert_int_equal(vms_vmtab()->n, 2);
+	assert_int_equal(vms_loop_fini(&l), 0);
+	vms_config_free(&conf);
+	/* the counter is not dead */
+	armed = 1;
+	void *p = malloc(16);
+	armed = 0;
+	free(p);
+	assert_int_equal(allocs, 1);
+#endif
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	tmp = tmpdir_make();
+	return tmp && getenv("VMS_BUILD") ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rm_rf(tmp);
+	free(tmp);
+	return 0;
+}
+
+int main(void)
+{
+	setenv("TZ", "UTC", 1);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_stuck),
+		cmocka_unit_test(test_restarts),
+		cmocka_unit_test(test_unavailable),
+		cmocka_unit_test(test_tick_allocates_nothing),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: MIT */
+/* test_vm_files.c - the per-VM fast path without libvirt: the parsers of
+ * parse_vm.c, the cgroup lookup of cgroup.c and the reader of
+ * vm_kernel.c against fixture trees.
+ *
+ * Values are the ones other projects computed (EXPECTED.md, quoted
+ * below), or libvirt's own reading of the same VM at the same moment:
+ * tests/fixtures/vm/v2-vms-002 was captured by capture.sh from a running
+ * guest (suspended around the copy) together with `virsh domstats`
+ * (domstats.txt), and the test reads its expected values from that file:
+ * cpu.time/user/system, vcpu.0.delay, net.0.* (swapped), balloon.rss.
+ * v1-fakevm is a real process in real v1 cpuacct and memory cgroups of
+ * this host, with two threads named like KVM vCPU threads. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "cgroup.h"
+#include "parse.h"
+#include "vm_kernel.h"
+
+#define V2 "vm/v2-vms-002"
+#define V2_PID 17562
+#define V2_VCPU 17586
+#define V1 "vm/v1-fakevm"
+#define V1_PID 15614
+
+/* ---- /proc/<pid>/stat ----------------------------------------------------- */
+
+static void taskstat(const char *name, struct vms_taskstat *ts)
+{
+	char rel[256];
+	size_t len;
+	snprintf(rel, sizeof(rel), "vm/taskstat/%s", name);
+	char *b = fixture_read(rel, &len);
+	assert_non_null(b);
+	assert_int_equal(vms_parse_taskstat(b, len, ts), 0);
+	/* comm points into the buffer: copy before freeing */
+	static char comm[64];
+	assert_true(ts->comm_len < sizeof(comm));
+	memcpy(comm, ts->comm, ts->comm_len);
+	comm[ts->comm_len] = '\0';
+	ts->comm = comm;
+	free(b);
+}
+
+static void test_taskstat(void **state)
+{
+	(void)state;
+	struct vms_taskstat ts;
+	/* procfs proc_stat_test.go (EXPECTED.md) */
+	taskstat("procfs-26231-vim", &ts);
+	assert_string_equal(ts.comm, "vim");
+	assert_int_equal(ts.state, 'R');
+	assert_int_equal(ts.nfields, 52);
+	assert_int_equal(ts.f[1], 26231);
+	assert_int_equal(ts.f[14], 1677);     /* utime */
+	assert_int_equal(ts.f[15], 44);       /* stime */
+	assert_int_equal(ts.f[22], 82375);    /* starttime */
+	assert_int_equal(ts.f[23], 56274944); /* vsize */
+	assert_int_equal(ts.f[24], 1981);     /* rss */
+	assert_true(ts.f[25] == 18446744073709551615ull); /* rsslim */
+	assert_int_equal(ts.f[26], 4194304);
+	assert_int_equal(ts.f[27], 6294284);
+	assert_int_equal(ts.f[28], 140736914091744ull);
+	assert_int_equal(ts.f[39], 0); /* processor */
+	assert_int_equal(ts.f[40], 0); /* rt_priority */
+	assert_int_equal(ts.f[41], 0); /* policy */
+	assert_int_equal(ts.f[42], 31); /* delayacct_blkio_ticks */
+
+	/* comm with blanks and parentheses: up to the last ')' of line 1;
+	 * the second line of the file is ignored */
+	taskstat("procfs-584-parens-in-comm", &ts);
+	assert_string_equal(ts.comm, "(a b ) ( c d) ");
+	assert_int_equal(ts.f[1], 1020);
+	assert_int_equal(ts.state, 'R');
+	assert_int_equal(ts.f[24], 155);
+	taskstat("gopsutil-68927-parens-in-comm", &ts);
+	assert_string_equal(ts.comm, "test(cmd).sh");
+	assert_int_equal(ts.f[24], 868);
+	taskstat("sysstat-firefox-task-8785-js-helper", &ts);
+	assert_string_equal(ts.comm, "JS Helper");
+	assert_int_equal(ts.f[24], 83951);
+	/* 2.6-era 44 fields, i386 rsslim, no trailing newline, exit_signal -1 */
+	taskstat("goprocinfo-3323-i386-proftpd", &ts);
+	assert_int_equal(ts.nfields, 44);
+	assert_int_equal(ts.f[25], 4294967295u);
+	assert_int_equal(ts.f[24], 522);
+	taskstat("goprocinfo-884-rsyslog-colon-space", &ts);
+	assert_string_equal(ts.comm, "rs:main Q:Reg");
+	assert_int_equal(ts.nfields, 44);
+	assert_true(ts.f[38] == (uint64_t)-1); /* exit_signal */
+	taskstat("procfs-27079-task-27080", &ts);
+	assert_int_equal(ts.f[14], 34136);
+	assert_true(ts.f[38] == (uint64_t)-1);
+
+	/* bad input is an error, never a zero */
+	static const char *const bad[] = {
+		"",
+		"123",
+		"123 (x",
+		"123 x) S 1 2 3",
+		"123 (x) S 1 2 3",                    /* too few fields for rss */
+		"abc (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21",
+		"1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 2x 21",
+		"1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 -21", /* rss < 0 */
+		"1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 99999999999999999999999",
+		"1 (x) S 1 2 - 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21",
+	};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(bad); i++)
+		if (vms_parse_taskstat(bad[i], strlen(bad[i]), &ts) >= 0)
+			fail_msg("accepted: %s", bad[i]);
+	const char *ok = "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21";
+	assert_int_equal(vms_parse_taskstat(ok, strlen(ok), &ts), 0);
+	assert_int_equal(ts.f[24], 21);
+}
+
+/* ---- schedstat -------------------------------------------------------------- */
+
+static int schedstat(const char *name, struct vms_schedstat *s)
+{
+	char rel[256];
+	size_t len;
+	snprintf(rel, sizeof(rel), "vm/schedstat/%s", name);
+	char *b = fixture_read(rel, &len);
+	assert_non_null(b);
+	int r = vms_parse_schedstat(b, len, s);
+	free(b);
+	return r;
+}
+
+static void test_schedstat(void **state)
+{
+	(void)state;
+	struct vms_schedstat s;
+	/* procfs TestProcSchedstat (EXPECTED.md) */
+	assert_int_equal(schedstat("procfs-pid26231", &s), 0);
+	assert_int_equal(s.run_ns, 411605849);
+	assert_int_equal(s.wait_ns, 93680043);
+	assert_int_equal(s.slices, 79);
+	/* goprocinfo process_sched_stat_test.go: no trailing newline */
+	assert_int_equal(schedstat("goprocinfo-3323-nonl", &s), 0);
+	assert_int_equal(s.run_ns, 10148346876ull);
+	assert_int_equal(s.wait_ns, 2977307715ull);
+	assert_int_equal(s.slices, 39798);
+	assert_int_equal(schedstat("sysstat-firefox-task-8785", &s), 0);
+	assert_int_equal(s.run_ns, 108808196);
+	/* procfs TestProcSchedstatErrors: parsing MUST FAIL */
+	assert_int_equal(schedstat("procfs-pid26233-malformed", &s), -EINVAL);
+	/* procfs TestProcSchedstatMultipleLines */
+	assert_int_equal(vms_parse_schedstat("123 456 789\n10 11\n", 18, &s), 0);
+	assert_int_equal(s.run_ns, 123);
+	assert_int_equal(s.wait_ns, 456);
+	assert_int_equal(s.slices, 789);
+	static const char *const bad[] = {"", "\n", "1 2", "1 2 3 4", "1 2 x", "1 -2 3",
+					  "1 2 99999999999999999999999"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(bad); i++)
+		if (vms_parse_schedstat(bad[i], strlen(bad[i]), &s) >= 0)
+			fail_msg("accepted: '%s'", bad[i]);
+}
+
+/* ---- keyed and one-number files ------------------------------------------------ */
+
+static void test_keyed(void **state)
+{
+	(void)state;
+	static const char *const io[] = {"read_bytes", "write_bytes", "rchar"};
+	uint64_t v[3];
+	size_t len;
+	char *b = fixture_read(V2 "/proc/17562/io", &len);
+	assert_non_null(b);
+	assert_int_equal(vms_parse_keyed(b, len, io, 3, v), 0);
+	assert_int_equal(v[0], 322141184);
+	assert_int_equal(v[1], 322589184);
+	assert_int_equal(v[2], 337692971);
+	free(b);
+
+	static const char *const cpu[] = {"usage_usec", "user_usec", "system_usec", "absent"};
+	uint64_t c[4];
+	b = fixture_read(V2 "/cgroup/sys/fs/cgroup/unified/machine/qemu-11-vms-002.libvirt-qemu/cpu.stat", &len);
+	assert_int_equal(vms_parse_keyed(b, len, cpu, 4, c), 0);
+	assert_int_equal(c[0], 30417216);
+	assert_int_equal(c[1], 27713355);
+	assert_int_equal(c[2], 2703861);
+	assert_true(c[3] == VMS_NONE); /* absent: missing, not 0 */
+	free(b);
+
+	static const char *const bad[] = {"usage_usec\n", "usage_usec x\n", "usage_usec 1 2\n",
+					  "usage_usec 1\nusage_usec 2\n", "usage_usec -1\n",
+					  "usage_usec 18446744073709551615\n"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(bad); i++)
+		if (vms_parse_keyed(bad[i], strlen(bad[i]), cpu, 4, c) >= 0)
+			fail_msg("accepted: %s", bad[i]);
+
+	uint64_t u;
+	b = fixture_read(V1 "/cgroup/sys/fs/cgroup/cpuacct/machine/qemu-7-v1guest.libvirt-qemu/cpuacct.usage", &len);
+	assert_int_equal(vms_parse_u64_file(b, len, &u), 0);
+	assert_int_equal(u, 3784482786ull);
+	free(b);
+	assert_int_equal(vms_parse_u64_file("12\n\n", 4, &u), 0);
+	static const char *const badu[] = {"", "x\n", "1 2\n", "1\n2\n", "-1\n", "18446744073709551615\n"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(badu); i++)
+		if (vms_parse_u64_file(badu[i], strlen(badu[i]), &u) >= 0)
+			fail_msg("accepted: %s", badu[i]);
+}
+
+static void test_iostat(void **state)
+{
+	(void)state;
+	uint64_t r, w;
+	size_t len;
+	/* the example of Documentation/admin-guide/cgroup-v2.rst: sums */
+	char *b = fixture_read("vm/iostat/kernel-doc-example", &len);
+	assert_int_equal(vms_parse_iostat(b, len, &r, &w), 0);
+	assert_int_equal(r, 1459200 + 90430464);
+	assert_int_equal(w, 314773504 + 299008000);
+	free(b);
+	/* no device: missing, not 0 */
+	assert_int_equal(vms_parse_iostat("", 0, &r, &w), 0);
+	assert_true(r == VMS_NONE && w == VMS_NONE);
+	static const char *const bad[] = {"8 rbytes=1\n", "8:0 rbytes\n", "8:0 rbytes=\n", "8:0 rbytes=x\n",
+					  "8:0 =5\n"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(bad); i++)
+		if (vms_parse_iostat(bad[i], strlen(bad[i]), &r, &w) >= 0)
+			fail_msg("accepted: %s", bad[i]);
+}
+
+/* ---- /proc/<pid>/cgroup, mountinfo, thread names -------------------------------- */
+
+static void test_pidcg_mountinfo(void **state)
+{
+	(void)state;
+	struct vms_pidcg pc;
+	size_t len;
+	char *b = fixture_read(V2 "/proc/17562/cgroup", &len);
+	assert_int_equal(vms_parse_pidcg(b, len, &pc), 0);
+	assert_int_equal(pc.v2_len, strlen("/machine/qemu-11-vms-002.libvirt-qemu/emulator"));
+	assert_memory_equal(pc.v2, "/machine/qemu-11-vms-002.libvirt-qemu/emulator", pc.v2_len);
+	assert_memory_equal(pc.cpuacct, "/", pc.cpuacct_len); /* not placed in v1 cpuacct here */
+	assert_int_equal(pc.cpuacct_len, 1);
+	assert_memory_equal(pc.memory, "/machine/qemu-11-vms-002.libvirt-qemu", pc.memory_len);
+	free(b);
+	/* a path may hold ':'; co-mounted controllers */
+	const char *t = "4:cpu,cpuacct:/a:b\n3:memory:/m\n";
+	assert_int_equal(vms_parse_pidcg(t, strlen(t), &pc), 0);
+	assert_int_equal(pc.cpuacct_len, 4);
+	assert_memory_equal(pc.cpuacct, "/a:b", 4);
+	assert_int_equal(pc.v2_len, 0);
+	static const char *const bad[] = {"x::/a\n", "0:/a\n", "0::a\n", "0::/a\n0::/b\n", "0::\n"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(bad); i++)
+		if (vms_parse_pidcg(bad[i], strlen(bad[i]), &pc) >= 0)
+			fail_msg("accepted: %s", bad[i]);
+
+	b = fixture_read(V2 "/proc/self/mountinfo", &len);
+	struct vms_cur c;
+	struct vms_mount m;
+	int r, n = 0, cg2 = 0;
+	vms_cur_init(&c, b, len);
+	while ((r = vms_mountinfo_next(&c, &m)) != 0) {
+		assert_int_equal(r, 1);
+		n++;
+		if (m.fstype_len == 7 && memcmp(m.fstype, "cgroup2", 7) == 0) {
+			cg2++;
+			assert_memory_equal(m.point, "/sys/fs/cgroup/unified", m.point_len);
+		}
+	}
+	assert_int_equal(cg2, 1);
+	assert_true(n > 10);
+	free(b);
+	const char *esc = "36 35 98:0 /x /mnt/my\\040disk rw master:1 shared:2 - ext4 /dev/sda1 rw\n";
+	vms_cur_init(&c, esc, strlen(esc));
+	assert_int_equal(vms_mountinfo_next(&c, &m), 1);
+	char path[64];
+	assert_int_equal(vms_unescape_octal(m.point, m.point_len, path, sizeof(path)), 12);
+	assert_string_equal(path, "/mnt/my disk");
+	assert_memory_equal(m.fstype, "ext4", 4);
+	assert_true(vms_unescape_octal("a\\0", 3, path, sizeof(path)) < 0);
+	assert_true(vms_unescape_octal("a\\000b", 6, path, sizeof(path)) < 0);
+	assert_true(vms_unescape_octal("abcdef", 6, path, 4) == -ENAMETOOLONG);
+	const char *nodash = "36 35 98:0 / /mnt rw master:1 ext4 /dev/sda1 rw\n";
+	vms_cur_init(&c, nodash, strlen(nodash));
+	assert_int_equal(vms_mountinfo_next(&c, &m), -EINVAL);
+
+	assert_int_equal(vms_vcpu_thread_index("CPU 0/TCG\n", 10), 0);
+	assert_int_equal(vms_vcpu_thread_index("CPU 12/KVM", 10), 12);
+	assert_int_equal(vms_vcpu_thread_index("CPU 1/HVF", 9), 1);
+	assert_int_equal(vms_vcpu_thread_index("CPU /KVM", 8), -1);
+	assert_int_equal(vms_vcpu_thread_index("CPU 1", 5), -1);
+	assert_int_equal(vms_vcpu_thread_index("CPU 1/", 6), -1);
+	assert_int_equal(vms_vcpu_thread_index("worker", 6), -1);
+	assert_int_equal(vms_vcpu_thread_index("CPU 1/K M", 9), -1);
+}
+
+/* ---- cgroup lookup ---------------------------------------------------------------- */
+
+struct tree {
+	int dirfd;
+	struct vms_cgmounts m;
+	char cgroot[1100];
+};
+
+static void tree_open(struct tree *t, const char *fix)
+{
+	char p[1024];
+	snprintf(p, sizeof(p), "%s", fixture_path(fix));
+	snprintf(t->cgroot, sizeof(t->cgroot), "%s/cgroup/sys/fs/cgroup", p);
+	strcat(p, "/proc");
+	t->dirfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(t->dirfd >= 0);
+	assert_int_equal(vms_cgmounts_load(&t->m, t->dirfd, t->cgroot), 0);
+}
+
+static void tree_close(struct tree *t)
+{
+	vms_cgmounts_free(&t->m);
+	close(t->dirfd);
+}
+
+static bool ends(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static void test_cgroup_lookup(void **state)
+{
+	(void)state;
+	struct tree t;
+	struct vms_cgfiles f;
+	size_t len;
+	char *b;
+
+	/* this host: a cgroup2 VM group for cpu, v1 memory */
+	tree_open(&t, V2);
+	assert_non_null(t.m.v2.point);
+	assert_true(ends(t.m.v2.point, "/cgroup/sys/fs/cgroup/unified"));
+	assert_true(ends(t.m.cpuacct.point, "/cgroup/sys/fs/cgroup/cpuacct"));
+	assert_true(ends(t.m.memory.point, "/cgroup/sys/fs/cgroup/memory"));
+	b = fixture_read(V2 "/proc/17562/cgroup", &len);
+	assert_int_equal(vms_cgfiles_find(&f, &t.m, b, len), 0);
+	free(b);
+	assert_non_null(f.cpu_stat);
+	assert_true(ends(f.cpu_stat, "/unified/machine/qemu-11-vms-002.libvirt-qemu/cpu.stat"));
+	assert_null(f.cpuacct_usage); /* the VM is not in a v1 cpuacct group here */
+	assert_non_null(f.mem);
+	assert_true(ends(f.mem, "/memory/machine/qemu-11-vms-002.libvirt-qemu/memory.usage_in_bytes"));
+	assert_null(f.io_stat); /* no io controller in cgroup2 here */
+	vms_cgfiles_free(&f);
+	tree_close(&t);
+
+	/* v1 only for this process: cpuacct and memory */
+	tree_open(&t, V1);
+	b = fixture_read(V1 "/proc/15614/cgroup", &len);
+	assert_int_equal(vms_cgfiles_find(&f, &t.m, b, len), 0);
+	free(b);
+	assert_null(f.cpu_stat); /* 0::/ is the root: not the VM's */
+	assert_true(ends(f.cpuacct_usage, "/cpuacct/machine/qemu-7-v1guest.libvirt-qemu/cpuacct.usage"));
+	assert_true(ends(f.cpuacct_stat, "/cpuacct.stat"));
+	assert_true(ends(f.mem, "/memory/machine/qemu-7-v1guest.libvirt-qemu/memory.usage_in_bytes"));
+	vms_cgfiles_free(&f);
+	tree_close(&t);
+
+	/* no mount table: the root is probed (a cgroup2 at root/unified) */
+	char *dir = tmpdir_make(), p[600];
+	snprintf(p, sizeof(p), "%s/cg/unified/cgroup.controllers", dir);
+	write_file(p, "hugetlb\n", 8);
+	snprintf(p, sizeof(p), "%s/proc/1/stat", dir);
+	write_file(p, "", 0);
+	snprintf(p, sizeof(p), "%s/proc", dir);
+	int fd = open(p, O_RDONLY | O_DIRECTORY);
+	struct vms_cgmounts m;
+	snprintf(p, sizeof(p), "%s/cg", dir);
+	assert_int_equal(vms_cgmounts_load(&m, fd, p), 0);
+	assert_non_null(m.v2.point);
+	assert_true(ends(m.v2.point, "/cg/unified"));
+	assert_null(m.cpuacct.point);
+	vms_cgmounts_free(&m);
+	close(fd);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* ---- the reader -------------------------------------------------------------------- */
+
+/* A value of domstats.txt ("  key=value"). */
+static uint64_t domstat(const char *key)
+{
+	size_t len;
+	char *b = fixture_read(V2 "/domstats.txt", &len), want[128];
+	snprintf(want, sizeof(want), "  %s=", key);
+	char *p = strstr(b, want);
+	assert_non_null(p);
+	uint64_t v = strtoull(p + strlen(want), NULL, 10);
+	free(b);
+	return v;
+}
+
+struct rdr {
+	struct tree t;
+	struct vms_vmk k;
+	struct vms_vmlay l;
+	struct vms_nettab nt;
+	char *netdev;
+	uint64_t slots[256];
+	char scratch[16384];
+};
+
+static void rdr_open(struct rdr *r, const char *fix, const struct vms_vm *vm)
+{
+	tree_open(&r->t, fix);
+	assert_int_equal(vms_vmk_open(&r->k, vm, r->t.dirfd, &r->t.m), 0);
+	vms_vmlay_init(&r->l, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, false);
+	char rel[256];
+	size_t len;
+	snprintf(rel, sizeof(rel), "%s/proc/net/dev", fix);
+	r->netdev = fixture_read(rel, &len);
+	r->nt.cap = 64;
+	r->nt.ent = calloc(r->nt.cap, sizeof(*r->nt.ent));
+	vms_nettab_index(&r->nt, r->netdev, len);
+	assert_true(r->nt.ok);
+}
+
+static unsigned rdr_sample(struct rdr *r, bool *gone, uint32_t *perr)
+{
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(r->slots); i++)
+		r->slots[i] = VMS_NONE;
+	*gone = false;
+	*perr = 0;
+	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, r->scratch, sizeof(r->scratch), gone, perr);
+}
+
+static void rdr_close(struct rdr *r)
+{
+	vms_vmk_close(&r->k);
+	tree_close(&r->t);
+	free(r->nt.ent);
+	free(r->netdev);
+}
+
+static void test_reader_v2_equals_libvirt(void **state)
+{
+	(void)state;
+	struct rdr *r = calloc(1, sizeof(*r));
+	pid_t tid[1] = {V2_VCPU};
+	char *tap[1] = {"vmst2"}, *disk[1] = {"vda"};
+	struct vms_vm vm = {.uuid = "4d0c6bd9-5ae6-43b2-8d56-3c9c6e0e7e3a", .name = "vms-002", .pid = V2_PID,
+			    .nvcpu = 1, .vcpu_tid = tid, .ntap = 1, .tap = tap, .ndisk = 1, .disk = disk};
+	rdr_open(r, V2, &vm);
+	assert_int_equal(r->k.have, VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET | VMS_VG_IO | VMS_VG_MEM);
+	bool gone;
+	uint32_t perr;
+	unsigned ok = rdr_sample(r, &gone, &perr);
+	assert_int_equal(ok, VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET | VMS_VG_IO | VMS_VG_MEM);
+	assert_false(gone);
+	assert_int_equal(perr, 0);
+	const uint64_t *s = r->slots;
+	/* what libvirt said at the same moment */
+	assert_int_equal(s[r->l.cpu], domstat("cpu.time"));
+	assert_int_equal(s[r->l.cpu + 1], domstat("cpu.user"));
+	assert_int_equal(s[r->l.cpu + 2], domstat("cpu.system"));
+	assert_int_equal(s[r->l.vcpu + 1], domstat("vcpu.0.delay"));
+	/* vcpu.0.time is libvirt's 10 ms view; ours is the thread's run time */
+	assert_int_equal(s[r->l.vcpu], 27099086999ull);
+	assert_int_equal(s[r->l.vcpu + 2], 134621);
+	static const char *const net[] = {"net.0.rx.bytes", "net.0.rx.pkts", "net.0.rx.errs", "net.0.rx.drop",
+					  "net.0.tx.bytes", "net.0.tx.pkts", "net.0.tx.errs", "net.0.tx.drop"};
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(s[r->l.net + i], domstat(net[i]));
+	assert_int_equal(s[r->l.mem], domstat("balloon.rss") * 1024);
+	assert_int_equal(s[r->l.mem + 1], 189550592); /* memory.usage_in_bytes */
+	assert_int_equal(s[r->l.io], 322141184);
+	assert_int_equal(s[r->l.io + 1], 322589184);
+	/* the kernel has no balloon or block values: left alone */
+	for (int i = 0; i < VMS_VM_NBALLOON; i++)
+		assert_true(s[r->l.balloon + i] == VMS_NONE);
+	assert_int_equal(r->l.iocg, -1);
+	/* the reader does not write past the VM's columns */
+	for (size_t i = r->l.ncol; i < VMS_ARRAY_SIZE(r->slots); i++)
+		assert_true(r->slots[i] == VMS_NONE);
+	rdr_close(r);
+	free(r);
+}
+
+static void test_reader_v1_and_missing(void **state)
+{
+	(void)state;
+	struct rdr *r = calloc(1, sizeof(*r));
+	pid_t tid[3] = {15656, 15657, 0}; /* the third vCPU's thread is unknown */
+	char *tap[1] = {"nosuchtap0"};
+	struct vms_vm vm = {.uuid = "00000000-0000-0000-0000-000000000001", .name = "v1guest", .pid = V1_PID,
+			    .nvcpu = 3, .vcpu_tid = tid, .ntap = 1, .tap = tap};
+	rdr_open(r, V1, &vm);
+	bool gone;
+	uint32_t perr;
+	unsigned ok = rdr_sample(r, &gone, &perr);
+	/* cpu from v1 cpuacct; vCPUs: one unknown thread; the tap is not in
+	 * /proc/net/dev */
+	assert_int_equal(ok & VMS_VG_CPU, VMS_VG_CPU);
+	assert_int_equal(ok & (VMS_VG_VCPU | VMS_VG_NET), 0);
+	assert_int_equal(r->k.have & VMS_VG_VCPU, 0);
+	const uint64_t *s = r->slots;
+	assert_int_equal(s[r->l.cpu], 3784482786ull);     /* cpuacct.usage */
+	assert_int_equal(s[r->l.cpu + 1], 357 * (1000000000ull / sysconf(_SC_CLK_TCK)));
+	assert_int_equal(s[r->l.cpu + 2], 20 * (1000000000ull / sysconf(_SC_CLK_TCK)));
+	/* vCPU threads named "CPU N/KVM" are only read when the agent names
+	 * them: the have-bit is off, so nothing is read */
+	for (int i = 0; i < 9; i++)
+		assert_true(s[r->l.vcpu + i] == VMS_NONE);
+	for (int i = 0; i < 8; i++)
+		assert_true(s[r->l.net + i] == VMS_NONE);
+	assert_int_equal(s[r->l.mem], 3475ull * (uint64_t)sysconf(_SC_PAGESIZE));
+	assert_int_equal(s[r->l.mem + 1], 9875456);
+	assert_int_equal(s[r->l.io], 950272);
+	assert_false(gone);
+	rdr_close(r);
+
+	/* both vCPU threads known: read */
+	memset(r, 0, sizeof(*r));
+	tid[2] = 0;
+	vm.nvcpu = 2;
+	rdr_open(r, V1, &vm);
+	ok = rdr_sample(r, &gone, &perr);
+	assert_int_equal(ok & VMS_VG_VCPU, VMS_VG_VCPU);
+	assert_int_equal(r->slots[r->l.vcpu], 1860380469);
+	assert_int_equal(r->slots[r->l.vcpu + 1], 169349792);
+	assert_int_equal(r->slots[r->l.vcpu + 2], 10460);
+	assert_int_equal(r->slots[r->l.vcpu + 4], 186352168);
+	rdr_close(r);
+	free(r);
+}
+
+/* A real process that exits: its kept-open files read ESRCH and the
+ * reader says the VM is gone, with no values and no parse error. */
+static void test_reader_gone(void **state)
+{
+	(void)state;
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	struct vms_cgmounts m;
+	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(vms_cgmounts_load(&m, dirfd, NULL), 0);
+	pid_t tid[1] = {child};
+	struct vms_vm vm = {.uuid = "00000000-0000-0000-0000-000000000002", .name = "child", .pid = child,
+			    .nvcpu = 1, .vcpu_tid = tid};
+	struct vms_vmk k;
+	struct vms_vmlay l;
+	uint64_t slots[64];
+	char scratch[8192];
+	assert_int_equal(vms_vmk_open(&k, &vm, dirfd, &m), 0);
+	vms_vmlay_init(&l, 1, 0, 0, false, false);
+	bool gone = false;
+	uint32_t perr = 0;
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
+		slots[i] = VMS_NONE;
+	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, scratch, sizeof(scratch), &gone, &perr);
+	assert_true(ok & VMS_VG_MEM);
+	assert_true(ok & VMS_VG_VCPU);
+	assert_false(gone);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
+		slots[i] = VMS_NONE;
+	ok = vms_vmk_sample(&k, &l, slots, NULL, scratch, sizeof(scratch), &gone, &perr);
+	assert_true(gone);
+	assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
+	assert_true(slots[l.mem] == VMS_NONE);
+	assert_true(slots[l.vcpu] == VMS_NONE);
+	assert_int_equal(perr, 0);
+	vms_vmk_close(&k);
+	vms_cgmounts_free(&m);
+	close(dirfd);
+}
+
+static void test_layout(void **state)
+{
+	(void)state;
+	struct vms_vmlay l;
+	vms_vmlay_init(&l, 2, 1, 2, true, true);
+	/* every metric/index has its own column and its group */
+	bool used[256] = {false};
+	unsigned n = 0;
+	for (unsigned m = 0; m < 128; m++)
+		for (unsigned i = 0; i < 4; i++) {
+			int32_t c = vms_vmlay_col(&l, m, i);
+			if (c < 0)
+				continue;
+			const struct vms_vmetric_info *mi = vms_vmetric_find(m);
+			assert_non_null(mi);
+			assert_true((uint32_t)c < l.ncol);
+			if (used[c]) {
+				if (i > 0 && vms_vmlay_col(&l, m, 0) == c)
+					continue; /* a metric without an index */
+				fail_msg("metric %u index %u shares column %d", m, i, c);
+			}
+			used[c] = true;
+			assert_int_equal(vms_vmlay_group(&l, (uint32_t)c), mi->group);
+			n++;
+		}
+	/* state, path, slow_t are the only columns without a metric */
+	assert_int_equal(n + 3, l.ncol);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_VCPU_TIME, 2), -1);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_BLOCK_RD_BYTES, 2), -1);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_NET_RX_BYTES, 1), -1);
+	vms_vmlay_init(&l, 1, 0, 0, false, false);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_IO_CG_READ, 0), -1);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_CHECK_CPU_TIME, 0), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_taskstat),
+		cmocka_unit_test(test_schedstat),
+		cmocka_unit_test(test_keyed),
+		cmocka_unit_test(test_iostat),
+		cmocka_unit_test(test_pidcg_mountinfo),
+		cmocka_unit_test(test_cgroup_lookup),
+		cmocka_unit_test(test_reader_v2_equals_libvirt),
+		cmocka_unit_test(test_reader_v1_and_missing),
+		cmocka_unit_test(test_reader_gone),
+		cmocka_unit_test(test_layout),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
