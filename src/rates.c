@@ -665,11 +665,7 @@ struct vms_rates {
 	struct vms_rate_plan *plan;
 	int32_t *map;         /* names[i] -> plan column, -1 */
 	double *vals;
-	double *dt;           /* per column: seconds since its last value */
-	int32_t *pidx;        /* sch column -> psch column, -1 */
-	/* each column's last value and when (aligned to psch) */
-	const struct vms_schema *psch;
-	uint64_t *lastv, *lastt;
+	struct vms_rate_last last; /* each column's last value and when */
 	uint64_t pseq, pt_mono; /* the previous frame */
 	bool have_prev;
 };
@@ -785,13 +781,9 @@ static int switch_schema(struct vms_rates *r, const struct vms_schema *s)
 	}
 	free(r->map);
 	free(r->vals);
-	free(r->dt);
-	free(r->pidx);
 	r->map = calloc(r->nnames ? r->nnames : 1, sizeof(*r->map));
 	r->vals = calloc(p->ncols ? p->ncols : 1, sizeof(*r->vals));
-	r->dt = calloc(s->ncols ? s->ncols : 1, sizeof(*r->dt));
-	r->pidx = calloc(s->ncols ? s->ncols : 1, sizeof(*r->pidx));
-	if (!r->map || !r->vals || !r->dt || !r->pidx)
+	if (!r->map || !r->vals)
 		return -ENOMEM;
 	uint32_t shown = 0;
 	for (uint32_t i = 0; i < r->nnames; i++) {
@@ -825,59 +817,58 @@ int32_t vms_rate_prev_col(const struct vms_schema *ps, const struct vms_schema *
 	return j;
 }
 
-static void map_prev(struct vms_rates *r)
+int vms_rate_last_align(struct vms_rate_last *l, const struct vms_schema *s)
 {
-	for (uint32_t i = 0; i < r->sch->ncols; i++)
-		r->pidx[i] = vms_rate_prev_col(r->psch, r->sch, i);
-}
-
-int vms_rate_keep(uint64_t **pv, uint32_t *cap, const struct vms_frame *f)
-{
-	if (f->ncols > *cap) {
-		uint64_t *n = realloc(*pv, f->ncols * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		*pv = n;
-		*cap = f->ncols;
-	}
-	memcpy(*pv, f->v, f->ncols * sizeof(**pv));
-	return 0;
-}
-
-/* The last values, re-aligned from psch to sch (a new generation; the
- * first frame: nothing to carry). */
-static int realign(struct vms_rates *r)
-{
-	const struct vms_schema *s = r->sch;
-	uint64_t *v = malloc((s->ncols ? s->ncols : 1) * sizeof(*v));
-	uint64_t *t = malloc((s->ncols ? s->ncols : 1) * sizeof(*t));
-	if (!v || !t) {
+	if (l->sch == s)
+		return 0;
+	size_t n = s->ncols ? s->ncols : 1;
+	uint64_t *v = malloc(n * sizeof(*v)), *t = malloc(n * sizeof(*t));
+	double *dt = calloc(n, sizeof(*dt));
+	if (!v || !t || !dt) {
 		free(v);
 		free(t);
+		free(dt);
 		return -ENOMEM;
 	}
-	if (r->psch && r->psch != s)
-		map_prev(r);
 	for (uint32_t i = 0; i < s->ncols; i++) {
-		int32_t j = r->psch == s ? (int32_t)i : r->psch ? r->pidx[i] : -1;
-		v[i] = j >= 0 ? r->lastv[j] : VMS_NONE;
-		t[i] = j >= 0 ? r->lastt[j] : 0;
+		int32_t j = l->sch ? vms_rate_prev_col(l->sch, s, i) : -1;
+		v[i] = j >= 0 ? l->v[j] : VMS_NONE;
+		t[i] = j >= 0 ? l->t[j] : 0;
 	}
-	free(r->lastv);
-	free(r->lastt);
-	r->lastv = v;
-	r->lastt = t;
-	r->psch = s;
+	vms_rate_last_free(l);
+	l->v = v;
+	l->t = t;
+	l->dt = dt;
+	l->sch = s;
 	return 0;
+}
+
+void vms_rate_last_dt(struct vms_rate_last *l, uint64_t t_mono_ns)
+{
+	for (uint32_t i = 0; i < l->sch->ncols; i++)
+		l->dt[i] = l->t[i] && t_mono_ns > l->t[i] ? (double)(t_mono_ns - l->t[i]) / 1e9 : 0;
+}
+
+void vms_rate_last_put(struct vms_rate_last *l, const struct vms_frame *f)
+{
+	for (uint32_t i = 0; i < f->ncols; i++)
+		if (f->v[i] != VMS_NONE) {
+			l->v[i] = f->v[i];
+			l->t[i] = f->t_mono_ns;
+		}
+}
+
+void vms_rate_last_free(struct vms_rate_last *l)
+{
+	free(l->v);
+	free(l->t);
+	free(l->dt);
+	memset(l, 0, sizeof(*l));
 }
 
 static void remember(struct vms_rates *r, const struct vms_frame *f)
 {
-	for (uint32_t i = 0; i < f->ncols; i++)
-		if (f->v[i] != VMS_NONE) {
-			r->lastv[i] = f->v[i];
-			r->lastt[i] = f->t_mono_ns;
-		}
+	vms_rate_last_put(&r->last, f);
 	r->pseq = f->seq;
 	r->pt_mono = f->t_mono_ns;
 }
@@ -900,22 +891,19 @@ int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struc
 	}
 	bool had = r->have_prev;
 	if (!had)
-		r->psch = NULL; /* a new stream: nothing carries over */
-	if (r->psch != s) {
-		e = realign(r);
-		if (e < 0)
-			return e;
-	}
+		vms_rate_last_free(&r->last); /* a new stream: nothing carries over */
+	e = vms_rate_last_align(&r->last, s);
+	if (e < 0)
+		return e;
 	if (!had) {
 		/* an interval needs two frames */
 		remember(r, f);
 		r->have_prev = true;
 		return 0;
 	}
-	for (uint32_t i = 0; i < s->ncols; i++)
-		r->dt[i] = r->lastt[i] && f->t_mono_ns > r->lastt[i] ? (double)(f->t_mono_ns - r->lastt[i]) / 1e9 : 0;
+	vms_rate_last_dt(&r->last, f->t_mono_ns);
 	double dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
-	unsigned flags = vms_rate_compute_dt(r->plan, r->lastv, f->v, r->dt, r->vals);
+	unsigned flags = vms_rate_compute_dt(r->plan, r->last.v, f->v, r->last.dt, r->vals);
 	if (newgen || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
 	    f->seq != r->pseq + 1 || dt <= 0)
 		flags |= VMS_RATE_GAP;
@@ -976,10 +964,7 @@ int vms_rates_close(struct vms_rates *r)
 	vms_rate_plan_free(r->plan);
 	free(r->map);
 	free(r->vals);
-	free(r->dt);
-	free(r->lastv);
-	free(r->lastt);
-	free(r->pidx);
+	vms_rate_last_free(&r->last);
 	free(r);
 	return e;
 }

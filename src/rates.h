@@ -87,9 +87,23 @@ unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, cons
  * NULL).  Rates across a generation change pair columns with it. */
 int32_t vms_rate_prev_col(const struct vms_schema *ps, const struct vms_schema *s, uint32_t i);
 
-/* Copy f's values into *pv (grown to *cap values as needed): the previous
- * frame of the next interval.  0 or -ENOMEM. */
-int vms_rate_keep(uint64_t **pv, uint32_t *cap, const struct vms_frame *f);
+/* Each column's last present value and when it was taken, so that a
+ * column present only on some frames (the per-VM slow path) gets its rate
+ * over its own interval; carried across generations by
+ * vms_rate_prev_col().  Shared by `dump --rates` and the reader library. */
+struct vms_rate_last {
+	const struct vms_schema *sch; /* what v, t, dt are aligned to; NULL: nothing yet */
+	uint64_t *v, *t;              /* per column: last value, its t_mono_ns (0: none) */
+	double *dt;                   /* per column: vms_rate_last_dt()'s result */
+};
+/* Align to s (columns s does not continue: none).  0 or -ENOMEM. */
+int vms_rate_last_align(struct vms_rate_last *l, const struct vms_schema *s);
+/* dt[i] = seconds from column i's last value to t_mono_ns (0: none). */
+void vms_rate_last_dt(struct vms_rate_last *l, uint64_t t_mono_ns);
+/* Remember f's present values (f is of the aligned schema). */
+void vms_rate_last_put(struct vms_rate_last *l, const struct vms_frame *f);
+/* Free, and forget everything (sch NULL). */
+void vms_rate_last_free(struct vms_rate_last *l);
 
 /* ---- the CSV writer of `dump --rates` ------------------------------------ */
 

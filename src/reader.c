@@ -66,10 +66,9 @@ struct vms_reader {
 	struct vms_rate_plan *plan;
 	const struct vms_schema *plan_sch;
 	double *rv;
-	uint64_t *pv, *aligned;
-	int32_t *pidx;
-	uint32_t pv_cap, al_cap, rv_cap;
-	const struct vms_schema *psch;
+	uint32_t rv_cap;
+	const struct vms_schema *psch; /* the previous frame's (compared, never read) */
+	struct vms_rate_last last; /* each column's last value and when */
 	uint64_t pseq, pt_mono;
 	bool have_prev, rates_ok;
 	double dt;
@@ -254,9 +253,7 @@ static void rates_free(struct vms_reader *r)
 {
 	vms_rate_plan_free(r->plan);
 	free(r->rv);
-	free(r->pv);
-	free(r->aligned);
-	free(r->pidx);
+	vms_rate_last_free(&r->last);
 }
 
 void vms_reader_close(struct vms_reader *r)
@@ -321,34 +318,24 @@ static int rates_frame(struct vms_reader *r)
 		r->rv = rv;
 		r->rv_cap = p->ncols;
 	}
-	if (s->ncols > r->al_cap) {
-		uint64_t *a = realloc(r->aligned, s->ncols * sizeof(*a));
-		if (a)
-			r->aligned = a;
-		int32_t *pi = realloc(r->pidx, s->ncols * sizeof(*pi));
-		if (pi)
-			r->pidx = pi;
-		if (!a || !pi)
-			return -ENOMEM;
-		r->al_cap = s->ncols;
-	}
+	if (!r->have_prev)
+		vms_rate_last_free(&r->last); /* a new stream: nothing carries over */
+	int e = vms_rate_last_align(&r->last, s);
+	if (e < 0)
+		return e;
 	if (r->have_prev) {
-		/* the previous values, column by column of this schema (by
-		 * name across generations, as dump --rates pairs them) */
-		const struct vms_schema *ps = r->psch;
-		for (uint32_t i = 0; i < s->ncols; i++) {
-			int32_t j = vms_rate_prev_col(ps, s, i);
-			r->aligned[i] = j >= 0 ? r->pv[j] : VMS_NONE;
-		}
+		/* each rate over its own columns' interval: since the last
+		 * frame that had them (by name across generations), as dump
+		 * --rates computes them */
+		vms_rate_last_dt(&r->last, f->t_mono_ns);
 		r->dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
-		r->rflags = vms_rate_compute(r->plan, r->aligned, f->v, r->dt, r->rv);
-		if (ps != s || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
+		r->rflags = vms_rate_compute_dt(r->plan, r->last.v, f->v, r->last.dt, r->rv);
+		if (s != r->psch || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
 		    f->seq != r->pseq + 1 || r->dt <= 0)
 			r->rflags |= VMS_RATE_GAP;
 		r->rates_ok = r->dt > 0;
 	}
-	if (vms_rate_keep(&r->pv, &r->pv_cap, f) < 0)
-		return -ENOMEM;
+	vms_rate_last_put(&r->last, f);
 	r->pseq = f->seq;
 	r->pt_mono = f->t_mono_ns;
 	r->psch = s;
