@@ -25,23 +25,32 @@ static int grow(struct vms_procfile *f, size_t want)
 	return 0;
 }
 
+/* Until EOF: a seq_file read (/proc/net/dev, /proc/diskstats) returns at
+ * most one page of records per call however large the buffer, so a short
+ * read is not the end.  The kernel keeps its position between preads at
+ * increasing offsets (no re-walk from the start), and a pread at 0 starts
+ * over: one read per page, plus the one that returns 0. */
 int vms_procfile_read(struct vms_procfile *f)
 {
+	size_t off = 0;
 	for (;;) {
-		ssize_t n = pread(f->fd, f->buf, f->cap, 0);
+		if (off == f->cap) {
+			int r = grow(f, f->cap * 2);
+			if (r < 0)
+				return r;
+			f->grows++;
+		}
+		ssize_t n = pread(f->fd, f->buf + off, f->cap - off, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		if ((size_t)n < f->cap) {
-			f->len = (size_t)n;
+		if (n == 0) {
+			f->len = off;
 			return 0;
 		}
-		int r = grow(f, f->cap * 2);
-		if (r < 0)
-			return r;
-		f->grows++;
+		off += (size_t)n;
 	}
 }
 

@@ -2,10 +2,10 @@
 /* procfile.h - a /proc file kept open and re-read with one pread per tick.
  *
  * The file is opened once relative to a directory fd (the proc root, a
- * runtime seam: tests pass a fixture directory).  vms_procfile_read() does
- * one pread(fd, buf, cap, 0); a short read is the whole file (seq_file
- * fills the caller's buffer until EOF).  When the buffer fills, it is
- * doubled and the read retried: that allocation happens only when the file
+ * runtime seam: tests pass a fixture directory).  vms_procfile_read()
+ * preads from offset 0 until EOF: a seq_file (/proc/net/dev) gives at most
+ * a page per call, so a short read is not the whole file.  When the buffer
+ * fills, it is doubled: that allocation happens only when the file
  * outgrows the buffer, never in the steady state. */
 #ifndef VMS_PROCFILE_H
 #define VMS_PROCFILE_H
