@@ -43,44 +43,8 @@
 #include "tthreads.h"
 #include "vmtab.h"
 
-/* ---- counting allocator (as in test_loop.c; not under ASan) ------------- */
-#if defined(__SANITIZE_ADDRESS__)
-#define HAVE_COUNTING_MALLOC 0
-#else
-#define HAVE_COUNTING_MALLOC 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-static volatile int armed;
-static volatile unsigned long allocs;
-void *malloc(size_t n);
-void *calloc(size_t a, size_t b);
-void *realloc(void *p, size_t n);
-void free(void *p);
-void *malloc(size_t n)
-{
-	if (armed)
-		allocs++;
-	return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-	if (armed)
-		allocs++;
-	return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-	if (armed)
-		allocs++;
-	return __libc_realloc(p, n);
-}
-void free(void *p)
-{
-	__libc_free(p);
-}
-#endif
+/* the counting allocator: see alloccount.h */
+#include "alloccount.h"
 
 #define UUID_SELF "5e1f0000-0000-4000-8000-000000000001"
 #define UUID_CHILD "c41d0000-0000-4000-8000-000000000002"

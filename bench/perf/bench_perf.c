@@ -40,32 +40,8 @@
 #include "tthreads.h"
 #include "vmtab.h"
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static volatile int armed;
-static volatile unsigned long allocs;
-void *malloc(size_t n);
-void *calloc(size_t a, size_t b);
-void *realloc(void *p, size_t n);
-void *malloc(size_t n)
-{
-	if (armed)
-		allocs++;
-	return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b)
-{
-	if (armed)
-		allocs++;
-	return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n)
-{
-	if (armed)
-		allocs++;
-	return __libc_realloc(p, n);
-}
+/* the counting allocator: see tests/alloccount.h */
+#include "alloccount.h"
 
 enum load { LOAD_IDLE, LOAD_SLEEP, LOAD_SPIN };
 static enum load load;
