@@ -413,8 +413,7 @@ static void plan_single(struct builder *b, uint32_t i)
 			return;
 		}
 	if ((c = add(b, VMS_ROP_PER_S, (int32_t)i, col->name, strlen(col->name), "/s")))
-		for (int s = 0; s < col->scale; s++)
-			c->mul /= 10;
+		c->mul = vms_unscale(c->mul, col->scale);
 }
 
 int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out)
@@ -604,11 +603,8 @@ static unsigned compute(struct vms_rate_plan *p, struct ctx *x, double *out)
 		double v = NAN, dt_s;
 		switch (c->op) {
 		case VMS_ROP_GAUGE:
-			if (cur[c->a] != VMS_NONE) {
-				v = (double)cur[c->a];
-				for (int s = 0; s < c->scale; s++)
-					v /= 10;
-			}
+			if (cur[c->a] != VMS_NONE)
+				v = vms_unscale((double)cur[c->a], c->scale);
 			break;
 		case VMS_ROP_PER_S:
 			dt_s = common_dt(x, c->a, c->b, c->c);
@@ -799,6 +795,15 @@ static int switch_schema(struct vms_rates *r, const struct vms_schema *s)
 		vms_warn("rates: schema generation %u adds %u columns that the header (fixed) cannot show",
 			 s->gen, p->ncols - shown);
 	return 0;
+}
+
+double vms_unscale(double v, int scale)
+{
+	for (int s = 0; s < scale; s++)
+		v /= 10;
+	for (int s = 0; s > scale; s--)
+		v *= 10;
+	return v;
 }
 
 int32_t vms_rate_prev_col(const struct vms_schema *ps, const struct vms_schema *s, uint32_t i)

@@ -82,6 +82,10 @@ unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const u
 unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
 			     const double *dt, double *out);
 
+/* v / 10^scale: a column's raw value in its unit (no libm: the sampler
+ * does not load it for this). */
+double vms_unscale(double v, int scale);
+
 /* The column of ps (the previous frame's schema) that column i of s
  * continues: the same name, kind, scale and key; -1 if none (or ps is
  * NULL).  Rates across a generation change pair columns with it. */

@@ -362,7 +362,7 @@ int vms_reader_rate(const struct vms_reader *r, uint32_t i, double *v)
 		uint64_t x = r->cur->v[c->a];
 		if (x == VMS_NONE)
 			return -ENODATA;
-		*v = (double)x / pow(10, c->scale);
+		*v = vms_unscale((double)x, c->scale);
 		return 0;
 	}
 	if (!r->rates_ok || isnan(r->rv[i]))
@@ -772,7 +772,7 @@ int vms_reader_value_double(const struct vms_reader *r, uint32_t col, double *v)
 	int e = vms_reader_value(r, col, &x);
 	if (e < 0)
 		return e;
-	*v = (double)x / pow(10, r->sch->cols[col].scale);
+	*v = vms_unscale((double)x, r->sch->cols[col].scale);
 	return 0;
 }
 
