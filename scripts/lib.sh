@@ -48,10 +48,12 @@ need_libperf() {
 build() {
 	local dir=$1
 	shift
+	local log=$ROOT/$dir.log
 	if [ ! -f "$ROOT/$dir/build.ninja" ]; then
-		meson setup "$ROOT/$dir" "$ROOT" "$@" >/dev/null
+		meson setup "$ROOT/$dir" "$ROOT" "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
 	else
-		meson configure "$ROOT/$dir" "$@" >/dev/null
+		meson configure "$ROOT/$dir" "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
 	fi
-	ninja -C "$ROOT/$dir" >/dev/null
+	# quiet when it builds; the errors when it does not
+	ninja -C "$ROOT/$dir" >"$log" 2>&1 || { grep -E -A3 'error|FAILED' "$log" | head -n 60 >&2; exit 1; }
 }

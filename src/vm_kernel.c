@@ -308,7 +308,7 @@ static bool sample_cpu(struct vms_vmk *k, struct rctx *x, uint64_t *s)
 	static const char *const v2keys[] = {"usage_usec", "user_usec", "system_usec"};
 	static const char *const v1keys[] = {"user", "system"};
 	uint64_t v[3];
-	size_t len;
+	size_t len = 0;
 	if (rd(x, k->fd_cpu, &len) < 0)
 		return false;
 	if (!k->cpu_v1) {
@@ -382,7 +382,7 @@ unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *
 {
 	struct rctx x = {scratch, cap, gone, parse_errors};
 	unsigned ok = 0;
-	size_t len;
+	size_t len = 0;
 
 	if (k->have & VMS_VG_CPU && sample_cpu(k, &x, slots + l->cpu))
 		ok |= VMS_VG_CPU;
