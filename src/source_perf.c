@@ -731,7 +731,7 @@ static void thr_retire(struct perf *p, struct pvm *v, struct vthr *t)
 {
 	for (int c = 0; c < NCLS; c++) {
 		struct grp *g = &t->g[c];
-		uint64_t ena, run;
+		uint64_t ena = 0, run = 0;
 		if (g->el && grp_read(p, g, 0, p->vals, &ena, &run) == 0) {
 			for (unsigned k = 0; k < g->nev; k++)
 				v->retired[c][k] += p->vals[k];
@@ -1167,7 +1167,7 @@ static void sample_host(struct perf *p, uint64_t *slots, struct vms_tick_ctx *t)
 			continue;
 		for (unsigned i = 0; i < p->ncpu; i++) {
 			uint64_t *blk = p->per_cpu ? slots + i * w : NULL;
-			uint64_t ena, run;
+			uint64_t ena = 0, run = 0;
 			bool ok = grp_read(p, g, i, p->vals, &ena, &run) == 0;
 			if (ok)
 				times_out(blk, es->tcol[c], ena, run, g->prev[i], t);
@@ -1220,7 +1220,7 @@ static void sample_vm(struct perf *p, struct pvm *v, uint64_t *blk, struct vms_t
 			p->acc[k] = v->retired[c][k];
 		for (unsigned i = 0; i < v->nthr; i++) {
 			struct grp *g = &v->thr[i].g[c];
-			uint64_t e, r;
+			uint64_t e = 0, r = 0;
 			if (!g->el)
 				continue;
 			if (grp_read(p, g, 0, p->vals, &e, &r) < 0) {
