@@ -36,6 +36,10 @@ echo "== build without libvirt and its unit tests"
 build build-nolibvirt -Dwerror=true -Dtests=enabled -Dlibvirt=disabled
 meson test -C "$ROOT/build-nolibvirt" --print-errorlogs --no-rebuild --suite unit
 
+echo "== release build with everything (what run.sh makes), warnings as errors"
+build build-release --buildtype=release -Dwerror=true -Dperf=enabled -Dlibvirt=enabled -Dtests=disabled
+"$ROOT/build-release/vmsampler" -i 10ms -n 3 -o - >/dev/null
+
 echo "== minimal host-only build (no libvirt, no perf, no tests)"
 build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dtests=disabled -Dman=disabled --buildtype=release
 "$ROOT/build-min/vmsampler" -i 10ms -n 3 -o - >/dev/null
