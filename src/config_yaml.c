@@ -192,8 +192,7 @@ static const char *shown(char *buf, size_t len, const yaml_event_t *e)
 	return buf;
 }
 
-/* Levenshtein distance, for "did you mean" (short strings only). */
-static unsigned distance(const char *a, const char *b)
+unsigned vms_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	unsigned row[33];
@@ -225,7 +224,7 @@ static void suggest(char *buf, size_t len, const char *got, const char *const *n
 	const char *pick = NULL;
 	buf[0] = '\0';
 	for (unsigned i = 0; i < n; i++) {
-		unsigned d = distance(got, names[i]);
+		unsigned d = vms_edit_distance(got, names[i]);
 		if (d < best && d < strlen(names[i])) {
 			best = d;
 			pick = names[i];

@@ -7,6 +7,8 @@
 
 #include <vmsampler/format.h>
 
+#include "config.h"
+
 struct evdef {
 	const char *name;
 	const char *alias;
@@ -40,32 +42,6 @@ static const struct evdef defs[] = {
 	{"stalled-cycles-backend", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND,
 	 VMS_UNIT_COUNT},
 };
-
-/* Levenshtein distance of short strings, for "did you mean". */
-static unsigned distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned row[33];
-	if (la > 32 || lb > 32)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned diag = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
 
 static bool tp_part(const char *s, size_t n)
 {
@@ -114,7 +90,7 @@ int vms_perf_event_parse(const char *name, struct vms_perf_evspec *out, char *ms
 	const char *pick = NULL;
 	unsigned best = 4;
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(defs); i++) {
-		unsigned d = distance(name, defs[i].name);
+		unsigned d = vms_edit_distance(name, defs[i].name);
 		if (d < best && d < strlen(defs[i].name)) {
 			best = d;
 			pick = defs[i].name;
