@@ -90,9 +90,12 @@ static void decode(const uint8_t *buf, size_t size)
 				prev[i] = VMS_VALUE_NONE;
 			plan_of = s;
 		}
-		vms_rate_compute(plan, prev, f->v, 1.5, out);
-		/* per-column intervals, some shared and some not */
+		/* one interval for all columns, then per-column intervals, some
+		 * shared and some not */
 		double *dt = malloc((s->ncols + 1) * sizeof(*dt));
+		for (uint32_t i = 0; i < s->ncols; i++)
+			dt[i] = 1.5;
+		vms_rate_compute_dt(plan, prev, f->v, dt, out);
 		for (uint32_t i = 0; i < s->ncols; i++)
 			dt[i] = (double)(f->v[i] % 4);
 		vms_rate_compute_dt(plan, prev, f->v, dt, out);

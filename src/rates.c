@@ -491,15 +491,14 @@ void vms_rate_plan_free(struct vms_rate_plan *p)
 struct ctx {
 	const struct vms_schema *s;
 	const uint64_t *pv, *cv;
-	const double *dt; /* per column, NULL: all dt_s */
-	double dt_s;
+	const double *dt; /* per column */
 	unsigned flags;
 };
 
 /* The interval of column i (seconds), 0 if it has none. */
 static double col_dt(const struct ctx *x, int32_t i)
 {
-	return x->dt ? x->dt[i] : x->dt_s;
+	return x->dt[i];
 }
 
 /* The common interval of the inputs of one output (b, c may be -1), 0 if
@@ -631,13 +630,6 @@ static unsigned compute(struct vms_rate_plan *p, struct ctx *x, double *out)
 		out[k] = v;
 	}
 	return x->flags;
-}
-
-unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
-			  double dt_s, double *out)
-{
-	struct ctx x = {.s = p->schema, .pv = prev, .cv = cur, .dt_s = dt_s};
-	return compute(p, &x, out);
 }
 
 unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,

@@ -5,10 +5,10 @@
  * A plan is derived from a schema by the column name convention of the
  * sources (cpu.<id>.<field>, disk.<name>.<field>, net.<name>.<field>,
  * stat.<name>, vm.<name>.*, anything else): each output column has a name, an
- * operation and the input columns it reads.  vms_rate_compute() evaluates
- * one interval between two frames whose values are aligned to the plan's
- * schema (the previous frame's value of each column, VMS_NONE where it
- * had none).  The formulas and their sysstat sources are in rates.c. */
+ * operation and the input columns it reads.  vms_rate_compute_dt()
+ * evaluates one interval per column: each column's last value before the
+ * frame (VMS_NONE where it had none) and the seconds since it was taken,
+ * aligned to the plan's schema.  The formulas and their sysstat sources are in rates.c. */
 #ifndef VMS_RATES_H
 #define VMS_RATES_H
 
@@ -70,15 +70,12 @@ struct vms_rate_plan {
 int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out);
 void vms_rate_plan_free(struct vms_rate_plan *p);
 
-/* One interval of dt_s seconds: prev[i] and cur[i] are the values of
- * column i of the plan's schema at the start and the end.  Writes
- * out[k] for every plan column (NAN: empty; VMS_ROP_GAUGE columns get the
- * current value as a double, printers use cur[a] exactly).  Returns the
- * VMS_RATE_WRAP / VMS_RATE_RESET flags it met. */
-unsigned vms_rate_compute(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
-			  double dt_s, double *out);
-/* The same with an interval per column: dt[i] seconds since prev[i] was
- * taken (0: none).  The inputs of one output must share theirs. */
+/* prev[i] and cur[i] are the values of column i of the plan's schema at
+ * the start and the end of its interval, dt[i] seconds (0: none; the
+ * inputs of one output must share theirs).  Writes out[k] for every plan
+ * column (NAN: empty; VMS_ROP_GAUGE columns get the current value as a
+ * double, printers use cur[a] exactly).  Returns the VMS_RATE_WRAP /
+ * VMS_RATE_RESET flags it met. */
 unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
 			     const double *dt, double *out);
 
