@@ -16,6 +16,7 @@ enum {
 	OPT_RING_SLOTS,
 	OPT_RING,
 	OPT_PRINT_CONFIG,
+	OPT_FORCE,
 };
 
 #define SHORTOPTS ":i:n:o:f:c:qvhV"
@@ -30,6 +31,7 @@ const struct option vms_cli_options[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, 'f'},
 	{"csv-layout", required_argument, NULL, OPT_CSV_LAYOUT},
+	{"force", no_argument, NULL, OPT_FORCE},
 	{"config", required_argument, NULL, 'c'},
 	{"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
 	{"quiet", no_argument, NULL, 'q'},
@@ -179,6 +181,9 @@ int vms_cli_parse(struct vms_cli *cli, int argc, char **argv, char *err, size_t 
 			if (cli->action != VMS_CLI_HELP)
 				cli->action = VMS_CLI_VERSION;
 			continue;
+		case OPT_FORCE:
+			cli->force = true;
+			continue;
 		case OPT_PRINT_CONFIG:
 			if (cli->action == VMS_CLI_RUN)
 				cli->action = VMS_CLI_PRINT_CONFIG;
@@ -231,8 +236,9 @@ int vms_cli_apply(const struct vms_cli *cli, struct vms_config *c, char *err, si
 void vms_cli_help(FILE *f)
 {
 	fputs("Usage: vmsampler [OPTIONS]\n", f);
-	fputs("       vmsampler dump FILE.vms [--rates | --events] [-o OUT]\n", f);
-	fputs("       vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates] [-n N]\n", f);
+	fputs("       vmsampler dump FILE.vms [--rates | --events] [-o OUT] [--force]\n", f);
+	fputs("       vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates] [-n N] [--new]\n"
+	      "                      [--no-follow]\n", f);
 	fputs("Sample the counters of a Linux host from /proc (and perf_event, in a build\n"
 	      "with perf; and per-VM statistics, in a build with libvirt) at a fixed\n"
 	      "interval and write them as CSV or binary frames, until SIGINT or SIGTERM\n"
@@ -257,6 +263,9 @@ void vms_cli_help(FILE *f)
 	      "                           csv otherwise\n"
 	      "      --csv-layout=LAYOUT  wide: one row per frame (default);\n"
 	      "                           long: one row per value\n"
+	      "      --force              overwrite an existing file at PATH that is not a\n"
+	      "                           vmsampler output of the same format, and follow\n"
+	      "                           a symbolic link there (never a ring, live or not)\n"
 	      "\n"
 	      "Configuration:\n"
 	      "  -c, --config=FILE        read settings from the YAML FILE; the options\n"

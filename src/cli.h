@@ -32,6 +32,7 @@ struct vms_cli_set {
 struct vms_cli {
 	enum vms_cli_action action;
 	const char *config_path; /* -c FILE, or NULL */
+	bool force;              /* --force: outputs may overwrite what is not ours */
 	/* one per key (the last one given wins), applied over the file */
 	struct vms_cli_set set[VMS_CLI_MAX_SET];
 	unsigned nset;

@@ -89,6 +89,9 @@ struct vms_config {
 	struct vms_source_conf procstat, loadavg, diskstats, netdev;
 	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */
+	/* outside the table (no key): --force, outputs may overwrite a file
+	 * that is not a vmsampler output of their kind (out.h) */
+	bool force;
 };
 
 /* Limits (also in --help and the man pages). */

@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "out.h"
 #include "perfev.h"
 
 struct yload {
@@ -709,7 +710,10 @@ int vms_config_load_file(struct vms_config *c, const char *path, char *err, size
 
 	if (errlen)
 		err[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO waits here for its writer; SIGINT/SIGTERM end the wait
+	 * (main's start-up handler sets vms_out_stop) */
+	while ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR && !vms_out_stop)
+		;
 	if (fd < 0) {
 		r = -errno;
 		return fail_file(&y, r, "%s", strerror(-r));
@@ -735,7 +739,7 @@ int vms_config_load_file(struct vms_config *c, const char *path, char *err, size
 			cap *= 2;
 		}
 		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR && !vms_out_stop)
 			continue;
 		if (n < 0) {
 			r = -errno;

@@ -16,27 +16,34 @@
 #include "csv.h"
 #include "fmt.h"
 #include "log.h"
+#include "out.h"
 #include "rates.h"
 #include "reader_int.h"
 #include "sink.h"
 
 static const char usage_text[] =
-	"Usage: vmsampler dump FILE.vms [--rates | --events] [-o OUT]\n"
+	"Usage: vmsampler dump FILE.vms [--rates | --events] [-o OUT] [--force]\n"
 	"Convert a vmsampler binary stream to CSV (FILE '-' reads standard input).\n"
 	"\n"
 	"  -r, --rates       per-interval rates (sar/iostat/mpstat definitions)\n"
 	"                    instead of the raw counters\n"
 	"  -e, --events      the EVENT records (VM lifecycle, libvirt connection,\n"
 	"                    sources failing...) instead of the frames\n"
-	"  -o, --output OUT  write to OUT (default: standard output)\n"
+	"  -o, --output OUT  write to OUT (default: standard output); an existing\n"
+	"                    OUT is overwritten only if it is a vmsampler CSV file,\n"
+	"                    never if it is FILE itself, not through a symbolic link\n"
+	"  -f, --force       overwrite OUT (and follow a link) even if it is not a\n"
+	"                    vmsampler CSV file; never FILE itself or a ring\n"
 	"  -h, --help        show this help\n"
 	"\n"
 	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged or\n"
-	"foreign input or an I/O error, 2 usage error.  See vmsampler-format(5).\n";
+	"foreign input, an OUT it refuses to overwrite or an I/O error, 2 usage\n"
+	"error.  See vmsampler-format(5).\n";
 
+/* One line, as every usage error of vmsampler. */
 static int usage_error(const char *msg, const char *arg)
 {
-	fprintf(stderr, "vmsampler dump: %s%s%s\nTry 'vmsampler dump --help'.\n", msg,
+	fprintf(stderr, "vmsampler dump: %s%s%s. Try 'vmsampler dump --help'.\n", msg,
 		arg ? ": " : "", arg ? arg : "");
 	return 2;
 }
@@ -149,15 +156,18 @@ int vms_dump_main(int argc, char **argv)
 		{"rates", no_argument, NULL, 'r'},
 		{"events", no_argument, NULL, 'e'},
 		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *out = "-";
+	bool force = false;
 	bool rates_mode = false, events_mode = false;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "reo:h", opts, NULL)) != -1) {
+	opterr = 0; /* our own one-line messages */
+	while ((c = getopt_long(argc, argv, ":reo:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			rates_mode = true;
@@ -168,11 +178,17 @@ int vms_dump_main(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case 'f':
+			force = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
+		case ':':
+			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error("bad option", NULL);
+			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
+					   optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -189,7 +205,14 @@ int vms_dump_main(int argc, char **argv)
 		vms_reader_close(rd);
 		return 1;
 	}
+	/* -o onto the input (by another name, too) would truncate it */
+	struct stat ist;
+	if (strcmp(in, "-") != 0 && stat(in, &ist) == 0 && vms_out_protect(&ist) < 0) {
+		vms_reader_close(rd);
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
+	unsigned how = VMS_OUT_CSV | (force ? VMS_OUT_FORCE : 0);
 
 	struct csv_out csv = {0};
 	struct vms_rates *rates = NULL;
@@ -198,16 +221,25 @@ int vms_dump_main(int argc, char **argv)
 
 	if (events_mode) {
 		vms_rdr_want_events(rd, true);
-		evf = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
-		r = evf ? 0 : -errno;
+		if (strcmp(out, "-") == 0) {
+			evf = stdout;
+			r = 0;
+		} else {
+			int fd = vms_out_open_fd(out, how);
+			evf = fd >= 0 ? fdopen(fd, "w") : NULL;
+			r = fd < 0 ? fd : evf ? 0 : -errno;
+			if (fd >= 0 && !evf)
+				close(fd);
+		}
 		if (evf && fputs("before_seq,time,t_mono_ns,type,event,subject,detail\r\n", evf) == EOF)
 			r = -EIO;
 	} else if (rates_mode) {
-		r = vms_rates_open(&rates, out);
+		r = vms_rates_open(&rates, out, how);
 		if (r == 0)
 			r = prescan(in, rates);
 	} else {
 		vms_config_defaults(&csv.conf);
+		csv.conf.force = force;
 		csv.sink.ops = &vms_sink_csv;
 		csv.sink.conf = &csv.conf;
 		csv.sink.path = out;
@@ -216,7 +248,7 @@ int vms_dump_main(int argc, char **argv)
 		csv_open = r == 0;
 	}
 	if (r < 0) {
-		vms_err("cannot open output %s: %s", out, strerror(-r));
+		vms_err("cannot open output %s: %s", out, vms_out_strerror(r));
 		rc = 1;
 		goto out;
 	}

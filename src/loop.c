@@ -113,6 +113,12 @@ static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
 		vms_ring_commit(&nr);
 	}
 	nr.next_seq = l->ring.next_seq;
+	struct vms_frame *g = realloc(l->gapframe, vms_frame_size(cols));
+	if (!g) {
+		vms_ring_destroy(&nr);
+		return -ENOMEM;
+	}
+	l->gapframe = g;
 	/* a file ring is renamed over the old one, whose readers reattach */
 	return vms_ring_install(&l->ring, &nr);
 }
@@ -221,20 +227,20 @@ static bool source_due(const struct vms_source *src, uint64_t idx)
 	return src->every <= 1 || idx % src->every == 0;
 }
 
-/* Account frames that sinks lose when the next slot is overwritten. */
-static uint64_t account_overrun(struct vms_loop *l)
+/* Frames a sink loses when the next slot is overwritten: counted for it,
+ * and told on the next frame it writes (vms_loop_drain), which is the
+ * first after the gap. */
+static void account_overrun(struct vms_loop *l)
 {
-	uint64_t lost = 0;
 	uint64_t nslots = (uint64_t)l->ring.mask + 1;
 	for (unsigned i = 0; i < l->nsink; i++) {
 		struct vms_sink *s = &l->sink[i];
 		while (s->next_seq + nslots <= l->ring.next_seq) {
 			s->next_seq++;
 			s->lost++;
-			lost++;
+			s->lost_pending++;
 		}
 	}
-	return lost;
 }
 
 void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
@@ -244,7 +250,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 		.idx = ti->idx,
 	};
 	l->tick_idx = ti->idx;
-	uint64_t lost = account_overrun(l);
+	account_overrun(l);
 	struct vms_frame *f;
 	bool again = true;
 
@@ -301,10 +307,11 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	f->reserved = 0;
 	f->late_ns = ti->late_ns;
 	uint64_t missed = ti->missed + l->pending_missed;
-	lost += l->pending_lost;
 	f->missed_ticks = missed > UINT32_MAX ? UINT32_MAX : (uint32_t)missed;
-	f->lost_frames = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
-	l->pending_missed = l->pending_lost = 0;
+	/* nothing is lost before a frame in the ring: each sink stamps its
+	 * own losses on the copy it writes (vms_loop_drain) */
+	f->lost_frames = 0;
+	l->pending_missed = 0;
 
 	uint32_t flags = l->pending_flags | t.flags;
 	l->pending_flags = 0;
@@ -313,7 +320,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	for (unsigned i = 0; i < l->nsrc; i++)
 		if (l->src[i].failed && l->src[i].ncols)
 			flags |= VMS_FRAME_PARTIAL;
-	if (missed || lost)
+	if (missed)
 		flags |= VMS_FRAME_GAP;
 	int64_t off = t.t_real_ns - (int64_t)t.t_mono_ns;
 	if (l->have_offset) {
@@ -368,6 +375,8 @@ static void deliver_events(struct vms_loop *l, struct vms_sink *s, uint64_t upto
 	}
 }
 
+static void reopen_sink(struct vms_loop *l, struct vms_sink *s);
+
 void vms_loop_drain(struct vms_loop *l)
 {
 	uint64_t last = vms_ring_last(&l->ring);
@@ -375,11 +384,19 @@ void vms_loop_drain(struct vms_loop *l)
 		struct vms_sink *s = &l->sink[i];
 		if (s->failed)
 			continue;
+		if (s->reopen_failed) {
+			reopen_sink(l, s);
+			if (s->reopen_failed)
+				continue;
+		}
 		int r = 0;
 		while (s->next_seq <= last) {
 			const struct vms_frame *f = vms_ring_get(&l->ring, s->next_seq);
 			if (!f) {
+				/* overwritten before this sink took it */
 				s->next_seq++;
+				s->lost++;
+				s->lost_pending++;
 				continue;
 			}
 			const struct vms_schema *sch = live_find(l, f->gen);
@@ -390,6 +407,15 @@ void vms_loop_drain(struct vms_loop *l)
 				s->gen = f->gen;
 			}
 			deliver_events(l, s, f->seq);
+			if (VMS_UNLIKELY(s->lost_pending)) {
+				/* the first frame after a gap says how many frames
+				 * this output lost: a copy, the ring's is shared */
+				struct vms_frame *c = l->gapframe;
+				memcpy(c, f, vms_frame_size(f->ncols));
+				c->lost_frames = s->lost_pending > UINT32_MAX ? UINT32_MAX : (uint32_t)s->lost_pending;
+				c->flags |= VMS_FRAME_GAP;
+				f = c;
+			}
 			r = s->ops->write(s, sch, f);
 			if (r == -EAGAIN) {
 				r = s->ops->flush(s);
@@ -399,6 +425,9 @@ void vms_loop_drain(struct vms_loop *l)
 			}
 			if (r < 0)
 				break;
+			s->lost_pending = 0;
+			if (!s->first_seq)
+				s->first_seq = f->seq;
 			s->next_seq++;
 		}
 		if (r == 0 || r == -EAGAIN)
@@ -507,7 +536,8 @@ static int open_sinks(struct vms_loop *l)
 		return -ENOMEM;
 	int r = ops->open(s);
 	if (r < 0) {
-		vms_err("cannot open output %s: %s", s->path, strerror(-r));
+		if (!(r == -EINTR && vms_out_stop)) /* stopped while a FIFO waited: quiet */
+			vms_err("cannot open output %s: %s", s->path, vms_out_strerror(r));
 		free(s->priv);
 		s->priv = NULL;
 		return r;
@@ -522,6 +552,12 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 	loop_zero(l);
 	l->conf = conf;
 	l->sigfd = -1;
+	/* (another name for the same file is refused when the output is
+	 * opened: it is then a ring) */
+	if (conf->ring_path && conf->output && strcmp(conf->output, conf->ring_path) == 0) {
+		vms_err("the output and the ring are both %s: they must be different files", conf->output);
+		return -EINVAL;
+	}
 	if (clock) {
 		l->clock = *clock;
 	} else {
@@ -564,6 +600,11 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		vms_err("cannot allocate the ring: %s", strerror(-r));
 		return r;
 	}
+	l->gapframe = malloc(vms_frame_size(cols));
+	if (!l->gapframe) {
+		vms_err("out of memory");
+		return -ENOMEM;
+	}
 	r = open_sinks(l);
 	if (r < 0)
 		return r;
@@ -598,20 +639,49 @@ static void handle_signals(struct vms_loop *l)
 	}
 }
 
+/* Close a sink's file and open its path again (SIGHUP; and after a reopen
+ * whose open failed, at each drain until it works). */
+static void reopen_sink(struct vms_loop *l, struct vms_sink *s)
+{
+	int r = s->ops->reopen(s);
+	if (s->old_err < 0) {
+		/* the old file ends at its last whole frame; the frames after it
+		 * go to the new file, from the ring (those the ring no longer
+		 * holds are counted as lost) */
+		uint64_t from = s->durable_seq ? s->durable_seq + 1 : s->first_seq;
+		vms_err("output %s: %s while closing it for SIGHUP; frames from seq %llu on go to the new file",
+			s->path, strerror(-s->old_err), (unsigned long long)(from ? from : s->next_seq));
+		if (from && from < s->next_seq)
+			s->next_seq = from;
+		s->old_err = 0;
+	}
+	s->first_seq = 0;
+	/* the new file begins with a SCHEMA; until it can be written the
+	 * frames wait in the ring */
+	s->gen = 0;
+	if (r < 0) {
+		if (!s->reopen_failed || s->last_err != r)
+			vms_err("output %s: cannot open it again: %s; frames wait in the ring (%u slots) "
+				"and are counted as lost when it is full; trying again at each tick",
+				s->path, vms_out_strerror(r), l->ring.mask + 1);
+		s->last_err = r;
+		s->reopen_failed = true;
+		return;
+	}
+	if (s->reopen_failed)
+		vms_info("output %s: open again", s->path);
+	s->reopen_failed = false;
+	s->last_err = 0;
+	vms_loop_event(l, VMS_EV_OUTPUT_REOPENED, s->path, "SIGHUP");
+}
+
 static void reopen_sinks(struct vms_loop *l)
 {
 	l->reopen = false;
 	for (unsigned i = 0; i < l->nsink; i++) {
 		struct vms_sink *s = &l->sink[i];
-		if (!s->ops->reopen || s->failed)
-			continue;
-		int r = s->ops->reopen(s);
-		if (r < 0) {
-			sink_error(l, s, r);
-			continue;
-		}
-		s->gen = 0; /* next frame begins a generation in the new file */
-		vms_loop_event(l, VMS_EV_OUTPUT_REOPENED, s->path, "SIGHUP");
+		if (s->ops->reopen && !s->failed)
+			reopen_sink(l, s);
 	}
 }
 
@@ -707,6 +777,7 @@ int vms_loop_fini(struct vms_loop *l)
 	for (unsigned i = 0; i < l->nlive; i++)
 		vms_schema_unref(l->live[i]);
 	free(l->live);
+	free(l->gapframe);
 	vms_schema_unref(l->schema);
 	vms_ring_destroy(&l->ring);
 	if (l->proc_dirfd >= 0)

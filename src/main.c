@@ -5,6 +5,7 @@
  * 2 usage or configuration error.  Usage errors are one line on stderr
  * ending in "Try 'vmsampler --help'."; configuration file errors are one
  * line "FILE:LINE:COL: message". */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "dump.h"
 #include "log.h"
 #include "loop.h"
+#include "out.h"
 #include "sink.h"
 #include "tail.h"
 #include "vms_build.h"
@@ -40,6 +42,24 @@ static int close_stdout(void)
 	return 0;
 }
 
+/* Until the loop takes SIGINT and SIGTERM over (signalfd), they only set
+ * a flag: an open that waits for the other end of a FIFO (-o, -c) then
+ * gives up with EINTR, and the run ends with status 0 as a stopped run
+ * does.  No SA_RESTART, so that the waiting open() is interrupted. */
+static void on_stop(int sig)
+{
+	(void)sig;
+	vms_out_stop = 1;
+}
+
+static void catch_stop(void)
+{
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static int run(const struct vms_config *conf)
 {
 	struct vms_loop loop;
@@ -59,6 +79,8 @@ static int run(const struct vms_config *conf)
 	r = vms_loop_init(&loop, conf, NULL);
 	if (r < 0) {
 		vms_loop_fini(&loop);
+		if (vms_out_stop)
+			return 0; /* stopped while an output FIFO waited for its reader */
 		return r == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	r = vms_loop_signals(&loop);
@@ -66,6 +88,11 @@ static int run(const struct vms_config *conf)
 		vms_err("cannot set up signal handling: %s", strerror(-r));
 		vms_loop_fini(&loop);
 		return EXIT_RUNTIME;
+	}
+	if (vms_out_stop) {
+		/* stopped during the start-up, before signalfd took over */
+		vms_loop_fini(&loop);
+		return 0;
 	}
 	rc = vms_loop_run(&loop) < 0 ? EXIT_RUNTIME : 0;
 	if (vms_loop_fini(&loop) < 0)
@@ -105,8 +132,13 @@ int main(int argc, char **argv)
 		vms_err("out of memory");
 		return EXIT_RUNTIME;
 	}
+	catch_stop();
 	if (cli.config_path) {
 		r = vms_config_load_file(&conf, cli.config_path, err, sizeof(err));
+		if (r < 0 && vms_out_stop) {
+			vms_config_free(&conf);
+			return 0; /* stopped while a FIFO waited for its writer */
+		}
 		if (r < 0) {
 			if (r == -EINVAL)
 				fprintf(stderr, "%s\n", err); /* FILE:LINE:COL: message */
@@ -123,6 +155,7 @@ int main(int argc, char **argv)
 		vms_config_free(&conf);
 		return r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 	}
+	conf.force = cli.force;
 	vms_log_level = conf.log_level;
 	if (cli.config_path)
 		vms_debug("configuration read from %s", cli.config_path);

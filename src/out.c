@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "out.h"
 
+#include <vmsampler/format.h>
+#include <vmsampler/ring.h>
+
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,13 +38,113 @@ static int setup(struct vms_out *o, int fd, bool owns, size_t bufsize)
 	return 0;
 }
 
-int vms_out_open(struct vms_out *o, const char *path, bool append, size_t bufsize)
+volatile sig_atomic_t vms_out_stop;
+
+static struct {
+	dev_t dev;
+	ino_t ino;
+} protected_files[4];
+static unsigned nprotected;
+static char refusal[256];
+
+int vms_out_protect(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return 0; /* a pipe or a terminal cannot be an output's target */
+	if (nprotected == VMS_ARRAY_SIZE(protected_files))
+		return -ENOSPC;
+	protected_files[nprotected].dev = st->st_dev;
+	protected_files[nprotected].ino = st->st_ino;
+	nprotected++;
+	return 0;
+}
+
+const char *vms_out_strerror(int err)
+{
+	return vms_out_refused(err) && refusal[0] ? refusal : strerror(-err);
+}
+
+static int refuse(int err, const char *why)
+{
+	snprintf(refusal, sizeof(refusal), "%s", why);
+	return err;
+}
+
+/* The first bytes of the file open (write-only) on fd, through a second,
+ * read-only open of the same file: n, or -1 if it cannot be read. */
+static ssize_t read_head(int fd, char *head, size_t len)
+{
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	int rfd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (rfd < 0)
+		return -1;
+	ssize_t n = pread(rfd, head, len, 0);
+	close(rfd);
+	return n;
+}
+
+/* Is the regular file open on fd one that `how` may overwrite? */
+static int check_target(int fd, const struct stat *st, unsigned how)
+{
+	for (unsigned i = 0; i < nprotected; i++)
+		if (protected_files[i].dev == st->st_dev && protected_files[i].ino == st->st_ino)
+			return refuse(-EBUSY, "is the input being read; not overwriting it");
+	char head[16] = {0};
+	ssize_t n = st->st_size > 0 ? read_head(fd, head, sizeof(head)) : 0;
+	if (n < 0 && !(how & VMS_OUT_FORCE))
+		return refuse(-EEXIST, "exists and cannot be read to check that it is a vmsampler output; "
+				       "not overwriting it (--force overwrites)");
+	/* a ring, even one whose writer is gone: its readers have it mapped,
+	 * and a truncated mapping is a SIGBUS for them */
+	if (n >= 7 && memcmp(head, VMS_RING_MAGIC, 7) == 0)
+		return refuse(-EBUSY, "is a vmsampler ring; not overwriting it");
+	if (n == 0 || (how & (VMS_OUT_FORCE | VMS_OUT_APPEND)))
+		return 0;
+	if ((how & VMS_OUT_BIN) && (size_t)n >= VMS_FMT_MAGIC_LEN &&
+	    memcmp(head, VMS_FMT_MAGIC, VMS_FMT_MAGIC_LEN) == 0)
+		return 0;
+	if ((how & VMS_OUT_CSV) && n >= 9 && memcmp(head, "seq,time,", 9) == 0)
+		return 0;
+	return refuse(-EEXIST, (how & VMS_OUT_BIN) ? "exists and is not a vmsampler .vms stream; not overwriting it (--force overwrites)"
+		      : (how & VMS_OUT_CSV) ? "exists and is not a vmsampler CSV file; not overwriting it (--force overwrites)"
+		      : "exists; not overwriting it (--force overwrites)");
+}
+
+int vms_out_open_fd(const char *path, unsigned how)
+{
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | ((how & VMS_OUT_APPEND) ? O_APPEND : 0) |
+		    ((how & VMS_OUT_FORCE) ? 0 : O_NOFOLLOW);
+	int fd;
+	refusal[0] = '\0';
+	/* a FIFO blocks here until its reader comes: a signal ends the wait */
+	while ((fd = open(path, flags, 0644)) < 0) {
+		if (errno == ELOOP && !(how & VMS_OUT_FORCE))
+			return refuse(-ELOOP, "is a symbolic link; not following it (--force follows it)");
+		if (errno != EINTR || vms_out_stop)
+			return -errno;
+	}
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? -errno : 0;
+	if (r == 0 && S_ISREG(st.st_mode)) {
+		r = check_target(fd, &st, how);
+		if (r == 0 && !(how & VMS_OUT_APPEND) && st.st_size > 0 && ftruncate(fd, 0) < 0)
+			r = -errno;
+	}
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int vms_out_open(struct vms_out *o, const char *path, unsigned how, size_t bufsize)
 {
 	if (strcmp(path, "-") == 0)
 		return setup(o, STDOUT_FILENO, false, bufsize);
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+	int fd = vms_out_open_fd(path, how);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int r = setup(o, fd, true, bufsize);
 	if (r < 0) {
 		close(fd);
@@ -85,7 +189,7 @@ int vms_out_put(struct vms_out *o, const void *p, size_t n)
 	return 0;
 }
 
-void vms_out_end_record(struct vms_out *o)
+void vms_out_end_record_tag(struct vms_out *o, uint64_t tag)
 {
 	uint64_t end = o->written + o->len;
 	if (o->bq_n == VMS_ARRAY_SIZE(o->bq)) {
@@ -93,9 +197,16 @@ void vms_out_end_record(struct vms_out *o)
 		o->bq_head = (o->bq_head + 1) % VMS_ARRAY_SIZE(o->bq);
 		o->bq_n--;
 	}
-	o->bq[(o->bq_head + o->bq_n) % VMS_ARRAY_SIZE(o->bq)] = end;
+	unsigned k = (o->bq_head + o->bq_n) % VMS_ARRAY_SIZE(o->bq);
+	o->bq[k] = end;
+	o->bq_tag[k] = tag;
 	o->bq_n++;
 	o->rec_start = o->len;
+}
+
+void vms_out_end_record(struct vms_out *o)
+{
+	vms_out_end_record_tag(o, 0);
 }
 
 void vms_out_cancel_record(struct vms_out *o)
@@ -107,6 +218,8 @@ static void retire_boundaries(struct vms_out *o)
 {
 	while (o->bq_n && o->bq[o->bq_head] <= o->written) {
 		o->committed = o->bq[o->bq_head];
+		if (o->bq_tag[o->bq_head])
+			o->committed_tag = o->bq_tag[o->bq_head];
 		o->bq_head = (o->bq_head + 1) % VMS_ARRAY_SIZE(o->bq);
 		o->bq_n--;
 	}

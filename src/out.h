@@ -11,6 +11,8 @@
 #ifndef VMS_OUT_H
 #define VMS_OUT_H
 
+#include <signal.h>
+
 #include "vms.h"
 
 struct vms_out {
@@ -24,15 +26,51 @@ struct vms_out {
 	uint64_t written;   /* bytes handed to the kernel */
 	uint64_t committed; /* file offset of the end of the last whole record written */
 	uint64_t bq[256];   /* record ends (absolute byte counts) not yet written */
+	uint64_t bq_tag[256]; /* the tag each of those records was ended with */
 	unsigned bq_head, bq_n;
+	uint64_t committed_tag; /* the last nonzero tag of a record wholly written */
 	int saved_flags;    /* fd flags to restore at close (-1: untouched) */
 	int err;            /* last hard error (-errno), 0 if none */
 };
 
-/* Open `path` ("-" = stdout) for writing: create/truncate (append=false) or
- * append.  Regular files are opened O_APPEND|O_CLOEXEC; stdout is set
- * non-blocking if it is a pipe or socket. */
-int vms_out_open(struct vms_out *o, const char *path, bool append, size_t bufsize);
+/* How vms_out_open() treats what is already at the path.  Without
+ * VMS_OUT_APPEND an existing non-empty file is truncated only if it is an
+ * output of the same kind (VMS_OUT_BIN: starts with the .vms magic;
+ * VMS_OUT_CSV: starts with vmsampler's "seq,time," header) or with
+ * VMS_OUT_FORCE.  Never, even forced: a vmsampler ring (live or not: its
+ * readers have it mapped) or a file registered with vms_out_protect() (a
+ * reader's own input).  A symbolic link in the last component is not
+ * followed unless forced. */
+#define VMS_OUT_APPEND 0x1u
+#define VMS_OUT_FORCE  0x2u
+#define VMS_OUT_BIN    0x4u
+#define VMS_OUT_CSV    0x8u
+
+/* Set by the SIGINT/SIGTERM handler that main() installs for start-up:
+ * an open that waits for the other end of a FIFO gives up with -EINTR. */
+extern volatile sig_atomic_t vms_out_stop;
+
+/* Open `path` ("-" = stdout) for writing, as `how` says (VMS_OUT_*).
+ * Regular files are opened O_CLOEXEC (O_APPEND when appending); a FIFO
+ * waits for its reader (SIGINT/SIGTERM end the wait: -EINTR); stdout and
+ * FIFOs are set non-blocking if they are pipes or sockets.  A refusal is
+ * -EEXIST (not ours), -ELOOP (a link), -EBUSY (a ring, the input):
+ * vms_out_strerror() says why. */
+int vms_out_open(struct vms_out *o, const char *path, unsigned how, size_t bufsize);
+/* The same checks, for a caller that wants a bare fd (O_WRONLY|O_CLOEXEC). */
+int vms_out_open_fd(const char *path, unsigned how);
+/* The message for an error of vms_out_open(): the refusal's reason, or
+ * strerror(). */
+const char *vms_out_strerror(int err);
+/* No output of this process may truncate or append to this file (dump's
+ * input, as stat() gives it).  0, or -ENOSPC when too many are. */
+struct stat;
+int vms_out_protect(const struct stat *st);
+/* True for the errors that refuse an existing file (exit status 2). */
+static inline bool vms_out_refused(int err)
+{
+	return err == -EEXIST || err == -ELOOP || err == -EBUSY;
+}
 /* Wrap an existing fd (not owned). */
 int vms_out_fdopen(struct vms_out *o, int fd, size_t bufsize);
 /* Room left in the buffer. */
@@ -51,6 +89,11 @@ int vms_out_ensure(struct vms_out *o, size_t n);
 int vms_out_put(struct vms_out *o, const void *p, size_t n);
 /* Mark the end of a record (everything appended since the last mark). */
 void vms_out_end_record(struct vms_out *o);
+/* The same, with a tag (a frame's seq) that committed_tag takes once the
+ * record is wholly written: after a write error, the last frame that is
+ * in the file.  (If more than 256 records wait, the oldest boundaries are
+ * forgotten and committed_tag can lag behind: never ahead.) */
+void vms_out_end_record_tag(struct vms_out *o, uint64_t tag);
 /* Forget everything appended since the last end_record (a record that
  * did not fit). */
 void vms_out_cancel_record(struct vms_out *o);

@@ -661,12 +661,12 @@ struct vms_rates {
 	bool have_prev;
 };
 
-int vms_rates_open(struct vms_rates **out, const char *path)
+int vms_rates_open(struct vms_rates **out, const char *path, unsigned how)
 {
 	struct vms_rates *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	int e = vms_out_open(&r->out, path, false, 1 << 16);
+	int e = vms_out_open(&r->out, path, how, 1 << 16);
 	if (e < 0) {
 		free(r);
 		return e;

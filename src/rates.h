@@ -118,7 +118,7 @@ void vms_rate_last_free(struct vms_rate_last *l);
  * stdout.  One row per frame after the first (a row is an interval). */
 struct vms_rates;
 
-int vms_rates_open(struct vms_rates **out, const char *path);
+int vms_rates_open(struct vms_rates **out, const char *path, unsigned how);
 /* Add the derived columns of s to the header (before the first frame). */
 int vms_rates_declare(struct vms_rates *r, const struct vms_schema *s);
 /* Feed the next frame (s must stay valid until the next call). */

@@ -201,7 +201,14 @@ int vms_reader_open(struct vms_reader **out, const char *path, unsigned flags)
 	}
 	/* an empty file is a stream whose writer has not written yet (or
 	 * died before its first write: the decoder calls that a torn tail) */
-	if (n < 0 || (n > 0 && (n < 7 || memcmp(magic, VMS_FMT_MAGIC, 7) != 0))) {
+	if (n < 0) {
+		e = -errno; /* a directory: EISDIR */
+		seterr(r, "%s: %s", path, strerror(-e));
+		return e;
+	}
+	/* a header cut short (1 to 7 bytes of the magic) is a stream whose
+	 * writer died in its first write: the decoder calls it a torn tail */
+	if (n > 0 && memcmp(magic, VMS_FMT_MAGIC, n < 7 ? (size_t)n : 7) != 0) {
 		seterr(r, "%s: not a vmsampler stream or ring (no VMSAMPL or VMSRING magic)", path);
 		return -EBADMSG;
 	}

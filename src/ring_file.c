@@ -264,8 +264,13 @@ static int build_file(struct vms_ring *r, const char *path, uint32_t slot_count,
 		goto fail;
 	}
 	void *m = MAP_FAILED;
-	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)lay.len) < 0)
+	/* the space is reserved now, not at the first write to each page: a
+	 * sparse file on a file system that fills (/dev/shm) is a SIGBUS in
+	 * the middle of a tick */
+	if (fchmod(fd, mode) < 0)
 		e = -errno;
+	else if ((e = posix_fallocate(fd, 0, (off_t)lay.len)) != 0)
+		e = -e;
 	else if ((m = mmap(NULL, lay.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
 		e = -errno;
 	close(fd);

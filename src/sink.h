@@ -49,6 +49,10 @@ struct vms_sink_ops {
 	int (*write)(struct vms_sink *s, const struct vms_schema *schema, const struct vms_frame *f);
 	int (*event)(struct vms_sink *s, const struct vms_event *ev);
 	int (*flush)(struct vms_sink *s);
+	/* SIGHUP: close the file and open the path again.  Returns the new
+	 * open's error; the old file's close error goes to s->old_err and
+	 * the seq of the last frame wholly in the old file to s->durable_seq
+	 * (0: none, or not known) */
 	int (*reopen)(struct vms_sink *s);
 	int (*close)(struct vms_sink *s);
 	/* fd to poll for POLLOUT while flush() returns -EAGAIN, or -1 */
@@ -65,12 +69,24 @@ struct vms_sink {
 	uint64_t next_event; /* next event id to hand over */
 	uint32_t gen;        /* generation begun (0: none yet) */
 	uint64_t lost;       /* frames overwritten before this sink got them */
+	uint64_t lost_pending; /* ... not yet told: on the next frame written */
+	uint64_t first_seq;  /* the first frame handed to the current file (0: none yet) */
+	uint64_t durable_seq; /* set by reopen(): see there */
+	int old_err;         /* set by reopen(): see there */
+	bool reopen_failed;  /* the new file did not open: tried again at each drain */
 	int last_err;
 	bool failed;
 };
 
 extern const struct vms_sink_ops vms_sink_csv;
 extern const struct vms_sink_ops vms_sink_bin;
+
+/* vms_out_open()'s `how` for this sink: `how`, and VMS_OUT_FORCE when the
+ * configuration says --force. */
+static inline unsigned vms_sink_out_how(const struct vms_sink *s, unsigned how)
+{
+	return how | (s->conf && s->conf->force ? VMS_OUT_FORCE : 0);
+}
 
 /* The sink for a format (VMS_FORMAT_CSV / VMS_FORMAT_BIN). */
 const struct vms_sink_ops *vms_sink_for_format(int format);

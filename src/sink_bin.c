@@ -56,7 +56,7 @@ static int put_file_header(struct bin *b)
 static int bin_open(struct vms_sink *s)
 {
 	struct bin *b = s->priv;
-	int r = vms_out_open(&b->out, s->path, false, BIN_BUFSIZE);
+	int r = vms_out_open(&b->out, s->path, vms_sink_out_how(s, VMS_OUT_BIN), BIN_BUFSIZE);
 	if (r < 0)
 		return r;
 	return put_file_header(b);
@@ -113,7 +113,7 @@ static int bin_write(struct vms_sink *s, const struct vms_schema *sch, const str
 		return -EAGAIN;
 	bool key = b->need_key || b->since_key >= VMS_BIN_KEY_EVERY - 1;
 	vms_out_advance(&b->out, vms_bin_data_enc(p, f, b->prev, key, &key));
-	vms_out_end_record(&b->out);
+	vms_out_end_record_tag(&b->out, f->seq);
 	b->need_key = false;
 	b->since_key = key ? 0 : b->since_key + 1;
 	return 0;
@@ -141,15 +141,23 @@ static int bin_flush(struct vms_sink *s)
 static int bin_reopen(struct vms_sink *s)
 {
 	struct bin *b = s->priv;
-	if (!b->out.path)
+	s->old_err = 0;
+	s->durable_seq = 0;
+	if (strcmp(s->path, "-") == 0)
 		return vms_out_drain(&b->out); /* stdout: nothing to reopen */
+	/* what could not be written to the old file (a full disk) is cut
+	 * off at its last whole record; the loop hands those frames over
+	 * again, to the new file, from the ring */
+	s->old_err = vms_out_drain(&b->out);
+	s->durable_seq = b->out.committed_tag;
 	int r = vms_out_close(&b->out);
+	if (s->old_err == 0)
+		s->old_err = r;
 	b->begun = false; /* the loop begins again: SCHEMA + keyframe */
-	int r2 = vms_out_open(&b->out, s->path, true, BIN_BUFSIZE);
-	if (r2 < 0)
-		return r2;
-	r2 = put_file_header(b);
-	return r < 0 ? r : r2;
+	r = vms_out_open(&b->out, s->path, vms_sink_out_how(s, VMS_OUT_BIN | VMS_OUT_APPEND), BIN_BUFSIZE);
+	if (r < 0)
+		return r;
+	return put_file_header(b);
 }
 
 static int bin_close(struct vms_sink *s)

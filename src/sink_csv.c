@@ -50,7 +50,7 @@ static int csv_open(struct vms_sink *s)
 	struct csv *c = s->priv;
 	struct stat st;
 	c->long_layout = s->conf && s->conf->csv_layout == VMS_CSV_LONG;
-	int r = vms_out_open(&c->out, s->path, false, 1 << 16);
+	int r = vms_out_open(&c->out, s->path, vms_sink_out_how(s, VMS_OUT_CSV), 1 << 16);
 	if (r < 0)
 		return r;
 	c->rolls = strcmp(s->path, "-") != 0 && fstat(c->out.fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -197,7 +197,7 @@ static int csv_begin(struct vms_sink *s, const struct vms_schema *sch)
 			free(np);
 			return r;
 		}
-		r = vms_out_open(&c->out, np, false, 1 << 16);
+		r = vms_out_open(&c->out, np, vms_sink_out_how(s, VMS_OUT_CSV), 1 << 16);
 		if (r < 0) {
 			free(np);
 			return r;
@@ -241,7 +241,7 @@ static int csv_write(struct vms_sink *s, const struct vms_schema *sch, const str
 			*p++ = '\n';
 			vms_out_advance(&c->out, (size_t)(p - st));
 		}
-		vms_out_end_record(&c->out);
+		vms_out_end_record_tag(&c->out, f->seq);
 		return 0;
 	}
 	char *p = vms_out_reserve(&c->out, row_max(sch, c->nnames)), *st = p;
@@ -257,7 +257,7 @@ static int csv_write(struct vms_sink *s, const struct vms_schema *sch, const str
 	*p++ = '\r';
 	*p++ = '\n';
 	vms_out_advance(&c->out, (size_t)(p - st));
-	vms_out_end_record(&c->out);
+	vms_out_end_record_tag(&c->out, f->seq);
 	return 0;
 }
 
@@ -270,15 +270,22 @@ static int csv_flush(struct vms_sink *s)
 static int csv_reopen(struct vms_sink *s)
 {
 	struct csv *c = s->priv;
+	s->old_err = 0;
+	s->durable_seq = 0;
 	if (!c->rolls)
 		return vms_out_drain(&c->out);
+	/* as bin_reopen: rows that did not reach the old file go again */
+	s->old_err = vms_out_drain(&c->out);
+	s->durable_seq = c->out.committed_tag;
 	int r = vms_out_close(&c->out);
-	int r2 = vms_out_open(&c->out, c->cur_path, true, 1 << 16);
-	if (r2 < 0)
-		return r2;
+	if (s->old_err == 0)
+		s->old_err = r;
+	r = vms_out_open(&c->out, c->cur_path, vms_sink_out_how(s, VMS_OUT_CSV | VMS_OUT_APPEND), 1 << 16);
+	if (r < 0)
+		return r;
 	/* a rotated file starts over with a header; an untouched one goes on */
 	c->header_done = false;
-	return r;
+	return 0;
 }
 
 static int csv_close(struct vms_sink *s)

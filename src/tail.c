@@ -45,9 +45,10 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* One line, as every usage error of vmsampler. */
 static int usage_error(const char *msg, const char *arg)
 {
-	fprintf(stderr, "vmsampler tail: %s%s%s\nTry 'vmsampler tail --help'.\n", msg, arg ? ": " : "",
+	fprintf(stderr, "vmsampler tail: %s%s%s. Try 'vmsampler tail --help'.\n", msg, arg ? ": " : "",
 		arg ? arg : "");
 	return 2;
 }
@@ -189,7 +190,8 @@ int vms_tail_main(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:rn:h", opts, NULL)) != -1) {
+	opterr = 0; /* our own one-line messages */
+	while ((c = getopt_long(argc, argv, ":c:rn:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			t.globs = optarg;
@@ -216,8 +218,11 @@ int vms_tail_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return fflush(stdout) == 0 ? 0 : 1;
+		case ':':
+			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error("bad option", NULL);
+			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
+					   optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -252,7 +257,9 @@ int vms_tail_main(int argc, char **argv)
 	while (!stop) {
 		r = vms_reader_next(t.rd);
 		if (r > 0) {
-			if (vms_reader_schema_changed(t.rd) && (r = select_columns(&t)) < 0) {
+			/* --new on a file skips the SCHEMA record: the first frame
+			 * read then reports no change, yet nothing is selected */
+			if ((vms_reader_schema_changed(t.rd) || !t.row) && (r = select_columns(&t)) < 0) {
 				vms_err("%s", strerror(-r));
 				rc = 1;
 				break;

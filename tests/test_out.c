@@ -33,7 +33,7 @@ static void test_file_roundtrip(void **state)
 	char path[256];
 	snprintf(path, sizeof(path), "%s/a.txt", d);
 	struct vms_out o;
-	assert_int_equal(vms_out_open(&o, path, false, 64), 0);
+	assert_int_equal(vms_out_open(&o, path, 0, 64), 0);
 	rec(&o, 'a', 10);
 	rec(&o, 'b', 20);
 	/* a record that does not fit is refused; nothing half-appended */
@@ -47,7 +47,7 @@ static void test_file_roundtrip(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 30);
 	/* append mode continues at the end */
-	assert_int_equal(vms_out_open(&o, path, true, 64), 0);
+	assert_int_equal(vms_out_open(&o, path, VMS_OUT_APPEND, 64), 0);
 	assert_int_equal(o.written, 30);
 	rec(&o, 'c', 5);
 	assert_int_equal(vms_out_close(&o), 0);
@@ -121,7 +121,7 @@ static void test_disk_full_truncates_to_record(void **state)
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
 
 	struct vms_out o;
-	assert_int_equal(vms_out_open(&o, path, false, 4096), 0);
+	assert_int_equal(vms_out_open(&o, path, 0, 4096), 0);
 	for (int i = 0; i < 4; i++)
 		rec(&o, (char)('a' + i), 300); /* 1200 bytes > 1000 allowed */
 	int r = vms_out_flush(&o);
@@ -153,7 +153,7 @@ static void test_closed_out_ensure(void **state)
 {
 	(void)state;
 	struct vms_out o;
-	assert_int_equal(vms_out_open(&o, "/dev/null", false, 64), 0);
+	assert_int_equal(vms_out_open(&o, "/dev/null", 0, 64), 0);
 	assert_int_equal(vms_out_ensure(&o, 1000), 0);
 	assert_true(o.cap >= 1000);
 	assert_int_equal(vms_out_close(&o), 0);
@@ -165,7 +165,7 @@ static void test_dev_full(void **state)
 {
 	(void)state;
 	struct vms_out o;
-	assert_int_equal(vms_out_open(&o, "/dev/full", false, 256), 0);
+	assert_int_equal(vms_out_open(&o, "/dev/full", 0, 256), 0);
 	rec(&o, 'z', 100);
 	assert_int_equal(vms_out_flush(&o), -ENOSPC);
 	/* data is kept for a retry */

@@ -201,7 +201,7 @@ static void root1_rates(struct table *out)
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/root1-rates.csv", tmp);
 	struct vms_rates *r;
-	assert_int_equal(vms_rates_open(&r, path), 0);
+	assert_int_equal(vms_rates_open(&r, path, VMS_OUT_CSV), 0);
 	assert_int_equal(vms_rates_frame(r, fr.s, f0), 0);
 	assert_int_equal(vms_rates_frame(r, fr.s, f1), 0);
 	assert_int_equal(vms_rates_rows(r), 1);
@@ -371,7 +371,7 @@ static void test_rates_edge_cases(void **state)
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/edge.csv", tmp);
 	struct vms_rates *r;
-	assert_int_equal(vms_rates_open(&r, path), 0);
+	assert_int_equal(vms_rates_open(&r, path, VMS_OUT_CSV), 0);
 	assert_int_equal(vms_rates_declare(r, g1), 0);
 	assert_int_equal(vms_rates_declare(r, g2), 0);
 	struct vms_frame *f = calloc(1, vms_frame_size(16));
@@ -467,7 +467,7 @@ static void test_rates_projection(void **state)
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/proj.csv", tmp);
 	struct vms_rates *r;
-	assert_int_equal(vms_rates_open(&r, path), 0);
+	assert_int_equal(vms_rates_open(&r, path, VMS_OUT_CSV), 0);
 	struct vms_frame *f = calloc(1, vms_frame_size(16));
 	for (size_t i = 5; i < VMS_ARRAY_SIZE(seqn); i++) {
 		struct vms_schema *s = seqn[i].gen == 1 ? g1 : g2;
@@ -509,7 +509,7 @@ static void test_rates_vm_and_every(void **state)
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/vm.csv", tmp);
 	struct vms_rates *r;
-	assert_int_equal(vms_rates_open(&r, path), 0);
+	assert_int_equal(vms_rates_open(&r, path, VMS_OUT_CSV), 0);
 	struct vms_frame *f = calloc(1, vms_frame_size(16));
 	const uint64_t N = VMS_VALUE_NONE;
 	for (uint64_t i = 0; i < 7; i++) {
