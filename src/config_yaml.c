@@ -130,6 +130,27 @@ static int next(struct yload *y)
 	return 0;
 }
 
+/* Parse the whole text once, for syntax errors only. */
+static int check_syntax(struct yload *y)
+{
+	int r = 0;
+	if (!yaml_parser_initialize(&y->p))
+		return fail_file(y, -ENOMEM, "out of memory");
+	yaml_parser_set_input_string(&y->p, y->buf, y->len);
+	for (;;) {
+		r = next(y);
+		if (r < 0 || y->ev.type == YAML_STREAM_END_EVENT)
+			break;
+	}
+	if (y->have_ev) {
+		yaml_event_delete(&y->ev);
+		y->have_ev = false;
+	}
+	yaml_parser_delete(&y->p);
+	memset(&y->p, 0, sizeof(y->p));
+	return r < 0 ? r : 0;
+}
+
 static bool is_plain(const yaml_event_t *e)
 {
 	return e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
@@ -682,6 +703,14 @@ int vms_config_load_buffer(struct vms_config *c, const char *name, const void *b
 	r = vms_config_dup(&tmp, c);
 	if (r < 0)
 		return fail_file(&y, r, "out of memory");
+	/* the syntax first, over the whole text: the loader reads event by
+	 * event and would report `interval: [1s` (a list never closed) as
+	 * a list where a duration belongs, before the parser sees the end */
+	r = check_syntax(&y);
+	if (r < 0) {
+		vms_config_free(&tmp);
+		return r;
+	}
 	if (!yaml_parser_initialize(&y.p)) {
 		vms_config_free(&tmp);
 		return fail_file(&y, -ENOMEM, "out of memory");

@@ -16,6 +16,9 @@ int vms_parse_loadavg(const char *buf, size_t len, struct vms_loadavg *out)
 	la.last_pid = vms_cur_u64(&line);
 	if (!vms_cur_ok(&line) || !vms_cur_rest_blank(&line))
 		return -EINVAL;
+	/* running is a subset of all threads: more is not a kernel's file */
+	if (la.running > la.total)
+		return -EINVAL;
 	*out = la;
 	return 0;
 }

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+
 #include "parse.h"
 #include "procfile.h"
 #include "source.h"
@@ -28,6 +30,7 @@ struct dk_ent {
 	uint8_t nfields;     /* 4, 11, 15 or 17 */
 	bool partition;
 	bool selected;
+	bool toolong;        /* a name longer than a file name: skipped, counted */
 	int32_t slot;        /* first column, -1 if not sampled */
 	uint32_t seen;       /* stamp of the last sample that read it */
 };
@@ -168,6 +171,13 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 	for (uint32_t i = 0; i < p->nent; i++) {
 		struct dk_ent *e = &p->ent[i];
 		bool dup = false;
+		if (e->name_len > NAME_MAX) {
+			/* no block device has such a name (it is a file in /sys):
+			 * a damaged line, skipped and counted at every sample,
+			 * not a column name that stops the start */
+			e->toolong = true;
+			continue;
+		}
 		for (uint32_t j = 0; j < i && !dup; j++)
 			dup = p->ent[j].name_len == e->name_len &&
 			      memcmp(p->ent[j].name, e->name, e->name_len) == 0;
@@ -239,6 +249,7 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		struct dk_ent *e = pos < p->nent ? &p->ent[pos] : NULL;
 		if (e && !e->selected && e->seen != stamp && dk_prefix_match(&c, e)) {
 			vms_cur_skip_line(&c);
+			t->parse_errors += e->toolong;
 			e->seen = stamp;
 			seen++;
 			pos++;
@@ -274,6 +285,7 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		}
 		e->seen = stamp;
 		seen++;
+		t->parse_errors += e->toolong;
 		if (!e->selected)
 			continue;
 		uint64_t *s = slots + e->slot;

@@ -398,6 +398,11 @@ static const struct err_case err_cases[] = {
 	 "t.yaml:1:11: interval: '1234567890123456789012345678901234567890...' is not a duration "
 	 "(such as 500ms, 1s, 5m)"},
 	{"interval: \"1\\ns\"\n", "t.yaml:1:11: interval: '1?s' is not a duration (such as 500ms, 1s, 5m)"},
+	/* a syntax error is one, even where the text before it would be a
+	 * type error (a list where a duration belongs) */
+	{"interval: [1s\n", "t.yaml:2:1: did not find expected ',' or ']' (while parsing a flow sequence at line 1)"},
+	{"sources: {netdev: {exclude: [lo\n", "t.yaml:2:1: did not find expected ',' or ']' (while parsing a flow sequence at line 1)"},
+	{"interval: 1s\nformat: {a\n", "t.yaml:3:1: did not find expected ',' or '}' (while parsing a flow mapping at line 2)"},
 };
 
 static void test_errors(void **state)
