@@ -54,23 +54,12 @@ else
 		echo "the build has no libvirt support: cannot run the integration tests" >&2
 		exit 1
 	}
-	vmlab=$ROOT/tests/vmlab
-	# what was there before, so that only what we start is taken down
-	had_daemon=0
-	bash "$vmlab/daemon.sh" status >/dev/null 2>&1 && had_daemon=1
-	had_guests=$(virsh -q -c qemu:///system list --name 2>/dev/null | grep -c '^vms-00[123]$' || true)
-	cleanup() {
-		if [ "$had_guests" != 3 ]; then
-			bash "$vmlab/down.sh" vms-001 vms-002 vms-003 >/dev/null || true
-		fi
-		if [ "$had_daemon" = 0 ]; then
-			bash "$vmlab/daemon.sh" stop >/dev/null || true
-		fi
-	}
-	trap cleanup EXIT
-	bash "$vmlab/setup.sh" | grep -E '^(==|   done|vmlab)' || true
-	LOAD=light bash "$vmlab/up.sh" 3
-	VMS_REQUIRE_INTEGRATION=1 meson test -C "$ROOT/build" --setup integration --print-errorlogs \
+	# tests/vmlab/session.sh: one run at a time on this machine (a lock;
+	# a second run waits), leftovers of a run that was killed are taken
+	# over and removed, and what this run starts (or took over) is taken
+	# down at the end, whatever fails
+	bash "$ROOT/tests/vmlab/session.sh" -- \
+		env VMS_REQUIRE_INTEGRATION=1 meson test -C "$ROOT/build" --setup integration --print-errorlogs \
 		--no-rebuild --num-processes 1
 	echo "== integration tests took $((SECONDS - t1)) s"
 fi

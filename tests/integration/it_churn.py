@@ -6,9 +6,14 @@ running sampler (200 ms ticks, binary output), next to the stable guests.
 
 Checked:
   - no crash: exit status 0 on SIGTERM, seq contiguous, no missed tick;
-  - no growth: the sampler's and the agent's open fds are the same after
-    the loop as after a warm-up, their RSS grew by less than 2 MiB and
-    4 MiB;
+  - no growth: the sampler's and the agent's open fds, counted at the same
+    point of every round (the guest just started again), do not trend up:
+    the smallest count of the last third of the rounds is at most the
+    smallest of the first third plus 2.  Exact equality is not the
+    invariant: the perf source keeps a counter per QEMU thread, and QEMU
+    starts and ends worker threads as it likes (CI saw 118 -> 115), but a
+    leak of even one fd per round lifts the minimum by a third of the
+    rounds (>= 5).  Their RSS grew by less than 2 MiB and 4 MiB;
   - columns appear and vanish cleanly: the churned guest's columns are in
     a generation exactly when it runs, keyed by its UUID (a new one after
     each undefine and define: its XML has no <uuid>); frames of those
@@ -55,6 +60,7 @@ def main():
         log('after warm-up: sampler %d fds %d kB, agent %d fds %d kB' % (fd0, rss0, afd0, arss0))
         end = time.time() + seconds
         n = 0
+        fds, afds = [], []
         while time.time() < end:
             n += 1
             virsh('suspend', guest)
@@ -76,14 +82,20 @@ def main():
             virsh('start', guest)
             ops['start'] += 1
             time.sleep(1.0)
+            fds.append(proc_status(s.p.pid)[0])
+            afds.append(proc_status(agent)[0])
         time.sleep(2)
         fd1, rss1 = proc_status(s.p.pid)
         c.ok(s.agent_pid() == agent, 'the agent was restarted')
         afd1, arss1 = proc_status(agent)
         log('after %d rounds (%d s): sampler %d fds %d kB, agent %d fds %d kB' %
             (n, seconds, fd1, rss1, afd1, arss1))
-        c.ok(fd1 == fd0, 'sampler fds %d -> %d' % (fd0, fd1))
-        c.ok(afd1 == afd0, 'agent fds %d -> %d' % (afd0, afd1))
+        log('fds per round: sampler %s, agent %s' % (fds, afds))
+        c.ok(n >= 9, 'only %d rounds: too few to see a trend' % n)
+        third = n // 3
+        for who, xs in (('sampler', fds), ('agent', afds)):
+            c.ok(min(xs[-third:]) <= min(xs[:third]) + 2,
+                 '%s fds grow: first rounds %s, last rounds %s' % (who, xs[:third], xs[-third:]))
         c.ok(rss1 - rss0 < 2048, 'sampler RSS grew %d kB' % (rss1 - rss0))
         c.ok(arss1 - arss0 < 4096, 'agent RSS grew %d kB' % (arss1 - arss0))
         c.ok(s.stop() == 0, 'vmsampler exit status')

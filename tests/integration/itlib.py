@@ -57,10 +57,32 @@ def virsh(*args, check=True):
     return run('virsh', '-q', '-c', URI, *args, check=check, timeout=120)
 
 
+_lock_fd = None
+
+
+def lock():
+    """One user of the lab at a time (tests/vmlab/session.sh): a test run
+    alone takes the session lock itself, for its whole life; under
+    session.sh (VMS_VMLAB_LOCKED=1) the session holds it already."""
+    global _lock_fd
+    if os.environ.get('VMS_VMLAB_LOCKED') == '1' or _lock_fd is not None:
+        return
+    import fcntl
+    path = os.environ.get('VMLAB_LOCK', '/run/lock/vmsampler-vmlab.lock')
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    _lock_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(_lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        log('another integration session holds %s; waiting for it' % path)
+        fcntl.flock(_lock_fd, fcntl.LOCK_EX)
+
+
 def need(guests=True):
     """The environment: root, tools, libvirtd and the stable guests."""
     if os.geteuid() != 0:
         skip_or_fail('not root')
+    lock()
     if not os.access(BIN, os.X_OK) or not os.access(os.path.join(os.path.dirname(BIN), 'vmsampler-virt'), os.X_OK):
         skip_or_fail('vmsampler built without libvirt support')
     for tool in ('virsh', 'qemu-system-x86_64', 'libvirtd'):
