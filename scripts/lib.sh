@@ -50,10 +50,17 @@ build() {
 	shift
 	local log=$ROOT/$dir.log
 	if [ ! -f "$ROOT/$dir/build.ninja" ]; then
+		echo "== $dir: configuring (meson setup $*)"
 		meson setup "$ROOT/$dir" "$ROOT" "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
 	else
 		meson configure "$ROOT/$dir" "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
 	fi
-	# quiet when it builds; the errors when it does not
+	# one line that says what it does (the full log in $dir.log); the
+	# errors when it fails
+	local todo
+	todo=$(ninja -C "$ROOT/$dir" -n 2>/dev/null | grep -c '^\[' || true)
+	if [ "${todo:-0}" -gt 0 ]; then
+		echo "== $dir: building ($todo steps; log in $dir.log)"
+	fi
 	ninja -C "$ROOT/$dir" >"$log" 2>&1 || { grep -E -A3 'error|FAILED' "$log" | head -n 60 >&2; exit 1; }
 }

@@ -6,7 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 apt_install $BUILD_PKGS
 need_libperf
-build build --buildtype=release -Dperf=enabled
+# its own build directory: test.sh's build/ has other options (tests,
+# werror), and sharing one made each rebuild the other's
+build build-run --buildtype=release -Dperf=enabled
 [ $# -gt 0 ] || set -- -i 1s -o out.csv
-echo "== $ROOT/build/vmsampler $*  (Ctrl-C to stop)"
-exec "$ROOT/build/vmsampler" "$@"
+echo "== $ROOT/build-run/vmsampler $*  (Ctrl-C to stop)"
+exec "$ROOT/build-run/vmsampler" "$@"

@@ -40,6 +40,12 @@ echo "== release build with everything (what run.sh makes), warnings as errors"
 build build-release --buildtype=release -Dwerror=true -Dperf=enabled -Dlibvirt=enabled -Dtests=disabled
 "$ROOT/build-release/vmsampler" -i 10ms -n 3 -o - >/dev/null
 
+echo "== scripts/install.sh into a temporary prefix; every README command against it"
+prefix=$(mktemp -d /tmp/vms-prefix.XXXXXX)
+"$ROOT/scripts/install.sh" "$prefix"
+bash "$ROOT/tests/readme_check.sh" "$prefix" | tail -n 1
+rm -rf "$prefix"
+
 echo "== minimal host-only build (no libvirt, no perf, no tests)"
 build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dtests=disabled -Dman=disabled --buildtype=release
 "$ROOT/build-min/vmsampler" -i 10ms -n 3 -o - >/dev/null
