@@ -90,15 +90,10 @@ void vms_source_event(struct vms_source *src, uint32_t type, const char *subject
 
 /* ---- schema (re)building ------------------------------------------------ */
 
-static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
+/* Copy into the empty ring nr the frames a sink (or, for a shared ring,
+ * any reader) has not taken yet; seqs stay the same. */
+static void carry_frames(struct vms_loop *l, struct vms_ring *nr)
 {
-	struct vms_ring nr;
-	uint32_t cols = sch->ncols + sch->ncols / 2 + 64;
-	int r = vms_ring_create_like(&nr, &l->ring, cols, vms_ring_schema_bytes(sch));
-	if (r < 0)
-		return r;
-	/* carry over frames a sink (or, for a shared ring, any reader) has not
-	 * taken yet; seqs stay the same */
 	uint64_t from = l->ring.next_seq;
 	if (l->ring.path)
 		while (from > 1 && vms_ring_get(&l->ring, from - 1))
@@ -106,15 +101,41 @@ static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
 	for (unsigned i = 0; i < l->nsink; i++)
 		if (vms_ring_get(&l->ring, l->sink[i].next_seq) && l->sink[i].next_seq < from)
 			from = l->sink[i].next_seq;
-	nr.next_seq = from;
+	nr->next_seq = from;
 	for (uint64_t s = from; s < l->ring.next_seq; s++) {
 		const struct vms_frame *f = vms_ring_get(&l->ring, s);
-		memcpy(vms_ring_begin(&nr), f, vms_frame_size(f->ncols));
-		vms_ring_commit(&nr);
+		memcpy(vms_ring_begin(nr), f, vms_frame_size(f->ncols));
+		vms_ring_commit(nr);
 	}
-	nr.next_seq = l->ring.next_seq;
-	/* a file ring is renamed over the old one, whose readers reattach */
-	return vms_ring_install(&l->ring, &nr);
+	nr->next_seq = l->ring.next_seq;
+}
+
+/* A ring whose slots hold sch's frames.  A file ring is replaced by a
+ * larger file renamed over it (its readers reattach).  When that file
+ * cannot be had (its file system is full: the new one is reserved whole
+ * before it is used), sampling must not stop for it: the loop goes on
+ * with a ring in its own memory and the file is marked closed, so that
+ * its readers see the writer gone rather than wait (vmsampler-ring(5)). */
+static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
+{
+	struct vms_ring nr;
+	uint32_t cols = sch->ncols + sch->ncols / 2 + 64;
+	int r = vms_ring_create_like(&nr, &l->ring, cols, vms_ring_schema_bytes(sch));
+	if (r == 0) {
+		carry_frames(l, &nr);
+		r = vms_ring_install(&l->ring, &nr); /* destroys nr if it fails */
+		if (r == 0 || !l->ring.path)
+			return r;
+	}
+	if (!l->ring.path)
+		return r;
+	vms_err("ring %s: cannot grow it for %u columns: %s; it is closed for its readers, sampling goes on without it",
+		l->ring.path, sch->ncols, strerror(-r));
+	r = vms_ring_create(&nr, l->ring.mask + 1, cols);
+	if (r < 0)
+		return r;
+	carry_frames(l, &nr);
+	return vms_ring_install(&l->ring, &nr); /* marks the file CLOSED */
 }
 
 static void source_failed(struct vms_loop *l, struct vms_source *src, int err, uint64_t idx)
@@ -284,8 +305,13 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 		if (again) {
 			int r = rebuild_schema(l);
 			if (r < 0) {
-				vms_err("cannot rebuild the schema: %s", strerror(-r));
-				again = false;
+				/* the sources have laid out their new columns and
+				 * the ring has no room for them: no frame can be
+				 * taken safely any more */
+				vms_err("cannot rebuild the schema: %s; stopping", strerror(-r));
+				l->stop = true;
+				l->exit_code = r;
+				return;
 			}
 			/* the ring may have been replaced: begin again */
 		}
@@ -681,7 +707,7 @@ int vms_loop_run(struct vms_loop *l)
 		}
 	}
 	vms_loop_drain(l);
-	return 0;
+	return l->exit_code;
 }
 
 int vms_loop_fini(struct vms_loop *l)

@@ -54,7 +54,7 @@ struct vms_loop {
 
 	bool stop;
 	bool reopen;
-	int exit_code;
+	int exit_code;              /* -errno: stopped on a fatal error */
 };
 
 /* Set up: open the proc root, the sources (in registry order, those the
@@ -62,7 +62,8 @@ struct vms_loop {
  * be NULL for the real clock.  On failure logs one line and returns -errno
  * (-EINVAL-like errors are configuration errors: exit 2). */
 int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struct vms_clock *clock);
-/* Run until count frames were written or SIGINT/SIGTERM.  0 or -errno. */
+/* Run until count frames were written or SIGINT/SIGTERM.  0 or -errno
+ * (a fatal error, said in one line). */
 int vms_loop_run(struct vms_loop *l);
 /* One tick at `now` (tests drive it directly). */
 void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti);
