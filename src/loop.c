@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "loop.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -242,20 +244,20 @@ static bool source_due(const struct vms_source *src, uint64_t idx)
 	return src->every <= 1 || idx % src->every == 0;
 }
 
-/* Account frames that sinks lose when the next slot is overwritten. */
-static uint64_t account_overrun(struct vms_loop *l)
+/* A sink whose next frame is about to be overwritten skips it: it is lost
+ * to that output, which counts it on the next frame it writes (the frame
+ * in the ring is everyone's and does not carry it). */
+static void account_overrun(struct vms_loop *l)
 {
-	uint64_t lost = 0;
 	uint64_t nslots = (uint64_t)l->ring.mask + 1;
 	for (unsigned i = 0; i < l->nsink; i++) {
 		struct vms_sink *s = &l->sink[i];
-		while (s->next_seq + nslots <= l->ring.next_seq) {
-			s->next_seq++;
-			s->lost++;
-			lost++;
+		if (s->next_seq + nslots <= l->ring.next_seq) {
+			uint64_t to = l->ring.next_seq - nslots + 1;
+			s->lost += to - s->next_seq;
+			s->next_seq = to;
 		}
 	}
-	return lost;
 }
 
 void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
@@ -265,7 +267,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 		.idx = ti->idx,
 	};
 	l->tick_idx = ti->idx;
-	uint64_t lost = account_overrun(l);
+	account_overrun(l);
 	struct vms_frame *f;
 	bool again = true;
 
@@ -327,10 +329,9 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	f->reserved = 0;
 	f->late_ns = ti->late_ns;
 	uint64_t missed = ti->missed + l->pending_missed;
-	lost += l->pending_lost;
 	f->missed_ticks = missed > UINT32_MAX ? UINT32_MAX : (uint32_t)missed;
-	f->lost_frames = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
-	l->pending_missed = l->pending_lost = 0;
+	f->lost_frames = 0; /* each output counts its own (sink.h) */
+	l->pending_missed = 0;
 
 	uint32_t flags = l->pending_flags | t.flags;
 	l->pending_flags = 0;
@@ -339,7 +340,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	for (unsigned i = 0; i < l->nsrc; i++)
 		if (l->src[i].failed && l->src[i].ncols)
 			flags |= VMS_FRAME_PARTIAL;
-	if (missed || lost)
+	if (missed)
 		flags |= VMS_FRAME_GAP;
 	int64_t off = t.t_real_ns - (int64_t)t.t_mono_ns;
 	if (l->have_offset) {
@@ -394,6 +395,13 @@ static void deliver_events(struct vms_loop *l, struct vms_sink *s, uint64_t upto
 	}
 }
 
+/* The oldest frame still in the ring. */
+static uint64_t ring_oldest(const struct vms_loop *l)
+{
+	uint64_t nslots = (uint64_t)l->ring.mask + 1;
+	return l->ring.next_seq > nslots ? l->ring.next_seq - nslots : 1;
+}
+
 void vms_loop_drain(struct vms_loop *l)
 {
 	uint64_t last = vms_ring_last(&l->ring);
@@ -405,10 +413,16 @@ void vms_loop_drain(struct vms_loop *l)
 		while (s->next_seq <= last) {
 			const struct vms_frame *f = vms_ring_get(&l->ring, s->next_seq);
 			if (!f) {
-				s->next_seq++;
+				uint64_t to = ring_oldest(l); /* overwritten: lost */
+				s->lost += to - s->next_seq;
+				s->next_seq = to;
 				continue;
 			}
 			const struct vms_schema *sch = live_find(l, f->gen);
+			if (VMS_UNLIKELY(!sch)) {
+				s->next_seq++; /* cannot happen: live_prune() keeps it */
+				continue;
+			}
 			if (f->gen != s->gen) {
 				r = s->ops->begin(s, sch);
 				if (r < 0)
@@ -416,6 +430,9 @@ void vms_loop_drain(struct vms_loop *l)
 				s->gen = f->gen;
 			}
 			deliver_events(l, s, f->seq);
+			/* the frames this output misses before f (begin() may
+			 * have dropped some with a file it closed) */
+			s->gap = f->seq > s->out_seq ? f->seq - s->out_seq - 1 : 0;
 			r = s->ops->write(s, sch, f);
 			if (r == -EAGAIN) {
 				r = s->ops->flush(s);
@@ -425,6 +442,8 @@ void vms_loop_drain(struct vms_loop *l)
 			}
 			if (r < 0)
 				break;
+			s->out_seq = f->seq;
+			s->gap = 0;
 			s->next_seq++;
 		}
 		if (r == 0 || r == -EAGAIN)
@@ -624,6 +643,10 @@ static void handle_signals(struct vms_loop *l)
 	}
 }
 
+/* SIGHUP.  The sink opens its path anew before it lets the old file go;
+ * what the old file could not take (a full disk) is written again to the
+ * new one from the ring, as far as the ring still holds it, and the rest
+ * is counted on the first frame the new file gets. */
 static void reopen_sinks(struct vms_loop *l)
 {
 	l->reopen = false;
@@ -633,11 +656,58 @@ static void reopen_sinks(struct vms_loop *l)
 			continue;
 		int r = s->ops->reopen(s);
 		if (r < 0) {
-			sink_error(l, s, r);
+			vms_err("output %s: cannot reopen it: %s; writing on to the file already open",
+				s->path, strerror(-r));
 			continue;
 		}
+		if (r > 0)
+			continue; /* nothing to reopen */
+		if (s->close_err) {
+			vms_err("output %s: the file before SIGHUP: %s; its frames that did not reach it go to the new file or are counted as lost",
+				s->path, strerror(-s->close_err));
+			s->close_err = 0;
+		}
+		s->last_err = 0; /* the new file's errors are its own */
+		/* frames handed to the old file that it did not keep, as far
+		 * as the ring (and the generations kept) still has them */
+		uint64_t to = s->out_seq + 1, oldest = ring_oldest(l);
+		if (to < oldest)
+			to = oldest;
+		while (to < s->next_seq && !live_find(l, vms_ring_get(&l->ring, to)->gen))
+			to++;
+		if (to < s->next_seq)
+			s->next_seq = to;
 		s->gen = 0; /* next frame begins a generation in the new file */
 		vms_loop_event(l, VMS_EV_OUTPUT_REOPENED, s->path, "SIGHUP");
+	}
+}
+
+/* At exit: every frame taken goes out, also those still in the ring
+ * behind a full output buffer (a slow pipe): wait for the outputs, unless
+ * one fails or another SIGINT/SIGTERM comes. */
+static void drain_all(struct vms_loop *l)
+{
+	for (;;) {
+		vms_loop_drain(l);
+		struct pollfd p[17];
+		unsigned n = 0;
+		if (l->sigfd >= 0)
+			p[n++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
+		uint64_t last = vms_ring_last(&l->ring);
+		for (unsigned i = 0; i < l->nsink && n < VMS_ARRAY_SIZE(p); i++) {
+			struct vms_sink *s = &l->sink[i];
+			if (s->failed || s->last_err || s->next_seq > last)
+				continue;
+			int fd = s->ops->pollfd ? s->ops->pollfd(s) : -1;
+			if (fd >= 0)
+				p[n++] = (struct pollfd){.fd = fd, .events = POLLOUT};
+		}
+		if (n == (l->sigfd >= 0))
+			return; /* all out, or nothing to wait for */
+		if (poll(p, n, -1) < 0 && errno != EINTR)
+			return;
+		if (l->sigfd >= 0 && (p[0].revents & POLLIN))
+			return;
 	}
 }
 
@@ -706,7 +776,7 @@ int vms_loop_run(struct vms_loop *l)
 				src->ops->idle(src, vms_sched_next(&l->sched));
 		}
 	}
-	vms_loop_drain(l);
+	drain_all(l);
 	return l->exit_code;
 }
 

@@ -42,7 +42,6 @@ struct vms_loop {
 	uint64_t tick_idx;          /* deadline index of the tick being taken */
 	uint64_t frames;            /* committed */
 	uint64_t pending_missed;    /* carried into the next frame */
-	uint64_t pending_lost;
 	uint32_t pending_flags;
 	uint64_t last_cpu_ns;
 	int64_t last_offset_ns;     /* t_real - t_mono of the previous frame */
