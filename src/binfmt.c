@@ -141,17 +141,23 @@ size_t vms_bin_schema_enc(uint8_t *out, const struct vms_schema *s)
 size_t vms_bin_data_enc(uint8_t *out, const struct vms_frame *f, uint64_t *prev, bool key,
 			bool *keyframe)
 {
+	return vms_bin_data_enc_meta(out, f, f->flags, f->lost_frames, prev, key, keyframe);
+}
+
+size_t vms_bin_data_enc_meta(uint8_t *out, const struct vms_frame *f, uint32_t flags,
+			     uint32_t lost_frames, uint64_t *prev, bool key, bool *keyframe)
+{
 	uint8_t *p = out + VMS_FMT_RECORD_HDR;
 	const uint64_t *v = f->v;
 	const uint32_t n = f->ncols;
 
 	p = put32(p, f->gen);
-	p = put32(p, f->flags);
+	p = put32(p, flags);
 	p = put64(p, f->seq);
 	p = put64(p, f->t_mono_ns);
 	p = put64(p, (uint64_t)f->t_real_ns);
 	p = put32(p, f->missed_ticks);
-	p = put32(p, f->lost_frames);
+	p = put32(p, lost_frames);
 	p = put64(p, f->self_cpu_ns);
 	p = put64(p, f->late_ns);
 	p = put32(p, n);

@@ -92,6 +92,10 @@ static inline size_t vms_bin_data_max(uint32_t ncols)
  * says which it is.  Returns the record's size. */
 size_t vms_bin_data_enc(uint8_t *p, const struct vms_frame *f, uint64_t *prev, bool key,
 			bool *keyframe);
+/* The same with flags and lost_frames given (an output's own gaps: see
+ * sink.h) instead of f's. */
+size_t vms_bin_data_enc_meta(uint8_t *p, const struct vms_frame *f, uint32_t flags,
+			     uint32_t lost_frames, uint64_t *prev, bool key, bool *keyframe);
 
 /* Upper bound of an EVENT record, and its encoder. */
 #define VMS_BIN_EVENT_MAX                                                                      \

@@ -29,6 +29,12 @@ char *vms_csv_field(char *p, const char *s)
 
 char *vms_csv_meta(char *p, const struct vms_frame *f, int32_t gmtoff_s)
 {
+	return vms_csv_meta_as(p, f, f->flags, f->lost_frames, gmtoff_s);
+}
+
+char *vms_csv_meta_as(char *p, const struct vms_frame *f, uint32_t flags, uint32_t lost_frames,
+		      int32_t gmtoff_s)
+{
 	p = vms_fmt_u64(p, f->seq);
 	*p++ = ',';
 	p = vms_fmt_time(p, f->t_real_ns, gmtoff_s);
@@ -37,11 +43,11 @@ char *vms_csv_meta(char *p, const struct vms_frame *f, int32_t gmtoff_s)
 	*p++ = ',';
 	p = vms_fmt_u64(p, f->gen);
 	*p++ = ',';
-	p = vms_fmt_u64(p, f->flags);
+	p = vms_fmt_u64(p, flags);
 	*p++ = ',';
 	p = vms_fmt_u64(p, f->missed_ticks);
 	*p++ = ',';
-	p = vms_fmt_u64(p, f->lost_frames);
+	p = vms_fmt_u64(p, lost_frames);
 	*p++ = ',';
 	p = vms_fmt_u64(p, f->late_ns);
 	*p++ = ',';

@@ -16,6 +16,10 @@ char *vms_csv_field(char *p, const char *s);
 size_t vms_csv_field_max(const char *s);
 /* Frame meta fields (VMS_CSV_META order), without a trailing comma. */
 char *vms_csv_meta(char *p, const struct vms_frame *f, int32_t gmtoff_s);
+/* The same with flags and lost_frames given (an output's own gaps: see
+ * sink.h) instead of f's. */
+char *vms_csv_meta_as(char *p, const struct vms_frame *f, uint32_t flags, uint32_t lost_frames,
+		      int32_t gmtoff_s);
 /* One value: empty if missing, else decimal with the column's scale. */
 char *vms_csv_value(char *p, uint64_t v, int scale);
 /* Upper bound of a meta prefix and of one value field. */

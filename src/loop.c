@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "loop.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -90,15 +92,10 @@ void vms_source_event(struct vms_source *src, uint32_t type, const char *subject
 
 /* ---- schema (re)building ------------------------------------------------ */
 
-static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
+/* Copy into the empty ring nr the frames a sink (or, for a shared ring,
+ * any reader) has not taken yet; seqs stay the same. */
+static void carry_frames(struct vms_loop *l, struct vms_ring *nr)
 {
-	struct vms_ring nr;
-	uint32_t cols = sch->ncols + sch->ncols / 2 + 64;
-	int r = vms_ring_create_like(&nr, &l->ring, cols, vms_ring_schema_bytes(sch));
-	if (r < 0)
-		return r;
-	/* carry over frames a sink (or, for a shared ring, any reader) has not
-	 * taken yet; seqs stay the same */
 	uint64_t from = l->ring.next_seq;
 	if (l->ring.path)
 		while (from > 1 && vms_ring_get(&l->ring, from - 1))
@@ -106,21 +103,41 @@ static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
 	for (unsigned i = 0; i < l->nsink; i++)
 		if (vms_ring_get(&l->ring, l->sink[i].next_seq) && l->sink[i].next_seq < from)
 			from = l->sink[i].next_seq;
-	nr.next_seq = from;
+	nr->next_seq = from;
 	for (uint64_t s = from; s < l->ring.next_seq; s++) {
 		const struct vms_frame *f = vms_ring_get(&l->ring, s);
-		memcpy(vms_ring_begin(&nr), f, vms_frame_size(f->ncols));
-		vms_ring_commit(&nr);
+		memcpy(vms_ring_begin(nr), f, vms_frame_size(f->ncols));
+		vms_ring_commit(nr);
 	}
-	nr.next_seq = l->ring.next_seq;
-	struct vms_frame *g = realloc(l->gapframe, vms_frame_size(cols));
-	if (!g) {
-		vms_ring_destroy(&nr);
-		return -ENOMEM;
+	nr->next_seq = l->ring.next_seq;
+}
+
+/* A ring whose slots hold sch's frames.  A file ring is replaced by a
+ * larger file renamed over it (its readers reattach).  When that file
+ * cannot be had (its file system is full: the new one is reserved whole
+ * before it is used), sampling must not stop for it: the loop goes on
+ * with a ring in its own memory and the file is marked closed, so that
+ * its readers see the writer gone rather than wait (vmsampler-ring(5)). */
+static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
+{
+	struct vms_ring nr;
+	uint32_t cols = sch->ncols + sch->ncols / 2 + 64;
+	int r = vms_ring_create_like(&nr, &l->ring, cols, vms_ring_schema_bytes(sch));
+	if (r == 0) {
+		carry_frames(l, &nr);
+		r = vms_ring_install(&l->ring, &nr); /* destroys nr if it fails */
+		if (r == 0 || !l->ring.path)
+			return r;
 	}
-	l->gapframe = g;
-	/* a file ring is renamed over the old one, whose readers reattach */
-	return vms_ring_install(&l->ring, &nr);
+	if (!l->ring.path)
+		return r;
+	vms_err("ring %s: cannot grow it for %u columns: %s; it is closed for its readers, sampling goes on without it",
+		l->ring.path, sch->ncols, strerror(-r));
+	r = vms_ring_create(&nr, l->ring.mask + 1, cols);
+	if (r < 0)
+		return r;
+	carry_frames(l, &nr);
+	return vms_ring_install(&l->ring, &nr); /* marks the file CLOSED */
 }
 
 static void source_failed(struct vms_loop *l, struct vms_source *src, int err, uint64_t idx)
@@ -227,18 +244,18 @@ static bool source_due(const struct vms_source *src, uint64_t idx)
 	return src->every <= 1 || idx % src->every == 0;
 }
 
-/* Frames a sink loses when the next slot is overwritten: counted for it,
- * and told on the next frame it writes (vms_loop_drain), which is the
- * first after the gap. */
+/* A sink whose next frame is about to be overwritten skips it: it is lost
+ * to that output, which counts it on the next frame it writes (the frame
+ * in the ring is everyone's and does not carry it). */
 static void account_overrun(struct vms_loop *l)
 {
 	uint64_t nslots = (uint64_t)l->ring.mask + 1;
 	for (unsigned i = 0; i < l->nsink; i++) {
 		struct vms_sink *s = &l->sink[i];
-		while (s->next_seq + nslots <= l->ring.next_seq) {
-			s->next_seq++;
-			s->lost++;
-			s->lost_pending++;
+		if (s->next_seq + nslots <= l->ring.next_seq) {
+			uint64_t to = l->ring.next_seq - nslots + 1;
+			s->lost += to - s->next_seq;
+			s->next_seq = to;
 		}
 	}
 }
@@ -290,8 +307,13 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 		if (again) {
 			int r = rebuild_schema(l);
 			if (r < 0) {
-				vms_err("cannot rebuild the schema: %s", strerror(-r));
-				again = false;
+				/* the sources have laid out their new columns and
+				 * the ring has no room for them: no frame can be
+				 * taken safely any more */
+				vms_err("cannot rebuild the schema: %s; stopping", strerror(-r));
+				l->stop = true;
+				l->exit_code = r;
+				return;
 			}
 			/* the ring may have been replaced: begin again */
 		}
@@ -308,9 +330,7 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	f->late_ns = ti->late_ns;
 	uint64_t missed = ti->missed + l->pending_missed;
 	f->missed_ticks = missed > UINT32_MAX ? UINT32_MAX : (uint32_t)missed;
-	/* nothing is lost before a frame in the ring: each sink stamps its
-	 * own losses on the copy it writes (vms_loop_drain) */
-	f->lost_frames = 0;
+	f->lost_frames = 0; /* each output counts its own (sink.h) */
 	l->pending_missed = 0;
 
 	uint32_t flags = l->pending_flags | t.flags;
@@ -375,7 +395,12 @@ static void deliver_events(struct vms_loop *l, struct vms_sink *s, uint64_t upto
 	}
 }
 
-static void reopen_sink(struct vms_loop *l, struct vms_sink *s);
+/* The oldest frame still in the ring. */
+static uint64_t ring_oldest(const struct vms_loop *l)
+{
+	uint64_t nslots = (uint64_t)l->ring.mask + 1;
+	return l->ring.next_seq > nslots ? l->ring.next_seq - nslots : 1;
+}
 
 void vms_loop_drain(struct vms_loop *l)
 {
@@ -384,22 +409,20 @@ void vms_loop_drain(struct vms_loop *l)
 		struct vms_sink *s = &l->sink[i];
 		if (s->failed)
 			continue;
-		if (s->reopen_failed) {
-			reopen_sink(l, s);
-			if (s->reopen_failed)
-				continue;
-		}
 		int r = 0;
 		while (s->next_seq <= last) {
 			const struct vms_frame *f = vms_ring_get(&l->ring, s->next_seq);
 			if (!f) {
-				/* overwritten before this sink took it */
-				s->next_seq++;
-				s->lost++;
-				s->lost_pending++;
+				uint64_t to = ring_oldest(l); /* overwritten: lost */
+				s->lost += to - s->next_seq;
+				s->next_seq = to;
 				continue;
 			}
 			const struct vms_schema *sch = live_find(l, f->gen);
+			if (VMS_UNLIKELY(!sch)) {
+				s->next_seq++; /* cannot happen: live_prune() keeps it */
+				continue;
+			}
 			if (f->gen != s->gen) {
 				r = s->ops->begin(s, sch);
 				if (r < 0)
@@ -407,15 +430,9 @@ void vms_loop_drain(struct vms_loop *l)
 				s->gen = f->gen;
 			}
 			deliver_events(l, s, f->seq);
-			if (VMS_UNLIKELY(s->lost_pending)) {
-				/* the first frame after a gap says how many frames
-				 * this output lost: a copy, the ring's is shared */
-				struct vms_frame *c = l->gapframe;
-				memcpy(c, f, vms_frame_size(f->ncols));
-				c->lost_frames = s->lost_pending > UINT32_MAX ? UINT32_MAX : (uint32_t)s->lost_pending;
-				c->flags |= VMS_FRAME_GAP;
-				f = c;
-			}
+			/* the frames this output misses before f (begin() may
+			 * have dropped some with a file it closed) */
+			s->gap = f->seq > s->out_seq ? f->seq - s->out_seq - 1 : 0;
 			r = s->ops->write(s, sch, f);
 			if (r == -EAGAIN) {
 				r = s->ops->flush(s);
@@ -425,9 +442,8 @@ void vms_loop_drain(struct vms_loop *l)
 			}
 			if (r < 0)
 				break;
-			s->lost_pending = 0;
-			if (!s->first_seq)
-				s->first_seq = f->seq;
+			s->out_seq = f->seq;
+			s->gap = 0;
 			s->next_seq++;
 		}
 		if (r == 0 || r == -EAGAIN)
@@ -600,11 +616,6 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		vms_err("cannot allocate the ring: %s", strerror(-r));
 		return r;
 	}
-	l->gapframe = malloc(vms_frame_size(cols));
-	if (!l->gapframe) {
-		vms_err("out of memory");
-		return -ENOMEM;
-	}
 	r = open_sinks(l);
 	if (r < 0)
 		return r;
@@ -639,49 +650,71 @@ static void handle_signals(struct vms_loop *l)
 	}
 }
 
-/* Close a sink's file and open its path again (SIGHUP; and after a reopen
- * whose open failed, at each drain until it works). */
-static void reopen_sink(struct vms_loop *l, struct vms_sink *s)
-{
-	int r = s->ops->reopen(s);
-	if (s->old_err < 0) {
-		/* the old file ends at its last whole frame; the frames after it
-		 * go to the new file, from the ring (those the ring no longer
-		 * holds are counted as lost) */
-		uint64_t from = s->durable_seq ? s->durable_seq + 1 : s->first_seq;
-		vms_err("output %s: %s while closing it for SIGHUP; frames from seq %llu on go to the new file",
-			s->path, strerror(-s->old_err), (unsigned long long)(from ? from : s->next_seq));
-		if (from && from < s->next_seq)
-			s->next_seq = from;
-		s->old_err = 0;
-	}
-	s->first_seq = 0;
-	/* the new file begins with a SCHEMA; until it can be written the
-	 * frames wait in the ring */
-	s->gen = 0;
-	if (r < 0) {
-		if (!s->reopen_failed || s->last_err != r)
-			vms_err("output %s: cannot open it again: %s; frames wait in the ring (%u slots) "
-				"and are counted as lost when it is full; trying again at each tick",
-				s->path, vms_out_strerror(r), l->ring.mask + 1);
-		s->last_err = r;
-		s->reopen_failed = true;
-		return;
-	}
-	if (s->reopen_failed)
-		vms_info("output %s: open again", s->path);
-	s->reopen_failed = false;
-	s->last_err = 0;
-	vms_loop_event(l, VMS_EV_OUTPUT_REOPENED, s->path, "SIGHUP");
-}
-
+/* SIGHUP.  The sink opens its path anew before it lets the old file go;
+ * what the old file could not take (a full disk) is written again to the
+ * new one from the ring, as far as the ring still holds it, and the rest
+ * is counted on the first frame the new file gets. */
 static void reopen_sinks(struct vms_loop *l)
 {
 	l->reopen = false;
 	for (unsigned i = 0; i < l->nsink; i++) {
 		struct vms_sink *s = &l->sink[i];
-		if (s->ops->reopen && !s->failed)
-			reopen_sink(l, s);
+		if (!s->ops->reopen || s->failed)
+			continue;
+		int r = s->ops->reopen(s);
+		if (r < 0) {
+			vms_err("output %s: cannot reopen it: %s; writing on to the file already open",
+				s->path, strerror(-r));
+			continue;
+		}
+		if (r > 0)
+			continue; /* nothing to reopen */
+		if (s->close_err) {
+			vms_err("output %s: the file before SIGHUP: %s; its frames that did not reach it go to the new file or are counted as lost",
+				s->path, strerror(-s->close_err));
+			s->close_err = 0;
+		}
+		s->last_err = 0; /* the new file's errors are its own */
+		/* frames handed to the old file that it did not keep, as far
+		 * as the ring (and the generations kept) still has them */
+		uint64_t to = s->out_seq + 1, oldest = ring_oldest(l);
+		if (to < oldest)
+			to = oldest;
+		while (to < s->next_seq && !live_find(l, vms_ring_get(&l->ring, to)->gen))
+			to++;
+		if (to < s->next_seq)
+			s->next_seq = to;
+		s->gen = 0; /* next frame begins a generation in the new file */
+		vms_loop_event(l, VMS_EV_OUTPUT_REOPENED, s->path, "SIGHUP");
+	}
+}
+
+/* At exit: every frame taken goes out, also those still in the ring
+ * behind a full output buffer (a slow pipe): wait for the outputs, unless
+ * one fails or another SIGINT/SIGTERM comes. */
+static void drain_all(struct vms_loop *l)
+{
+	for (;;) {
+		vms_loop_drain(l);
+		struct pollfd p[17];
+		unsigned n = 0;
+		if (l->sigfd >= 0)
+			p[n++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
+		uint64_t last = vms_ring_last(&l->ring);
+		for (unsigned i = 0; i < l->nsink && n < VMS_ARRAY_SIZE(p); i++) {
+			struct vms_sink *s = &l->sink[i];
+			if (s->failed || s->last_err || s->next_seq > last)
+				continue;
+			int fd = s->ops->pollfd ? s->ops->pollfd(s) : -1;
+			if (fd >= 0)
+				p[n++] = (struct pollfd){.fd = fd, .events = POLLOUT};
+		}
+		if (n == (l->sigfd >= 0))
+			return; /* all out, or nothing to wait for */
+		if (poll(p, n, -1) < 0 && errno != EINTR)
+			return;
+		if (l->sigfd >= 0 && (p[0].revents & POLLIN))
+			return;
 	}
 }
 
@@ -750,8 +783,8 @@ int vms_loop_run(struct vms_loop *l)
 				src->ops->idle(src, vms_sched_next(&l->sched));
 		}
 	}
-	vms_loop_drain(l);
-	return 0;
+	drain_all(l);
+	return l->exit_code;
 }
 
 int vms_loop_fini(struct vms_loop *l)
@@ -777,7 +810,6 @@ int vms_loop_fini(struct vms_loop *l)
 	for (unsigned i = 0; i < l->nlive; i++)
 		vms_schema_unref(l->live[i]);
 	free(l->live);
-	free(l->gapframe);
 	vms_schema_unref(l->schema);
 	vms_ring_destroy(&l->ring);
 	if (l->proc_dirfd >= 0)

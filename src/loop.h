@@ -42,8 +42,6 @@ struct vms_loop {
 	uint64_t tick_idx;          /* deadline index of the tick being taken */
 	uint64_t frames;            /* committed */
 	uint64_t pending_missed;    /* carried into the next frame */
-	struct vms_frame *gapframe; /* a frame as large as a ring slot's: the copy a sink
-	                             * writes after a gap (vms_loop_drain) */
 	uint32_t pending_flags;
 	uint64_t last_cpu_ns;
 	int64_t last_offset_ns;     /* t_real - t_mono of the previous frame */
@@ -55,7 +53,7 @@ struct vms_loop {
 
 	bool stop;
 	bool reopen;
-	int exit_code;
+	int exit_code;              /* -errno: stopped on a fatal error */
 };
 
 /* Set up: open the proc root, the sources (in registry order, those the
@@ -63,7 +61,8 @@ struct vms_loop {
  * be NULL for the real clock.  On failure logs one line and returns -errno
  * (-EINVAL-like errors are configuration errors: exit 2). */
 int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struct vms_clock *clock);
-/* Run until count frames were written or SIGINT/SIGTERM.  0 or -errno. */
+/* Run until count frames were written or SIGINT/SIGTERM.  0 or -errno
+ * (a fatal error, said in one line). */
 int vms_loop_run(struct vms_loop *l);
 /* One tick at `now` (tests drive it directly). */
 void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti);

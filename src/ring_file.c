@@ -238,14 +238,21 @@ ssize_t vms_ring_read_schema(const struct vms_ring *r, void *buf, size_t cap, ui
 
 /* ---- creation ---------------------------------------------------------------- */
 
-/* A new ring file under a temporary name in path's directory, mapped. */
+/* A new ring file under a temporary name in path's directory, mapped.
+ * Its blocks are reserved (fallocate): a file system that fills later
+ * (/dev/shm is memory that others use too) cannot take a page away from
+ * the mapping, where a write would die of SIGBUS.  On failure err says
+ * why. */
 static int build_file(struct vms_ring *r, const char *path, uint32_t slot_count, uint32_t slot_cols,
-		      size_t schema_bytes, uint32_t mode, uint64_t interval_ns)
+		      size_t schema_bytes, uint32_t mode, uint64_t interval_ns, char *err,
+		      size_t errlen)
 {
 	struct vms_ring_layout lay;
 	int e = vms_ring_layout(&lay, slot_count, slot_cols, schema_bytes ? schema_bytes : 1);
-	if (e < 0)
+	if (e < 0) {
+		say(err, errlen, "cannot create it: %s", strerror(-e));
 		return e;
+	}
 	char *dup = strdup(path), *tmp = NULL, *p = strdup(path);
 	if (!dup || !p) {
 		e = -ENOMEM;
@@ -264,15 +271,15 @@ static int build_file(struct vms_ring *r, const char *path, uint32_t slot_count,
 		goto fail;
 	}
 	void *m = MAP_FAILED;
-	/* the space is reserved now, not at the first write to each page: a
-	 * sparse file on a file system that fills (/dev/shm) is a SIGBUS in
-	 * the middle of a tick */
-	if (fchmod(fd, mode) < 0)
+	if (fchmod(fd, mode) < 0) {
 		e = -errno;
-	else if ((e = posix_fallocate(fd, 0, (off_t)lay.len)) != 0)
+	} else if ((e = posix_fallocate(fd, 0, (off_t)lay.len)) != 0) {
+		/* (glibc writes the blocks itself where fallocate is missing) */
 		e = -e;
-	else if ((m = mmap(NULL, lay.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+		say(err, errlen, "cannot reserve its %zu bytes in %s: %s", lay.len, dir, strerror(-e));
+	} else if ((m = mmap(NULL, lay.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		e = -errno;
+	}
 	close(fd);
 	if (e < 0) {
 		unlink(tmp);
@@ -293,6 +300,8 @@ static int build_file(struct vms_ring *r, const char *path, uint32_t slot_count,
 	free(dup);
 	return 0;
 fail:
+	if (errlen && !err[0])
+		say(err, errlen, "cannot create it: %s", strerror(-e));
 	free(dup);
 	free(p);
 	free(tmp);
@@ -379,11 +388,10 @@ int vms_ring_create_file(struct vms_ring *r, const char *path, uint32_t slot_cou
 	int ex = check_existing(path, &old, err, errlen);
 	if (ex < 0)
 		return ex;
-	int e = build_file(r, path, slot_count, slot_cols, schema_bytes, mode, o ? o->interval_ns : 0);
-	if (e < 0) {
-		say(err, errlen, "cannot create it: %s", strerror(-e));
+	int e = build_file(r, path, slot_count, slot_cols, schema_bytes, mode, o ? o->interval_ns : 0,
+			   err, errlen);
+	if (e < 0)
 		return e;
-	}
 	if (ex == 0) {
 		/* nothing there: it must still be nothing when we put ours */
 		if (renameat2(AT_FDCWD, r->tmp, AT_FDCWD, path, RENAME_NOREPLACE) < 0) {
@@ -441,7 +449,7 @@ int vms_ring_create_like(struct vms_ring *nr, const struct vms_ring *old, uint32
 	if (!old->path)
 		return vms_ring_create(nr, old->mask + 1, slot_cols);
 	int e = build_file(nr, old->path, old->mask + 1, slot_cols, schema_bytes, old->mode,
-			   old->interval_ns);
+			   old->interval_ns, NULL, 0);
 	if (e == 0)
 		nr->hdr->run_id = old->hdr->run_id;
 	return e;

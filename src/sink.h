@@ -15,11 +15,27 @@
  *   event(s, ev)          optional: record an event.
  *   flush(s)              non-blocking write-out: 0, -EAGAIN (data kept),
  *                         -errno.
- *   reopen(s)             SIGHUP: blocking flush, reopen the path (log
- *                         rotation); the next frame is preceded by a new
- *                         begin().
+ *   reopen(s)             SIGHUP (log rotation): open the path again
+ *                         (appending); if that works, close the file
+ *                         being written (vms_sink_close_out(); its error
+ *                         goes to s->close_err) and go on in the new one,
+ *                         whose next frame is preceded by a new begin().
+ *                         0: reopened; 1: nothing to reopen (stdout, a
+ *                         pipe); -errno: the path cannot be opened and
+ *                         the old file is kept.  Never blocks on a pipe.
  *   close(s)              blocking flush and close; returns the first
  *                         error.
+ *
+ * Lost frames.  A frame that never reaches an output (overwritten in the
+ * ring while the output was slow or failing, or dropped with a buffer that
+ * could not be written when its file was closed) is counted on the next
+ * frame that output gets: the loop sets s->gap to the seqs missing before
+ * the frame it hands over, and the sink writes lost_frames = f->lost_frames
+ * + s->gap (and the GAP flag) instead of the ring frame's own fields: each
+ * output has its own gaps.  To know which frames a failed write dropped,
+ * a sink notes the end offset of each frame's record in s->ledger
+ * (vms_ledger_room() before appending, vms_ledger_add() after) and closes
+ * a file with vms_sink_close_out().
  */
 #ifndef VMS_SINK_H
 #define VMS_SINK_H
@@ -27,6 +43,7 @@
 #include "config.h"
 #include "out.h"
 #include "schema.h"
+#include <vmsampler/format.h>
 #include <vmsampler/ring.h>
 
 struct vms_event {
@@ -49,14 +66,23 @@ struct vms_sink_ops {
 	int (*write)(struct vms_sink *s, const struct vms_schema *schema, const struct vms_frame *f);
 	int (*event)(struct vms_sink *s, const struct vms_event *ev);
 	int (*flush)(struct vms_sink *s);
-	/* SIGHUP: close the file and open the path again.  Returns the new
-	 * open's error; the old file's close error goes to s->old_err and
-	 * the seq of the last frame wholly in the old file to s->durable_seq
-	 * (0: none, or not known) */
 	int (*reopen)(struct vms_sink *s);
 	int (*close)(struct vms_sink *s);
 	/* fd to poll for POLLOUT while flush() returns -EAGAIN, or -1 */
 	int (*pollfd)(struct vms_sink *s);
+};
+
+/* Frames whose records are in an output's buffer or in flight: the end
+ * offset of each record in the output (struct vms_out: written + len after
+ * the record) and its seq, oldest first.  Fixed size: a sink that finds it
+ * full waits (-EAGAIN) as when its buffer is full; 1024 records of at
+ * least 64 bytes cover a 64 KiB buffer. */
+#define VMS_LEDGER_CAP 1024u
+struct vms_ledger {
+	uint64_t end[VMS_LEDGER_CAP];
+	uint64_t seq[VMS_LEDGER_CAP];
+	uint32_t head, n;
+	uint64_t done_seq; /* last frame known to be in the output whole */
 };
 
 struct vms_sink {
@@ -68,15 +94,47 @@ struct vms_sink {
 	uint64_t next_seq;   /* next frame to hand over */
 	uint64_t next_event; /* next event id to hand over */
 	uint32_t gen;        /* generation begun (0: none yet) */
-	uint64_t lost;       /* frames overwritten before this sink got them */
-	uint64_t lost_pending; /* ... not yet told: on the next frame written */
-	uint64_t first_seq;  /* the first frame handed to the current file (0: none yet) */
-	uint64_t durable_seq; /* set by reopen(): see there */
-	int old_err;         /* set by reopen(): see there */
-	bool reopen_failed;  /* the new file did not open: tried again at each drain */
+	uint64_t lost;       /* frames that never reached this output (total) */
+	/* the last frame handed to the output (0: none yet); lowered by
+	 * vms_sink_close_out() to the last one that reached the file when a
+	 * closing file dropped the rest */
+	uint64_t out_seq;
+	uint64_t gap;        /* frames missing before the one being written */
 	int last_err;
 	bool failed;
+	/* the sink's */
+	int close_err;       /* reopen(): closing the previous file failed so */
+	struct vms_ledger ledger;
 };
+
+/* lost_frames and flags as this output writes frame f (see "Lost frames"). */
+static inline uint32_t vms_sink_lost_frames(const struct vms_sink *s, const struct vms_frame *f)
+{
+	uint64_t n = (uint64_t)f->lost_frames + s->gap;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+static inline uint32_t vms_sink_frame_flags(const struct vms_sink *s, const struct vms_frame *f)
+{
+	return s->gap ? f->flags | VMS_FRAME_GAP : f->flags;
+}
+
+/* True if one more frame fits the ledger, after retiring the frames whose
+ * records end at or before `committed` (vms_out's end of the last whole
+ * record written). */
+bool vms_ledger_room(struct vms_ledger *lg, uint64_t committed);
+/* Note frame seq's record, which ends at offset end. */
+void vms_ledger_add(struct vms_ledger *lg, uint64_t end, uint64_t seq);
+/* Close o (vms_out_close) and account for what it could not write: when
+ * the close failed, the frames whose records did not reach the file whole
+ * are dropped and s->out_seq goes back to the last one that did (the loop
+ * then writes them again from the ring if it still holds them, or counts
+ * them as lost).  Returns vms_out_close()'s result. */
+int vms_sink_close_out(struct vms_sink *s, struct vms_out *o);
+/* Make n (just opened, nothing appended yet) the output o, which was
+ * closed with vms_sink_close_out().  n was opened before o was closed: if
+ * they are the same file, what the close wrote or truncated moved its end,
+ * so n's offsets are taken again from the file. */
+void vms_sink_adopt_out(struct vms_out *o, struct vms_out *n);
 
 extern const struct vms_sink_ops vms_sink_csv;
 extern const struct vms_sink_ops vms_sink_bin;

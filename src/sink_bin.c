@@ -10,7 +10,8 @@
  *   event    one EVENT record
  *   reopen   (SIGHUP) append to the path: a new file gets a file header;
  *            either way the loop's next begin() writes a SCHEMA and a
- *            keyframe, so the part after the reopen decodes on its own
+ *            keyframe, so the part after the reopen decodes on its own;
+ *            the old file is closed only once the new one is open
  * Records are whole or absent: struct vms_out writes record boundaries
  * only, and truncates a record cut by a write error at close. */
 #include <stdlib.h>
@@ -70,7 +71,7 @@ static int bin_begin(struct vms_sink *s, const struct vms_schema *sch)
 	int r;
 
 	if (!b->out.buf)
-		return -EBADF; /* a reopen failed; the next SIGHUP tries again */
+		return -EBADF; /* closed */
 	if (sch->ncols > b->prev_cap) {
 		uint64_t *np = realloc(b->prev, sch->ncols * sizeof(*np));
 		if (!np)
@@ -108,12 +109,16 @@ static int bin_write(struct vms_sink *s, const struct vms_schema *sch, const str
 	(void)sch;
 	if (VMS_UNLIKELY(!b->begun || f->ncols != b->ncols || !b->out.buf))
 		return -EINVAL; /* a frame of a generation that was not begun */
+	if (!vms_ledger_room(&s->ledger, b->out.committed))
+		return -EAGAIN;
 	uint8_t *p = (uint8_t *)vms_out_reserve(&b->out, vms_bin_data_max(f->ncols));
 	if (!p)
 		return -EAGAIN;
 	bool key = b->need_key || b->since_key >= VMS_BIN_KEY_EVERY - 1;
-	vms_out_advance(&b->out, vms_bin_data_enc(p, f, b->prev, key, &key));
-	vms_out_end_record_tag(&b->out, f->seq);
+	vms_out_advance(&b->out, vms_bin_data_enc_meta(p, f, vms_sink_frame_flags(s, f),
+						       vms_sink_lost_frames(s, f), b->prev, key, &key));
+	vms_out_end_record(&b->out);
+	vms_ledger_add(&s->ledger, b->out.written + b->out.len, f->seq);
 	b->need_key = false;
 	b->since_key = key ? 0 : b->since_key + 1;
 	return 0;
@@ -141,29 +146,25 @@ static int bin_flush(struct vms_sink *s)
 static int bin_reopen(struct vms_sink *s)
 {
 	struct bin *b = s->priv;
-	s->old_err = 0;
-	s->durable_seq = 0;
-	if (strcmp(s->path, "-") == 0)
-		return vms_out_drain(&b->out); /* stdout: nothing to reopen */
-	/* what could not be written to the old file (a full disk) is cut
-	 * off at its last whole record; the loop hands those frames over
-	 * again, to the new file, from the ring */
-	s->old_err = vms_out_drain(&b->out);
-	s->durable_seq = b->out.committed_tag;
-	int r = vms_out_close(&b->out);
-	if (s->old_err == 0)
-		s->old_err = r;
-	b->begun = false; /* the loop begins again: SCHEMA + keyframe */
-	r = vms_out_open(&b->out, s->path, vms_sink_out_how(s, VMS_OUT_BIN | VMS_OUT_APPEND), BIN_BUFSIZE);
+	struct vms_out n;
+	s->close_err = 0;
+	if (strcmp(s->path, "-") == 0 || (b->out.buf && !b->out.is_reg)) {
+		(void)vms_out_flush(&b->out); /* never blocks the loop */
+		return 1; /* stdout, a pipe: nothing to reopen */
+	}
+	int r = vms_out_open(&n, s->path, vms_sink_out_how(s, VMS_OUT_BIN | VMS_OUT_APPEND), BIN_BUFSIZE);
 	if (r < 0)
-		return r;
+		return r; /* the old file goes on */
+	s->close_err = vms_sink_close_out(s, &b->out);
+	vms_sink_adopt_out(&b->out, &n);
+	b->begun = false; /* the loop begins again: SCHEMA + keyframe */
 	return put_file_header(b);
 }
 
 static int bin_close(struct vms_sink *s)
 {
 	struct bin *b = s->priv;
-	int r = vms_out_close(&b->out);
+	int r = vms_sink_close_out(s, &b->out);
 	free(b->prev);
 	b->prev = NULL;
 	return r;

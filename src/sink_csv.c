@@ -192,11 +192,12 @@ static int csv_begin(struct vms_sink *s, const struct vms_schema *sch)
 		char *np = roll_name(s->path, sch->gen);
 		if (!np)
 			return -ENOMEM;
-		r = vms_out_close(&c->out);
-		if (r < 0) {
-			free(np);
-			return r;
-		}
+		/* what the old file could not take is counted as lost on the
+		 * new one's first frame (the frames belong to the old header) */
+		r = vms_sink_close_out(s, &c->out);
+		if (r < 0)
+			vms_err("output %s: %s; the frames it could not take are counted as lost",
+				c->cur_path, strerror(-r));
 		r = vms_out_open(&c->out, np, vms_sink_out_how(s, VMS_OUT_CSV), 1 << 16);
 		if (r < 0) {
 			free(np);
@@ -222,8 +223,11 @@ static int csv_write(struct vms_sink *s, const struct vms_schema *sch, const str
 	int32_t off = offset_at(c, f->t_real_ns);
 
 	if (c->long_layout) {
+		if (!vms_ledger_room(&s->ledger, c->out.committed))
+			return -EAGAIN;
 		char meta[VMS_CSV_META_MAX];
-		size_t ml = (size_t)(vms_csv_meta(meta, f, off) - meta);
+		size_t ml = (size_t)(vms_csv_meta_as(meta, f, vms_sink_frame_flags(s, f),
+						     vms_sink_lost_frames(s, f), off) - meta);
 		for (uint32_t i = 0; i < f->ncols; i++) {
 			size_t need = ml + vms_csv_field_max(sch->cols[i].name) + VMS_CSV_VALUE_MAX + 4;
 			char *p = vms_out_reserve(&c->out, need), *st = p;
@@ -241,13 +245,16 @@ static int csv_write(struct vms_sink *s, const struct vms_schema *sch, const str
 			*p++ = '\n';
 			vms_out_advance(&c->out, (size_t)(p - st));
 		}
-		vms_out_end_record_tag(&c->out, f->seq);
+		vms_out_end_record(&c->out);
+		vms_ledger_add(&s->ledger, c->out.written + c->out.len, f->seq);
 		return 0;
 	}
+	if (!vms_ledger_room(&s->ledger, c->out.committed))
+		return -EAGAIN;
 	char *p = vms_out_reserve(&c->out, row_max(sch, c->nnames)), *st = p;
 	if (!p)
 		return -EAGAIN;
-	p = vms_csv_meta(p, f, off);
+	p = vms_csv_meta_as(p, f, vms_sink_frame_flags(s, f), vms_sink_lost_frames(s, f), off);
 	for (uint32_t i = 0; i < c->nnames; i++) {
 		*p++ = ',';
 		int32_t k = c->map[i];
@@ -257,7 +264,8 @@ static int csv_write(struct vms_sink *s, const struct vms_schema *sch, const str
 	*p++ = '\r';
 	*p++ = '\n';
 	vms_out_advance(&c->out, (size_t)(p - st));
-	vms_out_end_record_tag(&c->out, f->seq);
+	vms_out_end_record(&c->out);
+	vms_ledger_add(&s->ledger, c->out.written + c->out.len, f->seq);
 	return 0;
 }
 
@@ -270,19 +278,17 @@ static int csv_flush(struct vms_sink *s)
 static int csv_reopen(struct vms_sink *s)
 {
 	struct csv *c = s->priv;
-	s->old_err = 0;
-	s->durable_seq = 0;
-	if (!c->rolls)
-		return vms_out_drain(&c->out);
-	/* as bin_reopen: rows that did not reach the old file go again */
-	s->old_err = vms_out_drain(&c->out);
-	s->durable_seq = c->out.committed_tag;
-	int r = vms_out_close(&c->out);
-	if (s->old_err == 0)
-		s->old_err = r;
-	r = vms_out_open(&c->out, c->cur_path, vms_sink_out_how(s, VMS_OUT_CSV | VMS_OUT_APPEND), 1 << 16);
+	struct vms_out n;
+	s->close_err = 0;
+	if (!c->rolls) {
+		(void)vms_out_flush(&c->out); /* never blocks the loop */
+		return 1;                     /* stdout, a pipe: nothing to reopen */
+	}
+	int r = vms_out_open(&n, c->cur_path, vms_sink_out_how(s, VMS_OUT_CSV | VMS_OUT_APPEND), 1 << 16);
 	if (r < 0)
-		return r;
+		return r; /* the old file goes on */
+	s->close_err = vms_sink_close_out(s, &c->out);
+	vms_sink_adopt_out(&c->out, &n);
 	/* a rotated file starts over with a header; an untouched one goes on */
 	c->header_done = false;
 	return 0;
@@ -291,7 +297,7 @@ static int csv_reopen(struct vms_sink *s)
 static int csv_close(struct vms_sink *s)
 {
 	struct csv *c = s->priv;
-	int r = vms_out_close(&c->out);
+	int r = vms_sink_close_out(s, &c->out);
 	free(c->cur_path);
 	free_projection(c);
 	return r;

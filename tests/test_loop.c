@@ -6,13 +6,18 @@
 #include "testutil.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "binfmt.h"
 #include "log.h"
 #include "loop.h"
+#include "outcheck.h"
+#include <sys/stat.h>
 #include <vmsampler/reader.h>
 
 /* the counting allocator: see alloccount.h */
@@ -363,6 +368,122 @@ static void test_live_ring_grows(void **state)
 	vms_config_free(&conf);
 }
 
+/* ---- lost frames, output by output --------------------------------------- */
+
+/* Read what the pipe holds (rfd is non-blocking). */
+static void read_avail(int rfd, char **buf, size_t *len, size_t *cap)
+{
+	for (;;) {
+		if (*cap - *len < 65536) {
+			*cap = *cap * 2 + 65536;
+			*buf = realloc(*buf, *cap + 1);
+			assert_non_null(*buf);
+		}
+		ssize_t n = read(rfd, *buf + *len, *cap - *len);
+		if (n <= 0) {
+			assert_true(n == 0 || errno == EAGAIN);
+			break;
+		}
+		*len += (size_t)n;
+	}
+	(*buf)[*len] = '\0';
+}
+
+/* Drain and read until the sink has nothing left (the pipe stays empty
+ * after a drain). */
+static void read_all(struct vms_loop *l, int rfd, char **buf, size_t *len, size_t *cap)
+{
+	for (int idle = 0; idle < 2;) {
+		size_t before = *len;
+		vms_loop_drain(l);
+		read_avail(rfd, buf, len, cap);
+		idle = *len == before ? idle + 1 : 0;
+	}
+}
+
+/* The output is a FIFO whose reader (this test) stops reading for
+ * thousands of ticks, three times: frames are lost, and the first frame
+ * written after each gap, and only it, carries the number lost (the old
+ * loop put the count on the newest frame in the ring, which the output
+ * got some 60 frames later). */
+static void lost_on_stalled_fifo(const char *name)
+{
+	char *root = make_root(), out[512];
+	snprintf(out, sizeof(out), "%s/%s", root, name);
+	assert_int_equal(mkfifo(out, 0600), 0);
+	int rfd = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rfd >= 0);
+	assert_true(fcntl(rfd, F_SETPIPE_SZ, 4096) >= 4096);
+	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 13};
+	struct vms_clock clk = {&fake_ops, &fk};
+	struct vms_config conf;
+	struct vms_loop l;
+	conf_for(&conf, root, out, 0);
+	conf.ring_slots = 4;
+	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	struct vms_sched s;
+	vms_sched_init(&s, fk.now, fk.period);
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	uint64_t total = 0;
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 10; i++, total++) { /* a reader that keeps up */
+			one_tick(&l, &s, &fk);
+			read_all(&l, rfd, &buf, &len, &cap);
+		}
+		/* > 64 KiB buffer + 4 KiB pipe + 4 slots, whatever the row size */
+		for (int i = 0; i < 3000; i++, total++)
+			one_tick(&l, &s, &fk);
+		read_all(&l, rfd, &buf, &len, &cap);
+	}
+	for (int i = 0; i < 10; i++, total++) {
+		one_tick(&l, &s, &fk);
+		read_all(&l, rfd, &buf, &len, &cap);
+	}
+	assert_int_equal(vms_loop_fini(&l), 0);
+	read_avail(rfd, &buf, &len, &cap);
+	close(rfd);
+
+	struct frames fr = {0};
+	struct frames_sum sum;
+	if (strstr(name, ".vms")) {
+		struct vms_bin_dec d;
+		int it;
+		assert_int_equal(vms_bin_dec_open_mem(&d, buf, len), 0);
+		while ((it = vms_bin_dec_next(&d)) > 0)
+			if (it == VMS_BIN_DATA) {
+				const struct vms_frame *f = d.frame;
+				assert_int_equal(f->missed_ticks, 0);
+				frames_add(&fr, f->seq, f->flags, f->lost_frames);
+			}
+		assert_int_equal(it, VMS_BIN_END);
+		vms_bin_dec_close(&d);
+	} else {
+		frames_add_csv(&fr, buf);
+	}
+	frames_check(&fr, &sum);
+	assert_int_equal(sum.gaps, 3);
+	assert_int_equal(sum.last, total);
+	assert_int_equal(sum.lost_sum, total - fr.n);
+	frames_free(&fr);
+	free(buf);
+	rm_rf(root);
+	free(root);
+	vms_config_free(&conf);
+}
+
+static void test_lost_frames_on_stalled_csv(void **state)
+{
+	(void)state;
+	lost_on_stalled_fifo("out.csv");
+}
+
+static void test_lost_frames_on_stalled_vms(void **state)
+{
+	(void)state;
+	lost_on_stalled_fifo("out.vms");
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -373,6 +494,8 @@ int main(void)
 		cmocka_unit_test(test_live_ring_grows),
 		cmocka_unit_test(test_zero_column_source_sees_new_entity),
 		cmocka_unit_test(test_failed_discovery_is_retried),
+		cmocka_unit_test(test_lost_frames_on_stalled_csv),
+		cmocka_unit_test(test_lost_frames_on_stalled_vms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

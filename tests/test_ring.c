@@ -2,7 +2,10 @@
 #include "testutil.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ring.h"
 
@@ -85,12 +88,50 @@ static void test_read_validate(void **state)
 	vms_ring_destroy(&r);
 }
 
+/* A file ring has all its blocks when it is created, and so has the larger
+ * one that replaces it: a sparse file gets its pages only when the mapping
+ * is first written, and on a file system that filled meanwhile (/dev/shm)
+ * that write is a SIGBUS. */
+static void assert_allocated(const char *path, size_t len)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, len);
+	if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size)
+		fail_msg("%s: %lld bytes, %lld of them allocated", path, (long long)st.st_size,
+			 (long long)st.st_blocks * 512);
+}
+
+static void test_file_ring_reserved(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make(), path[512], why[256];
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	struct vms_ring r, nr;
+	struct vms_ring_file_opts o = {.interval_ns = 1000000000};
+	assert_int_equal(vms_ring_create_file(&r, path, 64, 500, 4096, &o, why, sizeof(why)), 0);
+	assert_true(r.map_len > 64 * 500 * 8);
+	assert_allocated(path, r.map_len);
+	/* growth: the new file, before and after it is renamed into place */
+	assert_int_equal(vms_ring_create_like(&nr, &r, 2000, 16384), 0);
+	assert_non_null(nr.tmp);
+	assert_allocated(nr.tmp, nr.map_len);
+	size_t len = nr.map_len;
+	assert_int_equal(vms_ring_install(&r, &nr), 0);
+	assert_allocated(path, len);
+	vms_ring_destroy(&r);
+	rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_get),
 		cmocka_unit_test(test_begin_is_idempotent),
 		cmocka_unit_test(test_read_validate),
+		cmocka_unit_test(test_file_ring_reserved),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
