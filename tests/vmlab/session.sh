@@ -35,7 +35,7 @@ if ! flock -n 9; then
 	echo "vmlab: another integration session holds $VMLAB_LOCK ($(cat "$VMLAB_OWNER" 2>/dev/null || echo 'starting')); waiting for it"
 	flock -w "${VMLAB_LOCK_TIMEOUT:-3600}" 9 || vmlab_die "gave up waiting for $VMLAB_LOCK"
 fi
-export VMS_VMLAB_LOCKED=1
+export VMS_VMLAB_LOCKED=1 VMS_VMLAB_SESSION=$$
 
 transients() { vmlab_virsh list --all --name 2>/dev/null | grep -E "^${VMLAB_PREFIX}9[0-9][0-9]$" || true; }
 
@@ -46,6 +46,17 @@ if [ -s "$VMLAB_OWNER" ]; then
 	read -r _ old_pid own_daemon own_stable <"$VMLAB_OWNER" || true
 	echo "vmlab: taking over what a session that did not end (pid ${old_pid:-?}) left: libvirtd=${own_daemon:-0} guests=${own_stable:-0}"
 	own_daemon=${own_daemon:-0} own_stable=${own_stable:-0}
+	# its processes (a test's sampler outlives a SIGKILLed runner): they
+	# carry VMS_VMLAB_SESSION=<its pid> in their environment
+	for e in /proc/[0-9]*/environ; do
+		p=${e#/proc/}
+		p=${p%/environ}
+		[ "$p" != $$ ] || continue
+		if tr '\0' '\n' <"$e" 2>/dev/null | grep -qx "VMS_VMLAB_SESSION=${old_pid:-none}"; then
+			echo "vmlab: killing pid $p ($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-80)), left by that session"
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+	done
 fi
 bash "$VMLAB_DIR/daemon.sh" status >/dev/null 2>&1 || own_daemon=1
 running=$(vmlab_virsh list --name 2>/dev/null | grep -cxE 'vms-00[123]' || true)
