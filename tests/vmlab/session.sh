@@ -30,6 +30,8 @@ VMLAB_OWNER=${VMLAB_OWNER:-/run/vmsampler-vmlab.owner}
 STABLE="vms-001 vms-002 vms-003"
 
 mkdir -p "$(dirname "$VMLAB_LOCK")"
+# fd 9 holds the lock: every command below runs with it closed (9>&-), or
+# the libvirtd it starts (a daemon that outlives us) would hold it forever
 exec 9>>"$VMLAB_LOCK"
 if ! flock -n 9; then
 	echo "vmlab: another integration session holds $VMLAB_LOCK ($(cat "$VMLAB_OWNER" 2>/dev/null || echo 'starting')); waiting for it"
@@ -58,7 +60,7 @@ if [ -s "$VMLAB_OWNER" ]; then
 		fi
 	done
 fi
-bash "$VMLAB_DIR/daemon.sh" status >/dev/null 2>&1 || own_daemon=1
+bash "$VMLAB_DIR/daemon.sh" status >/dev/null 2>&1 9>&- || own_daemon=1
 running=$(vmlab_virsh list --name 2>/dev/null | grep -cxE 'vms-00[123]' || true)
 [ "$running" = 3 ] || own_stable=1
 echo "session $$ $own_daemon $own_stable" >"$VMLAB_OWNER"
@@ -69,13 +71,13 @@ cleanup() {
 	local t
 	t=$(transients)
 	# shellcheck disable=SC2086
-	[ -z "$t" ] || bash "$VMLAB_DIR/down.sh" $t >/dev/null 2>&1 || true
+	[ -z "$t" ] || bash "$VMLAB_DIR/down.sh" $t >/dev/null 2>&1 9>&- || true
 	if [ "$own_daemon" = 1 ]; then
 		# every guest of our libvirtd, then libvirtd and the bridge
-		bash "$VMLAB_DIR/down.sh" --all >/dev/null 2>&1 || true
+		bash "$VMLAB_DIR/down.sh" --all >/dev/null 2>&1 9>&- || true
 	elif [ "$own_stable" = 1 ]; then
 		# shellcheck disable=SC2086
-		bash "$VMLAB_DIR/down.sh" $STABLE >/dev/null 2>&1 || true
+		bash "$VMLAB_DIR/down.sh" $STABLE >/dev/null 2>&1 9>&- || true
 	fi
 	left=$(pgrep -f "guest=${VMLAB_PREFIX}" || true)
 	if [ "$own_daemon" = 1 ] && [ -n "$left" ]; then
@@ -91,13 +93,13 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-bash "$VMLAB_DIR/setup.sh" | grep -E '^(==|   done|vmlab)' || true
-bash "$VMLAB_DIR/daemon.sh" start >/dev/null || exit 1
+bash "$VMLAB_DIR/setup.sh" 9>&- | grep -E '^(==|   done|vmlab)' || true
+bash "$VMLAB_DIR/daemon.sh" start >/dev/null 9>&- || exit 1
 t=$(transients)
 if [ -n "$t" ]; then
 	echo "vmlab: removing left-over transient guests:" $t
 	# shellcheck disable=SC2086
-	bash "$VMLAB_DIR/down.sh" $t >/dev/null || exit 1
+	bash "$VMLAB_DIR/down.sh" $t >/dev/null 9>&- || exit 1
 fi
-LOAD=light bash "$VMLAB_DIR/up.sh" 3 || exit 1
-"$@"
+LOAD=light bash "$VMLAB_DIR/up.sh" 3 9>&- || exit 1
+"$@" 9>&-
