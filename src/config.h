@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 
+#include "sink.h"
 #include "vms.h"
 
 struct vms_globs {
@@ -69,8 +70,6 @@ struct vms_libvirt_conf {
 	char *cgroup_root;    /* where /sys/fs/cgroup's hierarchies are */
 };
 
-enum vms_format { VMS_FORMAT_AUTO = 0, VMS_FORMAT_CSV, VMS_FORMAT_BIN };
-enum vms_csv_layout { VMS_CSV_WIDE = 0, VMS_CSV_LONG };
 
 /* Heap-owning fields are exactly the string and list keys of the table:
  * vms_config_free/dup walk it.  A field outside the table must not own

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "binfmt.h"
-#include "config.h"
 #include "csv.h"
 #include "fmt.h"
 #include "log.h"
@@ -53,7 +52,6 @@ static int usage_error(const char *msg, const char *arg)
 struct csv_out {
 	struct vms_sink sink;
 	const struct vms_schema *begun;
-	struct vms_config conf;
 };
 
 static int wait_writable(struct vms_sink *s)
@@ -238,10 +236,8 @@ int vms_dump_main(int argc, char **argv)
 		if (r == 0)
 			r = prescan(in, rates);
 	} else {
-		vms_config_defaults(&csv.conf);
-		csv.conf.force = force;
 		csv.sink.ops = &vms_sink_csv;
-		csv.sink.conf = &csv.conf;
+		csv.sink.force = force;
 		csv.sink.path = out;
 		csv.sink.priv = calloc(1, vms_sink_csv.priv_size);
 		r = csv.sink.priv ? vms_sink_csv.open(&csv.sink) : -ENOMEM;
@@ -306,7 +302,6 @@ out:
 			}
 		}
 		free(csv.sink.priv);
-		vms_config_free(&csv.conf);
 	}
 	vms_reader_close(rd);
 	return rc;

@@ -544,7 +544,8 @@ static int open_sinks(struct vms_loop *l)
 		return -ENOMEM;
 	struct vms_sink *s = &l->sink[0];
 	s->ops = ops;
-	s->conf = l->conf;
+	s->force = l->conf->force;
+	s->csv_layout = l->conf->csv_layout;
 	s->path = l->conf->output ? l->conf->output : "-";
 	s->next_seq = 1;
 	s->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);

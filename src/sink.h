@@ -6,7 +6,7 @@
  * into its buffered output (struct vms_out).  A sink never blocks the
  * tick: when its buffer has no room, write() returns -EAGAIN and the frame
  * stays in the ring until the output drains.
- *   open(s)               open the output (s->path, s->conf). 0 or -errno.
+ *   open(s)               open the output (s->path; s->force, s->csv_layout). 0 or -errno.
  *   begin(s, schema)      a new generation starts with the next frame
  *                         (write the header / a SCHEMA record, or roll to
  *                         a new file).  May allocate.
@@ -40,11 +40,14 @@
 #ifndef VMS_SINK_H
 #define VMS_SINK_H
 
-#include "config.h"
 #include "out.h"
 #include "schema.h"
 #include <vmsampler/format.h>
 #include <vmsampler/ring.h>
+
+/* Output formats and CSV layouts (the configuration's format and csv keys). */
+enum vms_format { VMS_FORMAT_AUTO = 0, VMS_FORMAT_CSV, VMS_FORMAT_BIN };
+enum vms_csv_layout { VMS_CSV_WIDE = 0, VMS_CSV_LONG };
 
 struct vms_event {
 	uint32_t type;       /* enum vms_event_type */
@@ -88,7 +91,8 @@ struct vms_ledger {
 struct vms_sink {
 	const struct vms_sink_ops *ops;
 	void *priv;
-	const struct vms_config *conf;
+	bool force;          /* may overwrite a file that is not a vmsampler output (--force) */
+	enum vms_csv_layout csv_layout;
 	const char *path; /* "-" for stdout */
 	/* managed by the loop */
 	uint64_t next_seq;   /* next frame to hand over */
@@ -143,7 +147,7 @@ extern const struct vms_sink_ops vms_sink_bin;
  * configuration says --force. */
 static inline unsigned vms_sink_out_how(const struct vms_sink *s, unsigned how)
 {
-	return how | (s->conf && s->conf->force ? VMS_OUT_FORCE : 0);
+	return how | (s->force ? VMS_OUT_FORCE : 0);
 }
 
 /* The sink for a format (VMS_FORMAT_CSV / VMS_FORMAT_BIN). */

@@ -49,7 +49,7 @@ static int csv_open(struct vms_sink *s)
 {
 	struct csv *c = s->priv;
 	struct stat st;
-	c->long_layout = s->conf && s->conf->csv_layout == VMS_CSV_LONG;
+	c->long_layout = s->csv_layout == VMS_CSV_LONG;
 	int r = vms_out_open(&c->out, s->path, vms_sink_out_how(s, VMS_OUT_CSV), 1 << 16);
 	if (r < 0)
 		return r;

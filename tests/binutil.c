@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "ring.h"
 
 struct vms_schema *mk_schema(uint32_t gen, const struct colspec *cols, uint32_t n)
@@ -143,12 +142,9 @@ void run_free(struct run *r)
 int feed_sink(const struct vms_sink_ops *ops, const char *path, const struct run *r, size_t from,
 	      size_t to, bool events)
 {
-	struct vms_config conf;
 	struct vms_sink s = {0};
 	const struct vms_schema *begun = NULL;
-	vms_config_defaults(&conf);
 	s.ops = ops;
-	s.conf = &conf;
 	s.path = path;
 	s.priv = calloc(1, ops->priv_size);
 	assert_non_null(s.priv);
@@ -181,7 +177,6 @@ int feed_sink(const struct vms_sink_ops *ops, const char *path, const struct run
 	}
 	int e = ops->close(&s);
 	free(s.priv);
-	vms_config_free(&conf);
 	return e;
 }
 

@@ -283,9 +283,7 @@ static void test_reopen_appends(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 100);
-	struct vms_config conf;
-	vms_config_defaults(&conf);
-	struct vms_sink s = {.ops = &vms_sink_bin, .conf = &conf, .path = tpath("r.vms")};
+	struct vms_sink s = {.ops = &vms_sink_bin, .path = tpath("r.vms")};
 	s.priv = calloc(1, vms_sink_bin.priv_size);
 	assert_int_equal(vms_sink_bin.open(&s), 0);
 	const struct vms_schema *begun = NULL;
@@ -305,7 +303,6 @@ static void test_reopen_appends(void **state)
 	}
 	assert_int_equal(vms_sink_bin.close(&s), 0);
 	free(s.priv);
-	vms_config_free(&conf);
 
 	size_t len;
 	uint8_t *b = slurp(tpath("r.1.vms"), &len);
@@ -662,9 +659,7 @@ static void test_write_allocates_nothing(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 400);
-	struct vms_config conf;
-	vms_config_defaults(&conf);
-	struct vms_sink s = {.ops = &vms_sink_bin, .conf = &conf, .path = tpath("m.vms")};
+	struct vms_sink s = {.ops = &vms_sink_bin, .path = tpath("m.vms")};
 	s.priv = calloc(1, vms_sink_bin.priv_size);
 	assert_int_equal(vms_sink_bin.open(&s), 0);
 	const struct vms_schema *begun = NULL;
@@ -702,7 +697,6 @@ static void test_write_allocates_nothing(void **state)
 	vms_schema_unref(bs);
 	assert_int_equal(vms_sink_bin.close(&s), 0);
 	free(s.priv);
-	vms_config_free(&conf);
 	run_free(&r);
 }
 
@@ -718,9 +712,7 @@ static void write_until_full(const char *path, const struct run *r, rlim_t fsize
 		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
 			_exit(10);
 	}
-	struct vms_config conf;
-	vms_config_defaults(&conf);
-	struct vms_sink s = {.ops = &vms_sink_bin, .conf = &conf, .path = path};
+	struct vms_sink s = {.ops = &vms_sink_bin, .path = path};
 	s.priv = calloc(1, vms_sink_bin.priv_size);
 	if (vms_sink_bin.open(&s) < 0)
 		_exit(11);
