@@ -15,7 +15,7 @@
  *     -DYAML_DECLARE_STATIC -DYAML_VERSION_MAJOR=0 -DYAML_VERSION_MINOR=2 \
  *     -DYAML_VERSION_PATCH=5 '-DYAML_VERSION_STRING="0.2.5"' \
  *     -I$LIBYAML/include -Isrc -Ibuild-fuzz -Iinclude fuzz/fuzz_config.c \
- *     src/config.c src/config_yaml.c src/sched.c src/log.c \
+ *     src/sampler/config.c src/sampler/config_yaml.c src/sampler/sched.c src/common/log.c src/common/edit.c \
  *     $LIBYAML/src/{api,reader,scanner,parser}.c -o fuzz-config-full
  *   ./fuzz-config-full -dict=fuzz/config.dict -max_len=4096 CORPUS_DIR */
 #include <stdint.h>

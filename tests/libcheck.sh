@@ -1,15 +1,15 @@
 #!/bin/bash
-# libcheck.sh BUILDDIR SRCDIR VMSAMPLER [SANITIZE] - libvmsampler as a user
+# libcheck.sh BUILDDIR SRCDIR VMSAMPLER SANITIZE LIB - libvmsampler (the shared
+# library LIB) as a user
 # gets it:
 #   - the shared library exports exactly the vms_reader_* of the public
 #     header, and nothing in it can print or exit;
 #   - examples/follow.c builds against it with only pkg-config's flags and
 #     the public header, and reads a file the sampler wrote, every frame.
 set -euo pipefail
-build=$1 src=$2 bin=$3 sanitize=${4:-none}
+build=$1 src=$2 bin=$3 sanitize=${4:-none} lib=$5
 san=()
 [ "$sanitize" = none ] || san=(-fsanitize="$sanitize")
-lib=$build/libvmsampler.so
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -24,7 +24,7 @@ printing=$(nm -D --undefined-only "$lib" | awk '{print $2}' | sed 's/@.*//' |
 
 export PKG_CONFIG_PATH=$build/meson-uninstalled
 cc "${san[@]}" -std=c11 -Wall -Wextra -Werror "$src/examples/follow.c" $(pkg-config --cflags --libs vmsampler) \
-	-Wl,-rpath,"$build" -o "$tmp/follow"
+	-Wl,-rpath,"$(dirname "$lib")" -o "$tmp/follow"
 "$bin" -q -i 10ms -n 12 -o "$tmp/run.vms"
 "$tmp/follow" "$tmp/run.vms" 'cpu.all.user,load.*' > "$tmp/out" 2> "$tmp/err"
 [ "$(wc -l < "$tmp/out")" = 12 ] || { cat "$tmp/out" "$tmp/err"; echo "expected 12 frames"; exit 1; }

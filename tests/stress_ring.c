@@ -20,7 +20,7 @@
  * sees only one process: it checks the seqlock protocol itself.  Thread
  * readers read through the writer's own mapping: to TSan two mappings of
  * one file are unrelated addresses, and it would see no race at all.  (Built
- * without src/ on the include path: src/sched.h would shadow <sched.h>,
+ * without src/sampler on the include path: its sched.h would shadow <sched.h>,
  * which <pthread.h> needs; and TSan does not intercept C11 thrd_create.) */
 #include <errno.h>
 #include <signal.h>
@@ -34,9 +34,9 @@
 
 #include <vmsampler/reader.h>
 
-#include "../src/reader_int.h"
-#include "../src/ring.h"
-#include "../src/schema.h"
+#include "reader_int.h"
+#include "ring.h"
+#include "schema.h"
 
 static uint64_t nframes = 300000, ncols = 64, nslots = 16;
 static bool threads_mode;

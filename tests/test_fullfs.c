@@ -20,7 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
-#include <linux/sched.h> /* CLONE_NEWNS (src/sched.h shadows <sched.h>) */
+#include <linux/sched.h> /* CLONE_NEWNS (src/sampler/sched.h shadows <sched.h>) */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

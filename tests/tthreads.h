@@ -2,7 +2,7 @@
 /* tthreads.h - threads and CPU pinning for the tests and benchmarks.
  *
  * In a file of its own because <pthread.h> includes <sched.h>, and the
- * sampler's src/sched.h, on the include path of everything that uses the
+ * sampler's src/sampler/sched.h, on the include path of everything that uses the
  * core, shadows it.  tthreads.c is compiled without that path. */
 #ifndef VMS_TTHREADS_H
 #define VMS_TTHREADS_H

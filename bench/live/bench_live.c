@@ -30,8 +30,8 @@
 
 #include <vmsampler/reader.h>
 
-#include "../../src/ring.h"
-#include "../../src/schema.h"
+#include "../../src/common/ring.h"
+#include "../../src/common/schema.h"
 
 static uint64_t now(void)
 {

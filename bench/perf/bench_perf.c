@@ -99,7 +99,7 @@ static pid_t vm_spawn(unsigned threads)
 /* ns per read(2) of a per-CPU group of one event, for each CPU 0..n-1 */
 static void raw_floor(unsigned ncpu)
 {
-	unsigned here = 0; /* (sched_getcpu: <sched.h> is shadowed by src/sched.h here) */
+	unsigned here = 0; /* (sched_getcpu: <sched.h> is shadowed by src/sampler/sched.h here) */
 	syscall(SYS_getcpu, &here, NULL, NULL);
 	printf("raw read(2) of a 1-event per-CPU group, from cpu%u:", here);
 	for (unsigned cpu = 0; cpu < ncpu; cpu++) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "perfev.h"
+#include "edit.h"
 
 #include <linux/perf_event.h>
 #include <stdio.h>

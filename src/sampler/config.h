@@ -207,8 +207,4 @@ int vms_conf_key_set(const struct vms_conf_key *k, void *base, const char *text,
  * "true or false", "one of auto, csv, bin". */
 void vms_conf_expected(const struct vms_conf_key *k, char *buf, size_t len);
 
-/* Levenshtein distance of two short strings (over 32 bytes: 99), for
- * "did you mean" in the config loader and the perf event names. */
-unsigned vms_edit_distance(const char *a, const char *b);
-
 #endif

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "libexec.h"
 #include "log.h"
 #include "loop.h"
 #include "procfile.h"
@@ -168,35 +169,11 @@ static void aux_drop(struct vmsrc *p, const char *uuid)
 
 /* ---- the agent process ------------------------------------------------------- */
 
-static bool executable(const char *path)
-{
-	struct stat st;
-	return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
 /* The configured path, else next to our own executable (the build
  * directory), else the libexec directory. */
 static char *agent_path(const struct vms_libvirt_conf *lc)
 {
-	char self[PATH_MAX], *p = NULL;
-	if (lc->agent)
-		return strdup(lc->agent);
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			if (asprintf(&p, "%s/%s", self, VMS_AGENT_NAME) < 0)
-				return NULL;
-			if (executable(p))
-				return p;
-			free(p);
-		}
-	}
-	if (asprintf(&p, "%s/%s", VMS_LIBEXECDIR, VMS_AGENT_NAME) < 0)
-		return NULL;
-	return p;
+	return lc->agent ? strdup(lc->agent) : vms_libexec_path(VMS_AGENT_NAME);
 }
 
 static void argv_free(char **argv)
@@ -1005,7 +982,7 @@ static int vm_open(struct vms_source *src)
 	char *path = agent_path(p->lc);
 	if (!path)
 		return -ENOMEM;
-	if (!executable(path)) {
+	if (!vms_executable(path)) {
 		vms_err("vm: per-VM statistics unavailable: the libvirt agent %s is missing or not "
 			"executable (set sources.libvirt.agent)",
 			path);

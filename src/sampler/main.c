@@ -12,13 +12,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "libexec.h"
 #include "config.h"
-#include "dump.h"
 #include "log.h"
 #include "loop.h"
 #include "out.h"
 #include "sink.h"
-#include "tail.h"
 #include "vms_build.h"
 
 
@@ -58,6 +57,22 @@ static void catch_stop(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* `vmsampler dump|tail ...` is the reader tools' program, run in this
+ * process (same pid, arguments and exit status): the sampler's binary
+ * carries no reader code. */
+static int run_tool(char **argv)
+{
+	char *path = vms_libexec_path(VMS_TOOLS_NAME);
+	if (!path) {
+		vms_err("out of memory");
+		return EXIT_RUNTIME;
+	}
+	execv(path, argv);
+	vms_err("cannot run %s (vmsampler %s): %s", path, argv[1], strerror(errno));
+	free(path);
+	return EXIT_RUNTIME;
 }
 
 static int run(const struct vms_config *conf)
@@ -107,10 +122,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	int r, rc;
 
-	if (argc > 1 && strcmp(argv[1], "dump") == 0)
-		return vms_dump_main(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "tail") == 0)
-		return vms_tail_main(argc - 1, argv + 1);
+	if (argc > 1 && (strcmp(argv[1], "dump") == 0 || strcmp(argv[1], "tail") == 0))
+		return run_tool(argv);
 	r = vms_cli_parse(&cli, argc, argv, err, sizeof(err));
 	if (r == -ENOMEM) {
 		vms_err("out of memory");
