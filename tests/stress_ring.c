@@ -34,6 +34,7 @@
 
 #include <vmsampler/reader.h>
 
+#include "binfmt.h"
 #include "reader_int.h"
 #include "ring.h"
 #include "schema.h"
@@ -208,12 +209,12 @@ int main(int argc, char **argv)
 	schema = make_schema();
 	char err[256];
 	struct vms_ring_file_opts o = {.interval_ns = 1000000};
-	if (vms_ring_create_file(&ring, path, (uint32_t)nslots, (uint32_t)ncols, vms_ring_schema_bytes(schema), &o,
+	if (vms_ring_create_file(&ring, path, (uint32_t)nslots, (uint32_t)ncols, vms_bin_head_size(schema), &o,
 				 err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", path, err);
 		return 1;
 	}
-	vms_ring_publish_schema(&ring, schema);
+	vms_bin_ring_publish(&ring, schema);
 
 	struct stats *st = tstats = calloc(nreaders, sizeof(*st));
 	pthread_t *th = calloc(nreaders, sizeof(*th));

@@ -324,9 +324,9 @@ static void make_ring(struct vms_ring *ring, const char *path, const struct vms_
 {
 	char err[256];
 	struct vms_ring_file_opts o = {.interval_ns = 10 * 1000 * 1000};
-	assert_int_equal(vms_ring_create_file(ring, path, slots, s->ncols + 4, vms_ring_schema_bytes(s), &o,
+	assert_int_equal(vms_ring_create_file(ring, path, slots, s->ncols + 4, vms_bin_head_size(s), &o,
 					      err, sizeof(err)), 0);
-	vms_ring_publish_schema(ring, s);
+	vms_bin_ring_publish(ring, s);
 }
 
 static void check_frame(struct vms_reader *r, uint64_t seq, const struct vms_schema *s)
@@ -457,9 +457,9 @@ static void test_ring_growth_reattach(void **state)
 	assert_int_equal(vms_reader_next(r), 1);
 	check_frame(r, 1, s1);
 	/* what grow_ring() does */
-	assert_false(vms_ring_fits(&ring, s2));
+	assert_false(vms_ring_fits(&ring, s2->ncols, vms_bin_head_size(s2)));
 	struct vms_ring nr;
-	assert_int_equal(vms_ring_create_like(&nr, &ring, 200, vms_ring_schema_bytes(s2)), 0);
+	assert_int_equal(vms_ring_create_like(&nr, &ring, 200, vms_bin_head_size(s2)), 0);
 	nr.next_seq = 2;
 	for (uint64_t seq = 2; seq < ring.next_seq; seq++) {
 		const struct vms_frame *f = vms_ring_get(&ring, seq);
@@ -467,8 +467,8 @@ static void test_ring_growth_reattach(void **state)
 		vms_ring_commit(&nr);
 	}
 	assert_int_equal(vms_ring_install(&ring, &nr), 0);
-	assert_true(vms_ring_fits(&ring, s2));
-	vms_ring_publish_schema(&ring, s2);
+	assert_true(vms_ring_fits(&ring, s2->ncols, vms_bin_head_size(s2)));
+	vms_bin_ring_publish(&ring, s2);
 	for (int i = 0; i < 3; i++)
 		put(&ring, s2);
 	/* the old mapping says superseded; the reader moves on */
@@ -501,7 +501,7 @@ static void test_ring_create_safety_and_version(void **state)
 	struct vms_ring ring, other;
 	char err[256];
 	struct vms_ring_file_opts o = {.interval_ns = 10000000};
-	size_t sb = vms_ring_schema_bytes(s);
+	size_t sb = vms_bin_head_size(s);
 
 	/* a symbolic link: refused, its target untouched */
 	write_file(tp("target"), "precious\n", 9);
@@ -571,9 +571,9 @@ static void test_ring_writer_killed(void **state)
 		struct vms_ring ring;
 		char err[256];
 		struct vms_ring_file_opts o = {.interval_ns = 10000000};
-		if (vms_ring_create_file(&ring, tp("rk"), 16, 8, vms_ring_schema_bytes(s), &o, err, sizeof(err)) < 0)
+		if (vms_ring_create_file(&ring, tp("rk"), 16, 8, vms_bin_head_size(s), &o, err, sizeof(err)) < 0)
 			_exit(1);
-		vms_ring_publish_schema(&ring, s);
+		vms_bin_ring_publish(&ring, s);
 		for (int i = 0; i < 10; i++)
 			put(&ring, s);
 		if (write(pfd[1], "x", 1) != 1)

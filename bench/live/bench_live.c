@@ -30,6 +30,7 @@
 
 #include <vmsampler/reader.h>
 
+#include "../../src/common/binfmt.h"
 #include "../../src/common/ring.h"
 #include "../../src/common/schema.h"
 
@@ -81,11 +82,11 @@ static void make(struct vms_ring *r, struct vms_schema *s, uint32_t slots, uint6
 	char err[256];
 	struct vms_ring_file_opts o = {.interval_ns = iv};
 	unlink(path);
-	if (vms_ring_create_file(r, path, slots, s->ncols, vms_ring_schema_bytes(s), &o, err, sizeof(err)) < 0) {
+	if (vms_ring_create_file(r, path, slots, s->ncols, vms_bin_head_size(s), &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", path, err);
 		exit(1);
 	}
-	vms_ring_publish_schema(r, s);
+	vms_bin_ring_publish(r, s);
 }
 
 static int bench_reader(uint32_t cols, int rounds)

@@ -780,3 +780,19 @@ const char *vms_bin_err_name(enum vms_bin_err e)
 	}
 	return "?";
 }
+
+size_t vms_bin_head_size(const struct vms_schema *s)
+{
+	return VMS_FMT_HEADER_SIZE + vms_bin_schema_size(s);
+}
+
+void vms_bin_ring_publish(struct vms_ring *r, const struct vms_schema *s)
+{
+	size_t n = vms_bin_head_size(s);
+	uint8_t *area = vms_ring_schema_begin(r, n);
+	if (!area)
+		return;
+	vms_bin_header_enc(area, s->t_real_ns);
+	vms_bin_schema_enc(area + VMS_FMT_HEADER_SIZE, s);
+	vms_ring_schema_end(r, s->gen, n);
+}

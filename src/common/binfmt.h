@@ -182,4 +182,12 @@ void vms_bin_dec_close(struct vms_bin_dec *d);
 
 const char *vms_bin_err_name(enum vms_bin_err e);
 
+/* A stream's head: the file header and the SCHEMA record of s, what a
+ * reader needs before the frames of s's generation.  Its size, and its
+ * publication in a shared ring's schema area (nothing for an anonymous
+ * ring; the loop checked vms_ring_fits() with this size first). */
+struct vms_ring;
+size_t vms_bin_head_size(const struct vms_schema *s);
+void vms_bin_ring_publish(struct vms_ring *r, const struct vms_schema *s);
+
 #endif

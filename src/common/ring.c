@@ -175,6 +175,30 @@ const struct vms_frame *vms_ring_get(const struct vms_ring *r, uint64_t seq)
 	return slot_frame(slot_ptr(r, seq));
 }
 
+int vms_ring_view(const struct vms_ring *r, uint64_t seq, const struct vms_frame **f)
+{
+	uint8_t *slot = slot_ptr(r, seq);
+	uint64_t t = atomic_load_explicit(slot_tail(r, slot), memory_order_acquire);
+	if (t != seq)
+		return t < seq ? -EAGAIN : -ESTALE;
+	*f = slot_frame(slot);
+	if (__atomic_load_n(&(*f)->ncols, __ATOMIC_RELAXED) > r->slot_cols)
+		return -EBUSY;
+	return 0;
+}
+
+int vms_ring_view_check(const struct vms_ring *r, uint64_t seq)
+{
+	const uint8_t *slot = slot_ptr(r, seq);
+	atomic_thread_fence(memory_order_acquire);
+	return __atomic_load_n((const uint64_t *)slot, __ATOMIC_RELAXED) == seq ? 0 : -ESTALE;
+}
+
+uint64_t vms_ring_write_seq(const struct vms_ring *r)
+{
+	return atomic_load_explicit(at64(&r->hdr->write_seq), memory_order_acquire);
+}
+
 int vms_ring_read(const struct vms_ring *r, uint64_t seq, struct vms_frame *dst, uint32_t dst_cols)
 {
 	uint8_t *slot = slot_ptr(r, seq);

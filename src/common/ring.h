@@ -25,8 +25,6 @@ struct vms_ring {
 	bool readonly;     /* a reader's view: never written, never closed */
 };
 
-struct vms_schema;
-
 /* Options of a shared file ring. */
 struct vms_ring_file_opts {
 	uint32_t mode;        /* file mode (default 0640) */
@@ -72,13 +70,18 @@ int vms_ring_create_like(struct vms_ring *nr, const struct vms_ring *old, uint32
  * is released and *old becomes the new ring.  0 or -errno (then *nr is
  * destroyed and *old untouched). */
 int vms_ring_install(struct vms_ring *old, struct vms_ring *nr);
-/* Bytes the schema area needs for s (a file header and its SCHEMA). */
-size_t vms_ring_schema_bytes(const struct vms_schema *s);
-/* True if frames and the SCHEMA of s fit this ring. */
-bool vms_ring_fits(const struct vms_ring *r, const struct vms_schema *s);
-/* Publish s in the schema area (before the first frame of its
- * generation); nothing for an anonymous ring. */
-void vms_ring_publish_schema(struct vms_ring *r, const struct vms_schema *s);
+/* True if frames of ncols values and a schema of schema_bytes fit this
+ * ring. */
+bool vms_ring_fits(const struct vms_ring *r, uint32_t ncols, size_t schema_bytes);
+/* Writer: publish a schema (before the first frame of its generation).
+ * The ring does not know what a schema is: the caller writes len bytes
+ * (binfmt.h's vms_bin_ring_publish: a file header and a SCHEMA record)
+ * into the area begin returns, then end makes them visible to readers as
+ * generation gen (the schema area's seqlock, vmsampler/ring.h).  begin
+ * returns NULL for an anonymous ring or when len does not fit (then
+ * nothing is published: do not call end). */
+void *vms_ring_schema_begin(struct vms_ring *r, size_t len);
+void vms_ring_schema_end(struct vms_ring *r, uint32_t gen, size_t len);
 /* Map an existing ring file read-only and check its header.  0, or
  * -errno with a reason in err: -ENOTSUP another version, -EBADMSG not a
  * ring or an inconsistent header. */
@@ -107,6 +110,15 @@ const struct vms_frame *vms_ring_get(const struct vms_ring *r, uint64_t seq);
  * was overwritten while it was copied; dst is garbage), -ENOBUFS (dst too
  * small). */
 int vms_ring_read(const struct vms_ring *r, uint64_t seq, struct vms_frame *dst, uint32_t dst_cols);
+/* Reader without a copy: frame seq in its slot.  0 and *f, or -EAGAIN /
+ * -ESTALE / -EBUSY as vms_ring_read().  What the caller reads from *f is
+ * only valid if vms_ring_view_check() says so afterwards. */
+int vms_ring_view(const struct vms_ring *r, uint64_t seq, const struct vms_frame **f);
+/* 0 if the slot of seq still holds it (what was read through the view is
+ * whole), -ESTALE if the writer has begun to overwrite it. */
+int vms_ring_view_check(const struct vms_ring *r, uint64_t seq);
+/* The last seq a writer in another process committed (its header). */
+uint64_t vms_ring_write_seq(const struct vms_ring *r);
 
 /* The seqlock reader's payload copy (see ring.c). */
 void vms_ring_copy(void *dst, const void *src, size_t len);
@@ -130,6 +142,12 @@ uint64_t vms_pidns_ino(void);
  * when frames are late. */
 int vms_ring_writer_state(const struct vms_ring_header *h, uint64_t my_pidns);
 const char *vms_writer_state_name(int st);
+
+/* Frames the ring holds. */
+static inline uint64_t vms_ring_capacity(const struct vms_ring *r)
+{
+	return (uint64_t)r->mask + 1;
+}
 
 static inline size_t vms_frame_size(uint32_t ncols)
 {

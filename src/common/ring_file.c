@@ -18,8 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "binfmt.h"
-#include "schema.h"
 
 VMS_PRINTF(3, 4)
 static int say(char *err, size_t errlen, const char *fmt, ...)
@@ -181,35 +179,31 @@ int vms_ring_open_read(struct vms_ring *r, const char *path, char *err, size_t e
 
 /* ---- the schema area ------------------------------------------------------- */
 
-size_t vms_ring_schema_bytes(const struct vms_schema *s)
+bool vms_ring_fits(const struct vms_ring *r, uint32_t ncols, size_t schema_bytes)
 {
-	return VMS_FMT_HEADER_SIZE + vms_bin_schema_size(s);
-}
-
-bool vms_ring_fits(const struct vms_ring *r, const struct vms_schema *s)
-{
-	if (s->ncols > r->slot_cols)
+	if (ncols > r->slot_cols)
 		return false;
-	return !r->path || vms_ring_schema_bytes(s) <= r->hdr->schema_cap;
+	return !r->path || schema_bytes <= r->hdr->schema_cap;
 }
 
-void vms_ring_publish_schema(struct vms_ring *r, const struct vms_schema *s)
+void *vms_ring_schema_begin(struct vms_ring *r, size_t len)
 {
 	struct vms_ring_header *h = r->hdr;
-	if (!r->path || !h->schema_cap)
-		return;
-	size_t n = vms_ring_schema_bytes(s);
-	if (n > h->schema_cap)
-		return; /* vms_ring_fits() said no: the loop grew the ring instead */
-	uint8_t *area = (uint8_t *)h + h->schema_off;
+	if (!r->path || !h->schema_cap || len > h->schema_cap)
+		return NULL; /* anonymous; or vms_ring_fits() said no: the loop grew the ring instead */
 	uint64_t seq = atomic_load_explicit((_Atomic uint64_t *)&h->schema_seq, memory_order_relaxed);
 	atomic_store_explicit((_Atomic uint64_t *)&h->schema_seq, seq + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	vms_bin_header_enc(area, s->t_real_ns);
-	vms_bin_schema_enc(area + VMS_FMT_HEADER_SIZE, s);
-	__atomic_store_n(&h->schema_gen, s->gen, __ATOMIC_RELAXED);
-	__atomic_store_n(&h->schema_len, (uint32_t)n, __ATOMIC_RELAXED);
-	atomic_store_explicit((_Atomic uint64_t *)&h->schema_seq, seq + 2, memory_order_release);
+	return (uint8_t *)h + h->schema_off;
+}
+
+void vms_ring_schema_end(struct vms_ring *r, uint32_t gen, size_t len)
+{
+	struct vms_ring_header *h = r->hdr;
+	uint64_t seq = atomic_load_explicit((_Atomic uint64_t *)&h->schema_seq, memory_order_relaxed);
+	__atomic_store_n(&h->schema_gen, gen, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->schema_len, (uint32_t)len, __ATOMIC_RELAXED);
+	atomic_store_explicit((_Atomic uint64_t *)&h->schema_seq, seq + 1, memory_order_release);
 }
 
 ssize_t vms_ring_read_schema(const struct vms_ring *r, void *buf, size_t cap, uint32_t *gen)

@@ -129,8 +129,8 @@ static int ring_setup(struct vms_reader *r)
 /* the oldest frame still in the ring, or the next one (NEW_ONLY) */
 static void ring_start(struct vms_reader *r)
 {
-	uint64_t w = __atomic_load_n(&r->ring.hdr->write_seq, __ATOMIC_ACQUIRE);
-	uint64_t n = (uint64_t)r->ring.mask + 1;
+	uint64_t w = vms_ring_write_seq(&r->ring);
+	uint64_t n = vms_ring_capacity(&r->ring);
 	if (r->flags & VMS_READER_NEW_ONLY)
 		r->next_seq = w + 1;
 	else
@@ -519,7 +519,7 @@ static int ring_idle(struct vms_reader *r, uint64_t w, bool *again)
 	int st = vms_ring_writer_state(h, r->my_pidns);
 	if (st == VMS_WRITER_ALIVE)
 		return 0;
-	if (__atomic_load_n(&h->write_seq, __ATOMIC_ACQUIRE) != w) {
+	if (vms_ring_write_seq(&r->ring) != w) {
 		*again = true; /* it wrote a last frame meanwhile */
 		return 0;
 	}
@@ -533,9 +533,8 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 	unsigned torn_here = 0;
 	uint64_t torn_seq = 0, stale_seq = 0;
 	for (;;) {
-		const struct vms_ring_header *h = r->ring.hdr;
-		uint64_t w = __atomic_load_n(&h->write_seq, __ATOMIC_ACQUIRE);
-		uint64_t n = (uint64_t)r->ring.mask + 1;
+		uint64_t w = vms_ring_write_seq(&r->ring);
+		uint64_t n = vms_ring_capacity(&r->ring);
 		if (w >= VMS_SEQ_MAX) {
 			/* 2^62 frames would take 146 million years at 1 ms */
 			seterr(r, "ring write_seq %llu is out of range: a damaged ring", (unsigned long long)w);
@@ -557,12 +556,7 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 		const struct vms_frame *f;
 		int e;
 		if (view) {
-			uint8_t *slot = r->ring.slots + (size_t)((seq - 1) & r->ring.mask) * r->ring.slot_size;
-			uint64_t t = __atomic_load_n((uint64_t *)(slot + r->ring.slot_size - 8), __ATOMIC_ACQUIRE);
-			f = (const struct vms_frame *)(slot + sizeof(struct vms_ring_slot_head));
-			e = t == seq ? 0 : t < seq ? -EAGAIN : -ESTALE;
-			if (e == 0 && __atomic_load_n(&f->ncols, __ATOMIC_RELAXED) > r->ring.slot_cols)
-				e = -EBUSY;
+			e = vms_ring_view(&r->ring, seq, &f);
 		} else {
 			e = vms_ring_read(&r->ring, seq, r->buf, r->buf_cols);
 			f = r->buf;
@@ -646,10 +640,7 @@ int vms_reader_view_check(struct vms_reader *r)
 {
 	if (r->kind != VMS_READER_RING)
 		return -ENOTTY;
-	uint64_t seq = r->view_seq;
-	const uint8_t *slot = r->ring.slots + (size_t)((seq - 1) & r->ring.mask) * r->ring.slot_size;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n((const uint64_t *)slot, __ATOMIC_RELAXED) == seq)
+	if (vms_ring_view_check(&r->ring, r->view_seq) == 0)
 		return 0;
 	r->missed++;
 	r->torn++;

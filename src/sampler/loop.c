@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "binfmt.h"
 #include "log.h"
 
 #define RESCHEMA_ATTEMPTS 3
@@ -122,7 +123,7 @@ static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
 {
 	struct vms_ring nr;
 	uint32_t cols = sch->ncols + sch->ncols / 2 + 64;
-	int r = vms_ring_create_like(&nr, &l->ring, cols, vms_ring_schema_bytes(sch));
+	int r = vms_ring_create_like(&nr, &l->ring, cols, vms_bin_head_size(sch));
 	if (r == 0) {
 		carry_frames(l, &nr);
 		r = vms_ring_install(&l->ring, &nr); /* destroys nr if it fails */
@@ -209,7 +210,7 @@ static int rebuild_schema(struct vms_loop *l)
 		vms_schema_unref(s);
 		return 0;
 	}
-	if (l->ring.hdr && !vms_ring_fits(&l->ring, s)) {
+	if (l->ring.hdr && !vms_ring_fits(&l->ring, s->ncols, vms_bin_head_size(s))) {
 		r = grow_ring(l, s);
 		if (r < 0) {
 			vms_schema_unref(s);
@@ -224,7 +225,7 @@ static int rebuild_schema(struct vms_loop *l)
 	vms_schema_unref(l->schema);
 	l->schema = s;
 	if (l->ring.hdr)
-		vms_ring_publish_schema(&l->ring, s);
+		vms_bin_ring_publish(&l->ring, s);
 	l->pending_flags |= VMS_FRAME_NEWGEN;
 	if (gen > 1)
 		vms_info("schema generation %u: %u columns", gen, s->ncols);
@@ -604,12 +605,12 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		char why[256];
 		struct vms_ring_file_opts o = {.interval_ns = conf->interval_ns};
 		r = vms_ring_create_file(&l->ring, conf->ring_path, slots, cols,
-					 vms_ring_schema_bytes(l->schema), &o, why, sizeof(why));
+					 vms_bin_head_size(l->schema), &o, why, sizeof(why));
 		if (r < 0) {
 			vms_err("ring %s: %s", conf->ring_path, why);
 			return r;
 		}
-		vms_ring_publish_schema(&l->ring, l->schema);
+		vms_bin_ring_publish(&l->ring, l->schema);
 	} else {
 		r = vms_ring_create(&l->ring, slots, cols);
 	}
