@@ -141,6 +141,22 @@ def proc_status(pid):
     return fds, rss
 
 
+def fd_split(pid):
+    """(perf_event fds, other fds) of a process: the perf source's counters
+    follow QEMU's threads, which come and go; the others follow the VMs."""
+    perf = other = 0
+    for fd in os.listdir('/proc/%d/fd' % pid):
+        try:
+            target = os.readlink('/proc/%d/fd/%s' % (pid, fd))
+        except OSError:
+            continue  # closed meanwhile
+        if target == 'anon_inode:[perf_event]':
+            perf += 1
+        else:
+            other += 1
+    return perf, other
+
+
 def children(pid):
     try:
         return [int(p) for p in open('/proc/%d/task/%d/children' % (pid, pid)).read().split()]
