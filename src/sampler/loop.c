@@ -141,13 +141,15 @@ static int grow_ring(struct vms_loop *l, const struct vms_schema *sch)
 	return vms_ring_install(&l->ring, &nr); /* marks the file CLOSED */
 }
 
+/* A source's state changes are events in the stream at once (the event
+ * queue is preallocated) and log lines after the tick (say_sources). */
 static void source_failed(struct vms_loop *l, struct vms_source *src, int err, uint64_t idx)
 {
 	if (!src->failed) {
 		char d[96];
 		snprintf(d, sizeof(d), "%s", strerror(-err));
-		vms_warn("source %s failed: %s (retrying with back-off)", src->ops->name, d);
 		vms_loop_event(l, VMS_EV_SOURCE_FAILED, src->ops->name, d);
+		src->say = -1;
 		src->backoff = 1;
 	} else if (src->backoff < BACKOFF_MAX) {
 		src->backoff *= 2;
@@ -161,15 +163,28 @@ static void source_ok(struct vms_loop *l, struct vms_source *src)
 {
 	if (!src->failed)
 		return;
-	vms_info("source %s recovered", src->ops->name);
 	vms_loop_event(l, VMS_EV_SOURCE_RECOVERED, src->ops->name, "");
+	src->say = 1;
 	src->failed = false;
 	src->backoff = 0;
 	src->last_err = 0;
 }
 
+static void say_sources(struct vms_loop *l)
+{
+	for (unsigned i = 0; i < l->nsrc; i++) {
+		struct vms_source *src = &l->src[i];
+		if (src->say < 0)
+			vms_warn("source %s failed: %s (retrying with back-off)", src->ops->name,
+				 strerror(-src->last_err));
+		else if (src->say > 0)
+			vms_info("source %s recovered", src->ops->name);
+		src->say = 0;
+	}
+}
+
 /* Ask every source to declare its columns; install a new generation if
- * they differ from the current one. */
+ * they differ from the current one.  Between ticks: it allocates. */
 static int rebuild_schema(struct vms_loop *l)
 {
 	struct vms_schema_builder b;
@@ -261,65 +276,38 @@ static void account_overrun(struct vms_loop *l)
 	}
 }
 
-void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
+int vms_loop_take(struct vms_loop *l, const struct vms_tickinfo *ti, int64_t t_real_ns, bool final)
 {
 	struct vms_tick_ctx t = {
 		.t_mono_ns = ti->deadline_ns + ti->late_ns,
+		.t_real_ns = t_real_ns,
 		.idx = ti->idx,
 	};
 	l->tick_idx = ti->idx;
 	account_overrun(l);
-	struct vms_frame *f;
-	bool again = true;
-
-	t.t_real_ns = vms_clock_real(&l->clock);
-	for (int attempt = 0; again && attempt < RESCHEMA_ATTEMPTS; attempt++) {
-		again = false;
-		f = vms_ring_begin(&l->ring);
-		t.parse_errors = 0;
-		t.flags = 0;
-		for (unsigned i = 0; i < l->nsrc; i++) {
-			struct vms_source *src = &l->src[i];
-			uint64_t *slots = f->v + src->base;
-			if (src->declare_failed && attempt + 1 < RESCHEMA_ATTEMPTS &&
-			    ti->idx >= src->next_idx) {
-				again = true; /* retry its discovery */
-				break;
-			}
-			if (!source_due(src, ti->idx)) {
-				vms_slots_none(slots, src->ncols);
-				continue;
-			}
-			int r = src->ops->sample(src, slots, &t);
-			if (r == VMS_RESCHEMA && attempt + 1 < RESCHEMA_ATTEMPTS) {
-				again = true;
-				break;
-			}
-			if (r == VMS_RESCHEMA) {
-				/* still changing after re-declaring: give up for this tick */
-				vms_slots_none(slots, src->ncols);
-			} else if (r < 0) {
-				vms_slots_none(slots, src->ncols);
-				source_failed(l, src, r, ti->idx);
-			} else {
-				source_ok(l, src);
-			}
+	struct vms_frame *f = vms_ring_begin(&l->ring);
+	for (unsigned i = 0; i < l->nsrc; i++) {
+		struct vms_source *src = &l->src[i];
+		uint64_t *slots = f->v + src->base;
+		if (src->declare_failed && !final && ti->idx >= src->next_idx)
+			return VMS_RESCHEMA; /* retry its discovery first */
+		if (!source_due(src, ti->idx)) {
+			vms_slots_none(slots, src->ncols);
+			continue;
 		}
-		if (again) {
-			int r = rebuild_schema(l);
-			if (r < 0) {
-				/* the sources have laid out their new columns and
-				 * the ring has no room for them: no frame can be
-				 * taken safely any more */
-				vms_err("cannot rebuild the schema: %s; stopping", strerror(-r));
-				l->stop = true;
-				l->exit_code = r;
-				return;
-			}
-			/* the ring may have been replaced: begin again */
+		int r = src->ops->sample(src, slots, &t);
+		if (r == VMS_RESCHEMA && !final)
+			return VMS_RESCHEMA; /* nothing committed: the loop re-declares */
+		if (r == VMS_RESCHEMA) {
+			/* still changing after re-declaring: missing this tick */
+			vms_slots_none(slots, src->ncols);
+		} else if (r < 0) {
+			vms_slots_none(slots, src->ncols);
+			source_failed(l, src, r, ti->idx);
+		} else {
+			source_ok(l, src);
 		}
 	}
-	f = vms_ring_begin(&l->ring);
 	l->parse_errors += t.parse_errors;
 	f->v[l->self_base] = l->parse_errors;
 
@@ -362,6 +350,34 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	l->last_cpu_ns = cpu;
 	vms_ring_commit(&l->ring);
 	l->frames++;
+	return 0;
+}
+
+int vms_loop_reschema(struct vms_loop *l)
+{
+	int r = rebuild_schema(l);
+	if (r < 0) {
+		/* the sources have laid out their new columns and the ring has
+		 * no room for them: no frame can be taken safely any more */
+		vms_err("cannot rebuild the schema: %s; stopping", strerror(-r));
+		l->stop = true;
+		l->exit_code = r;
+	}
+	say_sources(l);
+	return r;
+}
+
+void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
+{
+	int64_t t_real_ns = vms_clock_real(&l->clock);
+	for (unsigned attempt = 1;; attempt++) {
+		if (vms_loop_take(l, ti, t_real_ns, attempt == RESCHEMA_ATTEMPTS) == 0)
+			break;
+		/* between two attempts at this tick's frame, not in it */
+		if (vms_loop_reschema(l) < 0)
+			return;
+	}
+	say_sources(l);
 }
 
 /* ---- sinks ---------------------------------------------------------------- */

@@ -64,8 +64,21 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 /* Run until count frames were written or SIGINT/SIGTERM.  0 or -errno
  * (a fatal error, said in one line). */
 int vms_loop_run(struct vms_loop *l);
-/* One tick at `now` (tests drive it directly). */
+/* One tick (tests drive it directly): vms_loop_take, and when a source's
+ * entities changed, vms_loop_reschema and vms_loop_take again (at most
+ * three times; then a source still changing is missing from the frame),
+ * then the log lines of sources that failed or recovered. */
 void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti);
+/* The tick proper: every due source samples into the ring's next slot
+ * and the frame is committed (0).  It allocates nothing, logs nothing and
+ * never retries: when a source's entities changed (or a failed discovery
+ * is due again) it commits nothing and returns VMS_RESCHEMA, unless
+ * `final`, when that source's values are missing from the frame. */
+int vms_loop_take(struct vms_loop *l, const struct vms_tickinfo *ti, int64_t t_real_ns, bool final);
+/* Between ticks: the sources declare again and a new generation is
+ * switched in (it allocates and logs; the ring may be replaced).  0, or
+ * -errno and the run stops. */
+int vms_loop_reschema(struct vms_loop *l);
 /* Hand committed frames to sinks, without blocking. */
 void vms_loop_drain(struct vms_loop *l);
 /* Flush and close sinks, close sources. Returns the first sink error. */

@@ -82,6 +82,7 @@ struct vms_source {
 	bool failed;
 	bool declare_failed;   /* its last declare() failed: no columns */
 	bool fatal;            /* set by open before failing: stop the run (a required counter) */
+	int8_t say;            /* a state change to log after the tick: +1 recovered, -1 failed */
 	unsigned npoll;        /* fds it added to this wait */
 };
 
