@@ -94,6 +94,11 @@ static struct vms_schema *make_schema(void)
 static struct vms_ring ring;
 static struct vms_schema *schema;
 
+/* an event every EV_EVERY frames: its subject and detail say the same
+ * number two ways, so that a torn copy shows */
+#define EV_EVERY 5
+static uint64_t nevents;
+
 static void writer(void)
 {
 	uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -112,6 +117,13 @@ static void writer(void)
 		VMS_RING_STORE(&f->t_mono_ns, mono());
 		VMS_RING_STORE(&f->gen, 1u);
 		VMS_RING_STORE(&f->ncols, (uint32_t)ncols);
+		if (k % EV_EVERY == 0) {
+			struct vms_ring_event ev = {.type = 99, .before_seq = seq, .t_mono_ns = k};
+			snprintf(ev.subject, sizeof(ev.subject), "%llu", (unsigned long long)k);
+			snprintf(ev.detail, sizeof(ev.detail), "%016llx", (unsigned long long)mix(k));
+			vms_ring_event_put(&ring, &ev);
+			nevents++;
+		}
 		vms_ring_commit(&ring);
 	}
 	free(tmp);
@@ -119,6 +131,7 @@ static void writer(void)
 
 struct stats {
 	uint64_t ok, missed, torn, bad, views_discarded;
+	uint64_t ev_ok, ev_lost, ev_bad;
 	int err;
 };
 
@@ -141,7 +154,11 @@ static void reader(unsigned id, struct stats *st)
 	if (ready_fd >= 0 && write(ready_fd, "r", 1) != 1)
 		st->err = 1;
 	__atomic_fetch_add(&threads_ready, 1, __ATOMIC_RELEASE);
-	uint64_t *tmp = malloc(ncols * sizeof(*tmp)), last = 0;
+	/* the copying readers take the events too */
+	if (!view)
+		vms_rdr_want_events(r, true);
+	uint64_t *tmp = malloc(ncols * sizeof(*tmp)), last = 0, ev_last = 0;
+	bool ev_first = true;
 	for (;;) {
 		int e;
 		const struct vms_frame *f = NULL;
@@ -155,6 +172,24 @@ static void reader(unsigned id, struct stats *st)
 			continue; /* spin: the writer does not sleep either */
 		if (e < 0)
 			break;
+		if (e == 2) {
+			const struct vms_event *ev = vms_rdr_event(r);
+			char want[32];
+			uint64_t k = strtoull(ev->subject, NULL, 10);
+			snprintf(want, sizeof(want), "%016llx", (unsigned long long)mix(k));
+			/* in order, each once, whole, before the frame it names */
+			if (ev->type != 99 || k != ev->t_mono_ns || strcmp(want, ev->detail) != 0 ||
+			    (!ev_first && k <= ev_last) || ev->before_seq <= last) {
+				fprintf(stderr, "reader %u: BAD event %s/%s (after %llu)\n", id, ev->subject,
+					ev->detail, (unsigned long long)ev_last);
+				st->ev_bad++;
+			} else {
+				st->ev_ok++;
+			}
+			ev_first = false;
+			ev_last = k;
+			continue;
+		}
 		uint64_t seq = __atomic_load_n(&f->seq, __ATOMIC_RELAXED);
 		for (uint64_t i = 0; i < ncols; i++)
 			tmp[i] = __atomic_load_n(&f->v[i], __ATOMIC_RELAXED);
@@ -175,6 +210,7 @@ static void reader(unsigned id, struct stats *st)
 	}
 	st->missed = vms_reader_missed(r);
 	st->torn = vms_reader_torn(r);
+	st->ev_lost = vms_rdr_events_lost(r);
 	if (st->ok + st->missed != nframes) {
 		fprintf(stderr, "reader %u: %llu ok + %llu missed != %llu written (%s)\n", id,
 			(unsigned long long)st->ok, (unsigned long long)st->missed,
@@ -287,6 +323,12 @@ int main(int argc, char **argv)
 		torn += st[i].torn;
 		bad += st[i].bad;
 		disc += st[i].views_discarded;
+		if (i % 2 == 0)
+			printf("  reader %u: %llu events verified, %llu lost, %llu bad (of %llu)\n", i,
+			       (unsigned long long)st[i].ev_ok, (unsigned long long)st[i].ev_lost,
+			       (unsigned long long)st[i].ev_bad, (unsigned long long)nevents);
+		if (i % 2 == 0 && (st[i].ev_bad || st[i].ev_ok + st[i].ev_lost != nevents))
+			rc = 1;
 		if (st[i].err || st[i].bad)
 			rc = 1;
 	}

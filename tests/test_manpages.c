@@ -225,6 +225,24 @@ static void test_tail_options_agree(void **state)
 	names_free(&man);
 }
 
+/* `vmsampler mark --help` and the MARK section of vmsampler.1 name the
+ * same long options. */
+static void test_mark_options_agree(void **state)
+{
+	(void)state;
+	struct names help = {0}, man = {0};
+	struct page pg;
+
+	help_options((const char *const[]){"mark", "--help", NULL}, &help);
+	page_read(&pg, "man/vmsampler.1");
+	page_lines(&pg, (const char *const[]){"MARK", NULL}, man_option_tag, &man);
+	free(pg.text);
+	assert_same(&help, "mark --help", &man, "vmsampler.1 MARK");
+	assert_true(names_has(&man, "ring") && names_has(&man, "control") && names_has(&man, "pid"));
+	names_free(&help);
+	names_free(&man);
+}
+
 static void man_key_tag(const char *prev, const char *line, void *ctx)
 {
 	if (strcmp(prev, ".TP") != 0)
@@ -374,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options_agree),
 		cmocka_unit_test(test_tail_options_agree),
+		cmocka_unit_test(test_mark_options_agree),
 		cmocka_unit_test(test_keys_agree),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_yaml_example_loads),

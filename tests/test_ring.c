@@ -125,6 +125,92 @@ static void test_file_ring_reserved(void **state)
 	free(dir);
 }
 
+static void ev_put(struct vms_ring *r, uint32_t type, uint64_t before, const char *subject)
+{
+	struct vms_ring_event e = {.type = type, .before_seq = before, .t_mono_ns = before * 10};
+	snprintf(e.subject, sizeof(e.subject), "%s", subject);
+	snprintf(e.detail, sizeof(e.detail), "detail of %s", subject);
+	vms_ring_event_put(r, &e);
+}
+
+/* The event area of a shared ring (vmsampler-ring(5)): numbered, read
+ * through the seqlock, overwritten oldest first, carried when the ring
+ * grows; a ring in the sampler's own memory has none. */
+static void test_ring_events(void **state)
+{
+	(void)state;
+	struct vms_ring a, r, v, nr;
+	struct vms_ring_event e;
+	assert_int_equal(vms_ring_create(&a, 8, 10), 0);
+	assert_null(a.events);
+	ev_put(&a, 7, 1, "ignored");
+	assert_int_equal(vms_ring_event_last(&a), 0);
+	assert_int_equal(vms_ring_event_get(&a, 1, &e), -ENOENT);
+	vms_ring_destroy(&a);
+
+	char *dir = tmpdir_make(), path[512], why[256];
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/ring", dir);
+	struct vms_ring_file_opts o = {.interval_ns = 1000000000};
+	assert_int_equal(vms_ring_create_file(&r, path, 64, 50, 4096, &o, why, sizeof(why)), 0);
+	assert_int_equal(r.hdr->event_count, VMS_RING_NEVENTS);
+	assert_int_equal(r.hdr->event_size, sizeof(struct vms_ring_event));
+	/* the area lies between the schema area and the slots */
+	assert_true(r.hdr->event_off >= r.hdr->schema_off + r.hdr->schema_cap);
+	assert_true(r.hdr->event_off + VMS_RING_NEVENTS * sizeof(struct vms_ring_event) <= r.hdr->header_size);
+
+	ev_put(&r, 40, 1, "first");
+	ev_put(&r, 41, 2, "second");
+	char longs[200];
+	memset(longs, 'x', sizeof(longs) - 1);
+	longs[sizeof(longs) - 1] = '\0';
+	ev_put(&r, 42, 2, longs);
+	assert_int_equal(vms_ring_event_last(&r), 3);
+
+	/* a reader's view of the file */
+	assert_int_equal(vms_ring_open_read(&v, path, why, sizeof(why)), 0);
+	assert_int_equal(vms_ring_event_last(&v), 3);
+	assert_int_equal(vms_ring_event_get(&v, 1, &e), 0);
+	assert_int_equal(e.type, 40);
+	assert_int_equal(e.before_seq, 1);
+	assert_int_equal(e.t_mono_ns, 10);
+	assert_string_equal(e.subject, "first");
+	assert_string_equal(e.detail, "detail of first");
+	assert_int_equal(vms_ring_event_get(&v, 3, &e), 0);
+	assert_int_equal(strlen(e.subject), sizeof(e.subject) - 1);
+	assert_int_equal(vms_ring_event_get(&v, 4, &e), -EAGAIN);
+	assert_int_equal(vms_ring_event_get(&v, 0, &e), -ESTALE);
+	/* a reader cannot write */
+	ev_put(&v, 43, 3, "not from a reader");
+	assert_int_equal(vms_ring_event_last(&v), 3);
+
+	/* the oldest are overwritten */
+	for (unsigned i = 0; i < VMS_RING_NEVENTS; i++)
+		ev_put(&r, 50, 3 + i, "more");
+	uint64_t last = 3 + VMS_RING_NEVENTS;
+	assert_int_equal(vms_ring_event_last(&v), last);
+	assert_int_equal(vms_ring_event_get(&v, 3, &e), -ESTALE);
+	assert_int_equal(vms_ring_event_get(&v, last - VMS_RING_NEVENTS + 1, &e), 0);
+	assert_int_equal(vms_ring_event_get(&v, last, &e), 0);
+	assert_int_equal(e.before_seq, 2 + VMS_RING_NEVENTS);
+
+	/* growth keeps the numbers and the events */
+	assert_int_equal(vms_ring_create_like(&nr, &r, 500, 16384), 0);
+	assert_int_equal(vms_ring_event_last(&nr), last);
+	assert_int_equal(vms_ring_event_get(&nr, last, &e), 0);
+	assert_int_equal(e.before_seq, 2 + VMS_RING_NEVENTS);
+	assert_int_equal(vms_ring_install(&r, &nr), 0);
+	ev_put(&r, 51, 200, "after growth");
+	vms_ring_destroy(&v);
+	assert_int_equal(vms_ring_open_read(&v, path, why, sizeof(why)), 0);
+	assert_int_equal(vms_ring_event_get(&v, last + 1, &e), 0);
+	assert_string_equal(e.subject, "after growth");
+	vms_ring_destroy(&v);
+	vms_ring_destroy(&r);
+	rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_begin_is_idempotent),
 		cmocka_unit_test(test_read_validate),
 		cmocka_unit_test(test_file_ring_reserved),
+		cmocka_unit_test(test_ring_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,6 +143,7 @@ enum vms_event_type {
 	VMS_EV_FRAMES_LOST = 3,
 	VMS_EV_CLOCK_STEPPED = 4,
 	VMS_EV_OUTPUT_REOPENED = 5,
+	VMS_EV_MARK = 6,            /* vmsampler mark: subject the text, detail who sent it */
 	VMS_EV_VM_STARTED = 16,
 	VMS_EV_VM_STOPPED = 17,
 	VMS_EV_VM_CRASHED = 18,

@@ -17,6 +17,9 @@
  *                               (vmsampler-format(5)): its 32-byte file
  *                               header and the SCHEMA record of the
  *                               current generation, schema_len bytes
+ *   [event_off, +event_count * event_size)
+ *                               the event area (shared rings): the
+ *                               latest events, struct vms_ring_event
  *   [header_size, +slot_count * slot_size)
  *                               the slots; frame S lives in slot
  *                               (S - 1) & (slot_count - 1)
@@ -103,6 +106,26 @@ struct vms_ring_slot_head {
 	/* struct vms_frame follows; the slot's last 8 bytes are the tail seq */
 };
 
+/* An entry of the event area: the EVENT records of vmsampler-format(5)
+ * (VM lifecycle, sources failing, markers, ...), numbered 1, 2, ... in
+ * the order the writer put them; event N lives in entry
+ * (N - 1) & (event_count - 1).  The same seqlock as a slot: the writer
+ * stores head = N, release fence, the payload, then tail = N (release)
+ * and header.event_write = N (release); a reader loads tail (acquire),
+ * copies, acquire fence, loads head: valid only if both are N.  An event
+ * belongs before the frame with seq before_seq. */
+struct vms_ring_event {
+	uint64_t head;        /* atomic */
+	uint32_t type;        /* enum vms_event_type (format.h) */
+	uint32_t gen;         /* schema generation when it happened */
+	uint64_t before_seq;
+	uint64_t t_mono_ns;
+	int64_t t_real_ns;
+	char subject[80];     /* NUL-terminated */
+	char detail[160];     /* NUL-terminated */
+	uint64_t tail;        /* atomic */
+};
+
 /* The first 4096 bytes of a ring mapping.  Fields marked atomic change
  * while readers look; the others are fixed when the file is created. */
 struct vms_ring_header {
@@ -121,10 +144,14 @@ struct vms_ring_header {
 	uint64_t writer_pidns;     /*  72: inode of the writer's pid namespace (0: unknown) */
 	uint64_t run_id;           /*  80: the same in every ring of one run (kept when it
 				    *      grows); another value at the path: a new run */
-	uint64_t reserved0[5];     /*  88 */
+	uint64_t event_off;        /*  88: offset of the event area (0: none) */
+	uint32_t event_count;      /*  96: its entries (a power of two) */
+	uint32_t event_size;       /* 100: bytes per entry (sizeof struct vms_ring_event) */
+	uint64_t reserved0[3];     /* 104 */
 	/* written by the writer every frame (own cache line) */
 	uint64_t write_seq __attribute__((aligned(64))); /* 128: atomic: last committed seq */
 	uint64_t heartbeat_mono_ns;                        /* 136: atomic */
+	uint64_t event_write;                              /* 144: atomic: last event number written */
 	/* the schema area's seqlock (own cache line) */
 	uint64_t schema_seq __attribute__((aligned(64))); /* 192: atomic: odd while written */
 	uint32_t schema_gen;                               /* 200: atomic */

@@ -14,7 +14,11 @@ _Static_assert(sizeof(struct vms_frame) == 64, "frame header");
 _Static_assert(offsetof(struct vms_ring_header, write_seq) == 128, "ring header layout");
 _Static_assert(offsetof(struct vms_ring_header, schema_seq) == 192, "ring header layout");
 _Static_assert(offsetof(struct vms_ring_header, schema_len) == 204, "ring header layout");
+_Static_assert(offsetof(struct vms_ring_header, event_write) == 144, "ring header layout");
+_Static_assert(offsetof(struct vms_ring_header, event_off) == 88, "ring header layout");
 _Static_assert(sizeof(struct vms_ring_header) <= VMS_RING_PAGE, "ring header size");
+_Static_assert(sizeof(struct vms_ring_event) == 288, "ring event layout");
+_Static_assert((VMS_RING_NEVENTS & (VMS_RING_NEVENTS - 1)) == 0, "event count");
 
 static inline _Atomic uint64_t *at64(void *p) { return (_Atomic uint64_t *)p; }
 
@@ -79,10 +83,15 @@ int vms_ring_layout(struct vms_ring_layout *lay, uint32_t slot_count, uint32_t s
 	if (ss > UINT32_MAX || schema_bytes > (1u << 30))
 		return -EINVAL;
 	size_t cap = schema_bytes ? (2 * schema_bytes + 16384 + VMS_RING_PAGE - 1) & ~(size_t)(VMS_RING_PAGE - 1) : 0;
+	/* a shared ring (it has a schema area) has an event area after it */
+	size_t evb = schema_bytes ? (VMS_RING_NEVENTS * sizeof(struct vms_ring_event) + VMS_RING_PAGE - 1) &
+					     ~(size_t)(VMS_RING_PAGE - 1)
+				  : 0;
 	lay->slot_count = n;
 	lay->slot_size = (uint32_t)ss;
 	lay->schema_cap = cap;
-	lay->header_size = HEADER_SIZE + cap;
+	lay->event_off = evb ? HEADER_SIZE + cap : 0;
+	lay->header_size = HEADER_SIZE + cap + evb;
 	lay->len = lay->header_size + ss * n;
 	if (lay->header_size > UINT32_MAX || (lay->len - lay->header_size) / n != ss)
 		return -EINVAL;
@@ -109,6 +118,13 @@ void vms_ring_init_mapping(struct vms_ring *r, void *m, const struct vms_ring_la
 	r->hdr->writer_pid = (uint64_t)getpid();
 	r->hdr->schema_off = lay->schema_cap ? HEADER_SIZE : 0;
 	r->hdr->schema_cap = lay->schema_cap;
+	if (lay->event_off) {
+		r->hdr->event_off = lay->event_off;
+		r->hdr->event_count = VMS_RING_NEVENTS;
+		r->hdr->event_size = sizeof(struct vms_ring_event);
+		r->events = (struct vms_ring_event *)((uint8_t *)m + lay->event_off);
+		r->ev_mask = VMS_RING_NEVENTS - 1;
+	}
 }
 
 int vms_ring_create(struct vms_ring *r, uint32_t slot_count, uint32_t slot_cols)
@@ -221,4 +237,59 @@ int vms_ring_read(const struct vms_ring *r, uint64_t seq, struct vms_frame *dst,
 	if (dst->ncols != n || dst->seq != seq)
 		return -EBUSY;
 	return 0;
+}
+
+/* ---- the event area ------------------------------------------------------ */
+
+void vms_ring_event_put(struct vms_ring *r, const struct vms_ring_event *ev)
+{
+	if (!r->events || r->readonly)
+		return;
+	uint64_t n = atomic_load_explicit(at64(&r->hdr->event_write), memory_order_relaxed) + 1;
+	struct vms_ring_event *e = &r->events[(n - 1) & r->ev_mask];
+	atomic_store_explicit(at64(&e->head), n, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	VMS_RING_STORE(&e->type, ev->type);
+	VMS_RING_STORE(&e->gen, ev->gen);
+	VMS_RING_STORE(&e->before_seq, ev->before_seq);
+	VMS_RING_STORE(&e->t_mono_ns, ev->t_mono_ns);
+	VMS_RING_STORE(&e->t_real_ns, ev->t_real_ns);
+	for (size_t i = 0; i < sizeof(e->subject); i++)
+		VMS_RING_STORE(&e->subject[i], i + 1 < sizeof(e->subject) ? ev->subject[i] : '\0');
+	for (size_t i = 0; i < sizeof(e->detail); i++)
+		VMS_RING_STORE(&e->detail[i], i + 1 < sizeof(e->detail) ? ev->detail[i] : '\0');
+	atomic_store_explicit(at64(&e->tail), n, memory_order_release);
+	atomic_store_explicit(at64(&r->hdr->event_write), n, memory_order_release);
+}
+
+uint64_t vms_ring_event_last(const struct vms_ring *r)
+{
+	return r->events ? atomic_load_explicit(at64(&r->hdr->event_write), memory_order_acquire) : 0;
+}
+
+int vms_ring_event_get(const struct vms_ring *r, uint64_t n, struct vms_ring_event *out)
+{
+	if (!r->events)
+		return -ENOENT;
+	if (n == 0)
+		return -ESTALE;
+	const struct vms_ring_event *e = &r->events[(n - 1) & r->ev_mask];
+	uint64_t t = atomic_load_explicit(at64((void *)&e->tail), memory_order_acquire);
+	if (t != n)
+		return t < n ? -EAGAIN : -ESTALE;
+	vms_ring_copy(out, e, sizeof(*out));
+	atomic_thread_fence(memory_order_acquire);
+	if (__atomic_load_n(&e->head, __ATOMIC_RELAXED) != n)
+		return -ESTALE;
+	out->subject[sizeof(out->subject) - 1] = '\0';
+	out->detail[sizeof(out->detail) - 1] = '\0';
+	return 0;
+}
+
+void vms_ring_events_carry(struct vms_ring *nr, const struct vms_ring *old)
+{
+	if (!nr->events || !old->events || nr->ev_mask != old->ev_mask)
+		return;
+	memcpy(nr->events, old->events, (size_t)(old->ev_mask + 1) * sizeof(*old->events));
+	atomic_store_explicit(at64(&nr->hdr->event_write), vms_ring_event_last(old), memory_order_release);
 }

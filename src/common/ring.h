@@ -16,6 +16,8 @@ struct vms_ring {
 	uint32_t slot_size;
 	uint32_t slot_cols;
 	uint64_t next_seq; /* seq the next vms_ring_begin() writes */
+	struct vms_ring_event *events; /* the event area (shared rings), or NULL */
+	uint32_t ev_mask;
 	struct vms_frame *open; /* frame being written, or NULL */
 	/* a shared file ring (ring_file.c); all NULL/0 for an anonymous one */
 	char *path;        /* where it lives (owned) */
@@ -35,7 +37,10 @@ struct vms_ring_file_opts {
 struct vms_ring_layout {
 	uint32_t slot_count, slot_size;
 	size_t schema_cap, header_size, len;
+	size_t event_off; /* 0: no event area (a ring in the sampler's own memory) */
 };
+/* Entries of a shared ring's event area. */
+#define VMS_RING_NEVENTS 128
 int vms_ring_layout(struct vms_ring_layout *lay, uint32_t slot_count, uint32_t slot_cols,
 		    size_t schema_bytes);
 /* Set up r over a fresh zeroed mapping m of lay->len bytes. */
@@ -119,6 +124,19 @@ int vms_ring_view(const struct vms_ring *r, uint64_t seq, const struct vms_frame
 int vms_ring_view_check(const struct vms_ring *r, uint64_t seq);
 /* The last seq a writer in another process committed (its header). */
 uint64_t vms_ring_write_seq(const struct vms_ring *r);
+
+/* ---- the event area (vmsampler-ring(5)) ------------------------------------ */
+
+/* Writer: put an event (head, tail ignored) as the next number; nothing
+ * for a ring without an event area.  No allocation, no system call. */
+void vms_ring_event_put(struct vms_ring *r, const struct vms_ring_event *ev);
+/* The number of the last event written (0: none, or no event area). */
+uint64_t vms_ring_event_last(const struct vms_ring *r);
+/* Reader: copy event n.  0; -EAGAIN not written yet; -ESTALE overwritten
+ * (before or while copying: the reader fell behind); -ENOENT no area. */
+int vms_ring_event_get(const struct vms_ring *r, uint64_t n, struct vms_ring_event *out);
+/* Give nr (empty, just built) the events of old (ring growth). */
+void vms_ring_events_carry(struct vms_ring *nr, const struct vms_ring *old);
 
 /* The seqlock reader's payload copy (see ring.c). */
 void vms_ring_copy(void *dst, const void *src, size_t len);

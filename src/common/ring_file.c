@@ -107,6 +107,14 @@ static int check_header(const struct vms_ring_header *h, size_t len, char *err, 
 		    (unsigned long long)n, (unsigned long long)ss, h->slot_cols, (unsigned long long)hs);
 		return -EBADMSG;
 	}
+	if (h->event_off && (h->event_off < VMS_RING_PAGE || h->event_size != sizeof(struct vms_ring_event) ||
+			     h->event_count < 2 || h->event_count > 65536 ||
+			     (h->event_count & (h->event_count - 1)) ||
+			     h->event_off + (uint64_t)h->event_count * h->event_size > hs)) {
+		say(err, errlen, "inconsistent ring header (event area at %llu: %u x %u bytes)",
+		    (unsigned long long)h->event_off, h->event_count, h->event_size);
+		return -EBADMSG;
+	}
 	if (hs + n * ss > len) {
 		say(err, errlen, "ring file is %zu bytes, its header describes %llu", len,
 		    (unsigned long long)(hs + n * ss));
@@ -125,6 +133,10 @@ static void view_init(struct vms_ring *r, const void *m, size_t len)
 	r->mask = h->slot_count - 1;
 	r->slot_size = h->slot_size;
 	r->slot_cols = h->slot_cols;
+	if (h->event_off) {
+		r->events = (struct vms_ring_event *)((uint8_t *)m + h->event_off);
+		r->ev_mask = h->event_count - 1;
+	}
 	r->readonly = true;
 }
 
@@ -444,8 +456,10 @@ int vms_ring_create_like(struct vms_ring *nr, const struct vms_ring *old, uint32
 		return vms_ring_create(nr, old->mask + 1, slot_cols);
 	int e = build_file(nr, old->path, old->mask + 1, slot_cols, schema_bytes, old->mode,
 			   old->interval_ns, NULL, 0);
-	if (e == 0)
+	if (e == 0) {
 		nr->hdr->run_id = old->hdr->run_id;
+		vms_ring_events_carry(nr, old);
+	}
 	return e;
 }
 

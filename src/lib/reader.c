@@ -53,6 +53,11 @@ struct vms_reader {
 	struct vms_frame *buf;    /* copied frame */
 	uint32_t buf_cols;
 	uint64_t view_seq;
+	/* the ring's event area (vms_rdr_want_events) */
+	uint64_t ev_next;         /* number of the next event to deliver */
+	uint64_t ev_min_seq;      /* events before this frame are older than the reading */
+	uint64_t ev_lost;         /* overwritten before they were read */
+	struct vms_event rev;     /* the event delivered */
 
 	/* the current frame */
 	const struct vms_frame *cur;
@@ -135,6 +140,48 @@ static void ring_start(struct vms_reader *r)
 		r->next_seq = w + 1;
 	else
 		r->next_seq = w >= n ? w - n + 1 : 1;
+	uint64_t last = vms_ring_event_last(&r->ring), cap = (uint64_t)r->ring.ev_mask + 1;
+	r->ev_next = last >= cap ? last - cap + 1 : 1;
+	r->ev_min_seq = r->next_seq;
+}
+
+/* The next event of the ring's event area that belongs before frame
+ * upto_seq: 2 (in r->rev), or 0 (none yet). */
+static int ring_event(struct vms_reader *r, uint64_t upto_seq)
+{
+	uint64_t last = vms_ring_event_last(&r->ring), cap = (uint64_t)r->ring.ev_mask + 1;
+	if (last >= r->ev_next + cap) {
+		r->ev_lost += last - cap + 1 - r->ev_next;
+		r->ev_next = last - cap + 1;
+	}
+	while (r->ev_next <= last) {
+		struct vms_ring_event ev;
+		int e = vms_ring_event_get(&r->ring, r->ev_next, &ev);
+		if (e == -EAGAIN)
+			return 0; /* being written */
+		if (e < 0) {
+			r->ev_lost++;
+			r->ev_next++;
+			continue;
+		}
+		if (ev.before_seq < r->ev_min_seq) {
+			r->ev_next++; /* before the first frame this reader sees */
+			continue;
+		}
+		if (ev.before_seq > upto_seq)
+			return 0;
+		r->ev_next++;
+		memset(&r->rev, 0, sizeof(r->rev));
+		r->rev.type = ev.type;
+		r->rev.gen = ev.gen;
+		r->rev.before_seq = ev.before_seq;
+		r->rev.t_mono_ns = ev.t_mono_ns;
+		r->rev.t_real_ns = ev.t_real_ns;
+		memcpy(r->rev.subject, ev.subject, sizeof(r->rev.subject) - 1);
+		memcpy(r->rev.detail, ev.detail, sizeof(r->rev.detail) - 1);
+		return 2;
+	}
+	return 0;
 }
 
 static int file_setup(struct vms_reader *r)
@@ -540,17 +587,24 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 			seterr(r, "ring write_seq %llu is out of range: a damaged ring", (unsigned long long)w);
 			return -EBADMSG;
 		}
+		if (r->next_seq <= w && w - r->next_seq >= n) {
+			/* fell behind: these were overwritten */
+			r->missed += w - n + 1 - r->next_seq;
+			r->next_seq = w - n + 1;
+		}
+		/* the events that belong before the frame come first */
+		uint64_t ev_last = 0;
+		if (r->want_events && !view) {
+			if (ring_event(r, r->next_seq) == 2)
+				return 2;
+			ev_last = vms_ring_event_last(&r->ring);
+		}
 		if (r->next_seq > w) {
 			bool again;
 			int e = ring_idle(r, w, &again);
 			if (again)
 				continue;
 			return e;
-		}
-		if (w - r->next_seq >= n) {
-			/* fell behind: these were overwritten */
-			r->missed += w - n + 1 - r->next_seq;
-			r->next_seq = w - n + 1;
 		}
 		uint64_t seq = r->next_seq;
 		const struct vms_frame *f;
@@ -598,6 +652,10 @@ static int ring_next(struct vms_reader *r, const struct vms_frame **view)
 			r->next_seq++;
 			continue;
 		}
+		/* an event put (and the frame committed) since we looked: it may
+		 * belong before this frame; look again */
+		if (r->want_events && !view && vms_ring_event_last(&r->ring) != ev_last)
+			continue;
 		r->next_seq = seq + 1;
 		r->cur = f;
 		r->sch = s;
@@ -812,5 +870,12 @@ void vms_rdr_want_events(struct vms_reader *r, bool on)
 
 const struct vms_event *vms_rdr_event(const struct vms_reader *r)
 {
+	if (r->kind == VMS_READER_RING)
+		return &r->rev;
 	return r->dec_open ? &r->dec.event : NULL;
+}
+
+uint64_t vms_rdr_events_lost(const struct vms_reader *r)
+{
+	return r->ev_lost;
 }

@@ -17,11 +17,14 @@ const struct vms_schema *vms_rdr_schema(const struct vms_reader *r);
 int vms_rdr_open_mapping(struct vms_reader **out, const void *map, size_t len);
 /* File headers read so far (concatenated streams: > 1). */
 uint64_t vms_rdr_streams(const struct vms_reader *r);
-/* on: vms_reader_next() of a file also stops at each EVENT record and
- * returns 2, the event then in vms_rdr_event() (dump --events; a live ring
- * holds no events). */
+/* on: vms_reader_next() also stops at each EVENT record of a file, and
+ * at each event of a live ring's event area (vmsampler-ring(5)) before
+ * the frame it belongs before, and returns 2, the event then in
+ * vms_rdr_event() (dump --events, tail). */
 void vms_rdr_want_events(struct vms_reader *r, bool on);
 struct vms_event;
 const struct vms_event *vms_rdr_event(const struct vms_reader *r);
+/* Events of a live ring overwritten before this reader read them. */
+uint64_t vms_rdr_events_lost(const struct vms_reader *r);
 
 #endif

@@ -15,6 +15,7 @@ enum {
 	OPT_PROC_ROOT,
 	OPT_RING_SLOTS,
 	OPT_RING,
+	OPT_CONTROL,
 	OPT_PRINT_CONFIG,
 	OPT_FORCE,
 };
@@ -28,6 +29,7 @@ const struct option vms_cli_options[] = {
 	{"proc-root", required_argument, NULL, OPT_PROC_ROOT},
 	{"ring-slots", required_argument, NULL, OPT_RING_SLOTS},
 	{"ring", required_argument, NULL, OPT_RING},
+	{"control", required_argument, NULL, OPT_CONTROL},
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, 'f'},
 	{"csv-layout", required_argument, NULL, OPT_CSV_LAYOUT},
@@ -53,6 +55,7 @@ static const struct {
 	{OPT_PROC_ROOT, "proc_root", NULL},
 	{OPT_RING_SLOTS, "ring_slots", NULL},
 	{OPT_RING, "ring_path", NULL},
+	{OPT_CONTROL, "control_path", NULL},
 	{'o', "output", NULL},
 	{'f', "format", NULL},
 	{OPT_CSV_LAYOUT, "csv_layout", NULL},
@@ -256,6 +259,8 @@ void vms_cli_help(FILE *f)
 	      "      --ring=PATH          put the ring in a shared file at PATH (e.g. under\n"
 	      "                           /dev/shm, mode 0640) that `vmsampler tail` and\n"
 	      "                           libvmsampler readers follow live\n"
+	      "      --control=PATH       the control socket for `vmsampler mark` (default\n"
+	      "                           RING.ctl with --ring, none without; 'none': none)\n"
 	      "\n"
 	      "Output:\n"
 	      "  -o, --output=PATH        write to PATH; '-' is stdout (the default)\n"

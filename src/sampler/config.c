@@ -59,6 +59,7 @@ static const struct vms_conf_key top_keys[] = {
 	{"ring_slots", VMS_CONF_U32, TOP(ring_slots), .min = VMS_RING_SLOTS_MIN,
 	 .max = VMS_RING_SLOTS_MAX, .pow2 = true},
 	{"ring_path", VMS_CONF_STRING, TOP(ring_path)},
+	{"control_path", VMS_CONF_STRING, TOP(control_path)},
 	{"log_level", VMS_CONF_ENUM, TOP(log_level), .enums = level_enum},
 	{"sources", VMS_CONF_SOURCES, 0},
 };

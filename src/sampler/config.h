@@ -84,6 +84,8 @@ struct vms_config {
 	char *proc_root;       /* default "/proc" */
 	uint32_t ring_slots;   /* frames the ring holds (default 64) */
 	char *ring_path;       /* the ring as a shared file readers attach to (default NULL: private) */
+	char *control_path;    /* the control socket (vmsampler mark); NULL: RING.ctl with a ring,
+				* none without; "none": none */
 	int log_level;         /* enum vms_log_level */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev;
 	struct vms_libvirt_conf libvirt;

@@ -64,8 +64,22 @@ static void live_prune(struct vms_loop *l)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* An event for the sinks (a queue they take from after the tick) and for
+ * the shared ring's readers (its event area).  No allocation. */
 void vms_loop_event(struct vms_loop *l, uint32_t type, const char *subject, const char *detail)
 {
+	if (l->ring.events) {
+		struct vms_ring_event re = {
+			.type = type,
+			.gen = l->schema ? l->schema->gen : 0,
+			.before_seq = l->ring.next_seq ? l->ring.next_seq : 1,
+			.t_mono_ns = vms_clock_mono(&l->clock),
+			.t_real_ns = vms_clock_real(&l->clock),
+		};
+		snprintf(re.subject, sizeof(re.subject), "%s", subject ? subject : "");
+		snprintf(re.detail, sizeof(re.detail), "%s", detail ? detail : "");
+		vms_ring_event_put(&l->ring, &re);
+	}
 	uint64_t oldest = l->ev_next;
 	for (unsigned i = 0; i < l->nsink; i++)
 		if (!l->sink[i].failed && l->sink[i].next_event < oldest)
@@ -216,6 +230,14 @@ static int rebuild_schema(struct vms_loop *l)
 	vms_schema_addf(&b,
 			&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
 			"vms.parse_errors");
+	if (l->ctl.lfd >= 0) {
+		vms_schema_addf(&b,
+				&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
+				"vms.marks");
+		vms_schema_addf(&b,
+				&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
+				"vms.marks_refused");
+	}
 	uint32_t gen = l->schema ? l->schema->gen + 1 : 1;
 	r = vms_schema_finish(&b, gen, vms_clock_real(&l->clock), &s);
 	vms_schema_builder_free(&b);
@@ -310,6 +332,10 @@ int vms_loop_take(struct vms_loop *l, const struct vms_tickinfo *ti, int64_t t_r
 	}
 	l->parse_errors += t.parse_errors;
 	f->v[l->self_base] = l->parse_errors;
+	if (l->ctl.lfd >= 0) {
+		f->v[l->self_base + 1] = l->ctl.marks;
+		f->v[l->self_base + 2] = l->ctl.refused;
+	}
 
 	f->t_mono_ns = t.t_mono_ns;
 	f->t_real_ns = t.t_real_ns;
@@ -489,6 +515,7 @@ static void loop_zero(struct vms_loop *l)
 {
 	memset(l, 0, offsetof(struct vms_loop, ev));
 	memset(&l->ev_next, 0, sizeof(*l) - offsetof(struct vms_loop, ev_next));
+	vms_control_init(&l->ctl);
 }
 
 static const struct vms_source_conf *source_conf(const struct vms_config *c, const char *name)
@@ -553,6 +580,35 @@ static int open_sources(struct vms_loop *l)
 	return 0;
 }
 
+/* A mark from the control socket: an event before the next frame. */
+static uint64_t on_mark(void *ctx, const char *text, const char *who)
+{
+	struct vms_loop *l = ctx;
+	vms_loop_event(l, VMS_EV_MARK, text, who);
+	return l->ring.next_seq ? l->ring.next_seq : 1;
+}
+
+/* The control socket: control_path, or RING.ctl beside a shared ring. */
+static int open_control(struct vms_loop *l)
+{
+	const char *cp = l->conf->control_path;
+	if (cp && strcmp(cp, "none") == 0)
+		return 0;
+	if (cp)
+		l->ctl_path = strdup(cp);
+	else if (l->conf->ring_path && asprintf(&l->ctl_path, "%s.ctl", l->conf->ring_path) < 0)
+		l->ctl_path = NULL;
+	else if (!l->conf->ring_path)
+		return 0;
+	if (!l->ctl_path)
+		return -ENOMEM;
+	char why[256];
+	int r = vms_control_open(&l->ctl, l->ctl_path, on_mark, l, why, sizeof(why));
+	if (r < 0)
+		vms_err("control socket %s: %s", l->ctl_path, why);
+	return r;
+}
+
 static int open_sinks(struct vms_loop *l)
 {
 	const struct vms_sink_ops *ops = vms_sink_for_format(vms_config_format(l->conf));
@@ -608,6 +664,9 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		return r;
 	}
 	r = open_sources(l);
+	if (r < 0)
+		return r;
+	r = open_control(l);
 	if (r < 0)
 		return r;
 	r = rebuild_schema(l);
@@ -739,14 +798,17 @@ static void drain_all(struct vms_loop *l)
 int vms_loop_run(struct vms_loop *l)
 {
 	const struct vms_config *c = l->conf;
-	struct pollfd fds[40];
+	struct pollfd fds[64];
 	uint64_t start = vms_sched_first(vms_clock_mono(&l->clock), vms_clock_real(&l->clock), c->align_ns);
 
 	vms_sched_init(&l->sched, start, c->interval_ns);
 	while (!l->stop) {
-		unsigned n = 0, nsinkfd, first_src;
+		unsigned n = 0, nsinkfd, first_src, first_ctl, nctl;
 		if (l->sigfd >= 0)
 			fds[n++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
+		first_ctl = n;
+		nctl = (unsigned)vms_control_pollfds(&l->ctl, fds + n, (int)(VMS_ARRAY_SIZE(fds) - n));
+		n += nctl;
 		for (unsigned i = 0; i < l->nsink; i++) {
 			struct vms_sink *s = &l->sink[i];
 			int fd = (!s->failed && s->ops->pollfd) ? s->ops->pollfd(s) : -1;
@@ -772,7 +834,9 @@ int vms_loop_run(struct vms_loop *l)
 			handle_signals(l);
 		if (l->reopen)
 			reopen_sinks(l);
-		for (unsigned i = (l->sigfd >= 0); i < nsinkfd; i++)
+		if (nctl)
+			vms_control_ready(&l->ctl, fds + first_ctl, (int)nctl, vms_clock_mono(&l->clock));
+		for (unsigned i = first_ctl + nctl; i < nsinkfd; i++)
 			if (fds[i].fd >= 0 && fds[i].revents)
 				vms_loop_drain(l);
 		if (n > first_src) {
@@ -790,6 +854,7 @@ int vms_loop_run(struct vms_loop *l)
 			struct vms_tickinfo ti;
 			if (vms_sched_wake(&l->sched, vms_clock_mono(&l->clock), &ti)) {
 				vms_loop_tick(l, &ti);
+				vms_control_interval(&l->ctl);
 				vms_loop_drain(l);
 				if (c->count && l->frames >= c->count)
 					break;
@@ -830,6 +895,8 @@ int vms_loop_fini(struct vms_loop *l)
 	free(l->live);
 	vms_schema_unref(l->schema);
 	vms_ring_destroy(&l->ring);
+	vms_control_close(&l->ctl);
+	free(l->ctl_path);
 	if (l->proc_dirfd >= 0)
 		close(l->proc_dirfd);
 	if (l->sigfd >= 0)

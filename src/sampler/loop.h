@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "control.h"
 #include "ring.h"
 #include "sched.h"
 #include "sink.h"
@@ -37,6 +38,8 @@ struct vms_loop {
 	unsigned nlive, caplive;
 	uint32_t self_base;         /* the loop's own columns */
 	uint64_t parse_errors;      /* cumulative (vms.parse_errors) */
+	struct vms_control ctl;     /* the control socket (vmsampler mark), lfd -1: none */
+	char *ctl_path;
 
 	struct vms_sched sched;
 	uint64_t tick_idx;          /* deadline index of the tick being taken */

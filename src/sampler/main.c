@@ -59,7 +59,7 @@ static void catch_stop(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* `vmsampler dump|tail ...` is the reader tools' program, run in this
+/* `vmsampler dump|tail|mark ...` is the reader tools' program, run in this
  * process (same pid, arguments and exit status): the sampler's binary
  * carries no reader code. */
 static int run_tool(char **argv)
@@ -122,7 +122,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	int r, rc;
 
-	if (argc > 1 && (strcmp(argv[1], "dump") == 0 || strcmp(argv[1], "tail") == 0))
+	if (argc > 1 && (strcmp(argv[1], "dump") == 0 || strcmp(argv[1], "tail") == 0 ||
+			 strcmp(argv[1], "mark") == 0))
 		return run_tool(argv);
 	r = vms_cli_parse(&cli, argc, argv, err, sizeof(err));
 	if (r == -ENOMEM) {

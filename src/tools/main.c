@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "mark.h"
 #include "tail.h"
 
 int main(int argc, char **argv)
@@ -16,6 +17,8 @@ int main(int argc, char **argv)
 		return vms_dump_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "tail") == 0)
 		return vms_tail_main(argc - 1, argv + 1);
-	fprintf(stderr, "vmsampler-tools: usage: vmsampler dump|tail ARGS (see vmsampler(1))\n");
+	if (argc > 1 && strcmp(argv[1], "mark") == 0)
+		return vms_mark_main(argc - 1, argv + 1);
+	fprintf(stderr, "vmsampler-tools: usage: vmsampler dump|tail|mark ARGS (see vmsampler(1))\n");
 	return 2;
 }

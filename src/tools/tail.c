@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "tail.h"
+#include "events.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -15,8 +16,8 @@
 #include "ring.h"
 
 static const char usage_text[] =
-	"Usage: vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates] [-n N] [--new]\n"
-	"                      [--no-follow]\n"
+	"Usage: vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates | --events]\n"
+	"                      [-n N] [--new] [--no-follow]\n"
 	"Print the frames of a live ring (vmsampler --ring PATH) or of a binary stream\n"
 	"that is still being written as CSV, as they come, until SIGINT.\n"
 	"\n"
@@ -24,6 +25,9 @@ static const char usage_text[] =
 	"                       fnmatch patterns, e.g. 'cpu.all.*,vm.*.cpu_time'\n"
 	"  -r, --rates          per-interval rates (as dump --rates) instead of the\n"
 	"                       raw counters; GLOBS then select rate columns\n"
+	"  -e, --events         the events instead of the frames (VM lifecycle, sources\n"
+	"                       failing, markers from vmsampler mark), as dump --events\n"
+	"                       prints them, each before the frame it belongs before\n"
 	"  -n, --count=N        stop after N rows\n"
 	"      --new            start with the next frame (default: the frames the\n"
 	"                       ring or file already holds come first)\n"
@@ -177,6 +181,7 @@ int vms_tail_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"columns", required_argument, NULL, 'c'},
 		{"rates", no_argument, NULL, 'r'},
+		{"events", no_argument, NULL, 'e'},
 		{"count", required_argument, NULL, 'n'},
 		{"new", no_argument, NULL, OPT_NEW},
 		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
@@ -185,19 +190,22 @@ int vms_tail_main(int argc, char **argv)
 	};
 	struct tail t = {0};
 	unsigned flags = VMS_READER_FOLLOW;
-	bool follow = true;
+	bool follow = true, events = false;
 	uint64_t count = 0;
 	int c;
 
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, ":c:rn:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:ren:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			t.globs = optarg;
 			break;
 		case 'r':
 			t.rates = true;
+			break;
+		case 'e':
+			events = true;
 			break;
 		case 'n': {
 			char *end;
@@ -227,6 +235,8 @@ int vms_tail_main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return usage_error(optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
+	if (events && (t.rates || t.globs))
+		return usage_error("--events excludes --rates and --columns", NULL);
 	const char *in = argv[optind];
 
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -243,6 +253,10 @@ int vms_tail_main(int argc, char **argv)
 	}
 	if (t.rates)
 		vms_reader_rates_enable(t.rd);
+	if (events) {
+		vms_rdr_want_events(t.rd, true);
+		fputs(VMS_EVENT_HEADER, stdout);
+	}
 	bool ring = vms_reader_kind(t.rd) == VMS_READER_RING;
 	uint64_t iv = vms_reader_interval_ns(t.rd);
 	/* idle polls: a fraction of the interval, so a frame shows soon
@@ -256,6 +270,16 @@ int vms_tail_main(int argc, char **argv)
 	uint64_t rows = 0;
 	while (!stop) {
 		r = vms_reader_next(t.rd);
+		if (r > 0 && events) {
+			if (r == 2) {
+				if (vms_event_row(stdout, vms_rdr_event(t.rd)) < 0 && errno == EPIPE)
+					break;
+				if (count && ++rows >= count)
+					break;
+				fflush(stdout);
+			}
+			continue;
+		}
 		if (r > 0) {
 			/* --new on a file skips the SCHEMA record: the first frame
 			 * read then reports no change, yet nothing is selected */
