@@ -230,7 +230,7 @@ static int rebuild_schema(struct vms_loop *l)
 	vms_schema_addf(&b,
 			&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
 			"vms.parse_errors");
-	if (l->ctl.lfd >= 0) {
+	if (l->ctl_path) {
 		vms_schema_addf(&b,
 				&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
 				"vms.marks");
@@ -332,7 +332,7 @@ int vms_loop_take(struct vms_loop *l, const struct vms_tickinfo *ti, int64_t t_r
 	}
 	l->parse_errors += t.parse_errors;
 	f->v[l->self_base] = l->parse_errors;
-	if (l->ctl.lfd >= 0) {
+	if (l->ctl_path) {
 		f->v[l->self_base + 1] = l->ctl.marks;
 		f->v[l->self_base + 2] = l->ctl.refused;
 	}
@@ -588,8 +588,9 @@ static uint64_t on_mark(void *ctx, const char *text, const char *who)
 	return l->ring.next_seq ? l->ring.next_seq : 1;
 }
 
-/* The control socket: control_path, or RING.ctl beside a shared ring. */
-static int open_control(struct vms_loop *l)
+/* Where the control socket goes: control_path, or RING.ctl beside a
+ * shared ring (the columns are declared for it before it is opened). */
+static int control_path(struct vms_loop *l)
 {
 	const char *cp = l->conf->control_path;
 	if (cp && strcmp(cp, "none") == 0)
@@ -600,8 +601,15 @@ static int open_control(struct vms_loop *l)
 		l->ctl_path = NULL;
 	else if (!l->conf->ring_path)
 		return 0;
+	return l->ctl_path ? 0 : -ENOMEM;
+}
+
+/* Opened after the ring: a live ring at the path is the first thing to
+ * say. */
+static int open_control(struct vms_loop *l)
+{
 	if (!l->ctl_path)
-		return -ENOMEM;
+		return 0;
 	char why[256];
 	int r = vms_control_open(&l->ctl, l->ctl_path, on_mark, l, why, sizeof(why));
 	if (r < 0)
@@ -666,7 +674,7 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 	r = open_sources(l);
 	if (r < 0)
 		return r;
-	r = open_control(l);
+	r = control_path(l);
 	if (r < 0)
 		return r;
 	r = rebuild_schema(l);
@@ -693,6 +701,9 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		vms_err("cannot allocate the ring: %s", strerror(-r));
 		return r;
 	}
+	r = open_control(l);
+	if (r < 0)
+		return r;
 	r = open_sinks(l);
 	if (r < 0)
 		return r;
