@@ -86,6 +86,22 @@ struct vms_source {
 	unsigned npoll;        /* fds it added to this wait */
 };
 
+/* The ops table vms_source_<id> of the source named "<id>": its private
+ * state is struct <id>, its ops are <prefix>_open, _declare, _sample and
+ * _close, and the optional ones follow as designated initializers:
+ *   VMS_SOURCE_OPS(perf, perf, .idle = perf_idle);
+ */
+#define VMS_SOURCE_OPS(id, prefix, ...)                                     \
+	const struct vms_source_ops vms_source_##id = {                      \
+		.name = #id,                                                 \
+		.priv_size = sizeof(struct id),                              \
+		.open = prefix##_open,                                       \
+		.declare = prefix##_declare,                                 \
+		.sample = prefix##_sample,                                   \
+		.close = prefix##_close,                                     \
+		__VA_ARGS__                                                  \
+	}
+
 /* The registry: every compiled-in source, in frame order. */
 extern const struct vms_source_ops *const vms_source_registry[];
 extern const unsigned vms_source_registry_len;

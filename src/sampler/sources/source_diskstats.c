@@ -319,11 +319,4 @@ static void dk_close(struct vms_source *src)
 	dk_forget(p);
 }
 
-const struct vms_source_ops vms_source_diskstats = {
-	.name = "diskstats",
-	.priv_size = sizeof(struct diskstats),
-	.open = dk_open,
-	.declare = dk_declare,
-	.sample = dk_sample,
-	.close = dk_close,
-};
+VMS_SOURCE_OPS(diskstats, dk);

@@ -279,11 +279,4 @@ static void nd_close(struct vms_source *src)
 	nd_forget(p);
 }
 
-const struct vms_source_ops vms_source_netdev = {
-	.name = "netdev",
-	.priv_size = sizeof(struct netdev),
-	.open = nd_open,
-	.declare = nd_declare,
-	.sample = nd_sample,
-	.close = nd_close,
-};
+VMS_SOURCE_OPS(netdev, nd);

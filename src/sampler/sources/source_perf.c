@@ -1292,12 +1292,4 @@ static void perf_close(struct vms_source *src)
 	p->selffd = -1;
 }
 
-const struct vms_source_ops vms_source_perf = {
-	.name = "perf",
-	.priv_size = sizeof(struct perf),
-	.open = perf_open,
-	.declare = perf_declare,
-	.sample = perf_sample,
-	.close = perf_close,
-	.idle = perf_idle,
-};
+VMS_SOURCE_OPS(perf, perf, .idle = perf_idle);

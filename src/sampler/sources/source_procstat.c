@@ -275,11 +275,4 @@ static void ps_close(struct vms_source *src)
 	p->ncpu_map = 0;
 }
 
-const struct vms_source_ops vms_source_procstat = {
-	.name = "procstat",
-	.priv_size = sizeof(struct procstat),
-	.open = ps_open,
-	.declare = ps_declare,
-	.sample = ps_sample,
-	.close = ps_close,
-};
+VMS_SOURCE_OPS(procstat, ps);

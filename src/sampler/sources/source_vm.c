@@ -85,7 +85,7 @@ struct stuck {
 	uint64_t hold;
 };
 
-struct vmsrc {
+struct vm {
 	const struct vms_libvirt_conf *lc;
 	struct vms_cgmounts cg;
 	struct vms_procfile *nd;   /* /proc/net/dev, shared with netdev */
@@ -133,7 +133,7 @@ static void event(struct vms_source *src, uint32_t type, const char *subject, co
 
 /* ---- the agent's identity table --------------------------------------------- */
 
-static struct aux *aux_find(struct vmsrc *p, const char *uuid)
+static struct aux *aux_find(struct vm *p, const char *uuid)
 {
 	for (unsigned i = 0; i < p->naux; i++)
 		if (strcmp(p->aux[i].uuid, uuid) == 0)
@@ -141,7 +141,7 @@ static struct aux *aux_find(struct vmsrc *p, const char *uuid)
 	return NULL;
 }
 
-static struct aux *aux_get(struct vmsrc *p, const char *uuid)
+static struct aux *aux_get(struct vm *p, const char *uuid)
 {
 	struct aux *a = aux_find(p, uuid);
 	if (a)
@@ -160,7 +160,7 @@ static struct aux *aux_get(struct vmsrc *p, const char *uuid)
 	return a;
 }
 
-static void aux_drop(struct vmsrc *p, const char *uuid)
+static void aux_drop(struct vm *p, const char *uuid)
 {
 	struct aux *a = aux_find(p, uuid);
 	if (a)
@@ -185,7 +185,7 @@ static void argv_free(char **argv)
 
 static int build_argv(struct vms_source *src, char *path)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	const struct vms_libvirt_conf *lc = p->lc;
 	uint64_t tick = src->conf->interval_ns * (src->every ? src->every : 1);
 	uint64_t budget = lc->budget_ns ? lc->budget_ns : tick / 20;
@@ -220,7 +220,7 @@ static int build_argv(struct vms_source *src, char *path)
 
 static void mark_lost(struct vms_source *src, const char *why)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (!p->lost_marked)
 		event(src, VMS_EV_LIBVIRT_LOST, p->uri, why);
 	p->lost_marked = true;
@@ -229,7 +229,7 @@ static void mark_lost(struct vms_source *src, const char *why)
 
 static int spawn(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	int r = vms_vclient_spawn(&p->cl, p->argv);
 	if (r < 0)
 		return r;
@@ -247,7 +247,7 @@ static int spawn(struct vms_source *src)
 /* The agent is gone (exited, or killed): restart it later. */
 static void agent_down(struct vms_source *src, bool killed, const char *why)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	uint64_t now = now_ns(src);
 	vms_vclient_stop(&p->cl, killed ? 0 : 200);
 	if (now - p->started_at > 10 * RESPAWN_MAX)
@@ -289,7 +289,7 @@ static char *col_name(const char *name)
 
 static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm *vm)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	memset(r, 0, sizeof(*r));
 	if (vms_vm_dup(&r->id, vm) < 0)
 		return -ENOMEM;
@@ -303,7 +303,7 @@ static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm
 
 /* Requests for what the kernel cannot serve (not for the agent that is
  * serving it already). */
-static void queue_needs(struct vmsrc *p, struct vmrec *r)
+static void queue_needs(struct vm *p, struct vmrec *r)
 {
 	struct aux *a = aux_find(p, r->id.uuid);
 	uint8_t want = VMS_VG_CPU | (r->id.nvcpu ? VMS_VG_VCPU : 0) | (r->id.ntap ? VMS_VG_NET : 0);
@@ -403,7 +403,7 @@ static int declare_vm(struct vms_schema_builder *b, struct vmrec *r, const struc
  * did not change, open those of new ones, close the others. */
 static int reconcile(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	const struct vms_vmtab *t = vms_vmtab();
 	struct vmrec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
 	if (!nr)
@@ -456,7 +456,7 @@ static int reconcile(struct vms_source *src)
 
 static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	const struct vms_coldef conn = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_NONE};
 	const struct vms_coldef doms = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
 	const struct vms_coldef rst = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
@@ -499,7 +499,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 
 static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (VMS_UNLIKELY(vms_vmtab_gen() != p->vmgen))
 		return VMS_RESCHEMA;
 	p->tick_due = t->idx + 1; /* 0 means "none": tick indexes may start at 0 */
@@ -544,7 +544,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 
 /* ---- agent messages -------------------------------------------------------------- */
 
-static struct vmrec *rec_find(struct vmsrc *p, const char *uuid)
+static struct vmrec *rec_find(struct vm *p, const char *uuid)
 {
 	for (unsigned i = 0; i < p->nrec; i++)
 		if (strcmp(p->rec[i].id.uuid, uuid) == 0)
@@ -564,7 +564,7 @@ static void str_copy(char *dst, size_t cap, struct vms_vp_str s)
 
 static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	struct vms_vp_conn c;
 	char msg[256], drv[64];
 	if (vms_vp_conn_dec(m, &c) < 0)
@@ -606,7 +606,7 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 
 static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	struct vms_vp_dom d;
 	if (vms_vp_dom_dec(m, &d) < 0)
 		return false;
@@ -660,7 +660,7 @@ static bool on_event(struct vms_source *src, const struct vms_vp_msg *m)
 
 static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (!n->c) {
 		for (unsigned i = 0; i < p->naux; i++)
 			p->aux[i].listed = false;
@@ -681,7 +681,7 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 	}
 }
 
-static bool on_stats(struct vmsrc *p, const struct vms_vp_msg *m)
+static bool on_stats(struct vm *p, const struct vms_vp_msg *m)
 {
 	struct vms_vp_stats s;
 	if (vms_vp_stats_dec(m, &s) < 0)
@@ -706,7 +706,7 @@ static bool on_stats(struct vmsrc *p, const struct vms_vp_msg *m)
 
 static void send_holds(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	uint64_t now = now_ns(src);
 	for (unsigned i = 0; i < p->nstuck; i++) {
 		if (p->stuck[i].until <= now)
@@ -722,7 +722,7 @@ static void send_holds(struct vms_source *src)
 /* false: the stream is broken (a message that does not decode) */
 static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	struct vms_vp_num n;
 	struct vms_vp_uuids u;
 	switch (m->type) {
@@ -790,7 +790,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 
 static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (n < 1 || p->cl.fd < 0 || !fds[0].revents)
 		return;
 	if (fds[0].revents & POLLOUT)
@@ -818,7 +818,7 @@ static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n)
 
 static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (p->cl.fd < 0 || max < 1)
 		return 0;
 	fds[0] = (struct pollfd){.fd = p->cl.fd,
@@ -831,7 +831,7 @@ static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
  * announced are left alone for a while, doubling each time. */
 static void watchdog(struct vms_source *src, uint64_t now)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	char names[160] = "";
 	size_t off = 0;
 	if (p->batch_open) {
@@ -871,7 +871,7 @@ static void watchdog(struct vms_source *src, uint64_t now)
 
 static void vm_idle(struct vms_source *src, uint64_t until_ns)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	(void)until_ns;
 	uint64_t now = now_ns(src);
 
@@ -919,7 +919,7 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
  * columns instead of rolling over after its first row. */
 static void first_listing(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	uint64_t wait = p->lc->timeout_ns < 5 * VMS_NSEC_PER_SEC ? p->lc->timeout_ns : 5 * VMS_NSEC_PER_SEC;
 	uint64_t end = now_ns(src) + wait;
 	while (p->cl.fd >= 0 && !p->synced && !p->said_unavailable && !p->fatal) {
@@ -938,7 +938,7 @@ static void first_listing(struct vms_source *src)
 
 static void vm_close(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (!p)
 		return;
 	vms_vclient_stop(&p->cl, 1000);
@@ -964,7 +964,7 @@ static void vm_close(struct vms_source *src)
 
 static int vm_open(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	int r;
 
 	vms_vclient_init(&p->cl);
@@ -1001,14 +1001,4 @@ static int vm_open(struct vms_source *src)
 	return 0;
 }
 
-const struct vms_source_ops vms_source_vm = {
-	.name = "vm",
-	.priv_size = sizeof(struct vmsrc),
-	.open = vm_open,
-	.declare = vm_declare,
-	.sample = vm_sample,
-	.close = vm_close,
-	.pollfds = vm_pollfds,
-	.ready = vm_ready,
-	.idle = vm_idle,
-};
+VMS_SOURCE_OPS(vm, vm, .pollfds = vm_pollfds, .ready = vm_ready, .idle = vm_idle);
