@@ -91,6 +91,29 @@ static inline void vms_enttab_bad(struct vms_enttab *t, struct vms_tick_ctx *tc)
  * set: every entity of that name was read already. */
 struct vms_ent *vms_enttab_find(struct vms_enttab *t, const char *name, size_t len, bool *known);
 
+/* The entity of the line named name (len bytes): the one expected at *pos
+ * (lines come in the order of declare time) or else vms_enttab_find()'s;
+ * *pos moves past it.  NULL: *res is VMS_RESCHEMA (a new entity) or 0
+ * (one more line of an entity already read: counted as damaged). */
+static inline struct vms_ent *vms_enttab_line(struct vms_enttab *t, uint32_t *pos,
+					      const char *name, size_t len,
+					      struct vms_tick_ctx *tc, int *res)
+{
+	struct vms_ent *e = *pos < t->n ? &t->ent[*pos] : NULL;
+	if (!e || vms_ent_seen(t, e) || !vms_ent_name_is(e, name, len)) {
+		bool known;
+		e = vms_enttab_find(t, name, len, &known);
+		if (!e) {
+			*res = known ? 0 : VMS_RESCHEMA;
+			if (known)
+				vms_enttab_bad(t, tc);
+			return NULL;
+		}
+	}
+	*pos = (uint32_t)(e - t->ent) + 1;
+	return e;
+}
+
 /* After the tick's lines: 0, or VMS_RESCHEMA when more entities are
  * missing than damaged lines explain.  The columns of the missing ones
  * are set to VMS_NONE. */

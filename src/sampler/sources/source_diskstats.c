@@ -206,18 +206,12 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			pos++;
 			continue;
 		}
-		if (!e || vms_ent_seen(tab, e) || !vms_ent_name_is(e, dl.name, dl.name_len)) {
-			bool known;
-			e = vms_enttab_find(tab, dl.name, dl.name_len, &known);
-			if (!e && !known)
-				return VMS_RESCHEMA; /* a new device */
-			if (!e) {
-				/* one more line of a device already read: damaged */
-				vms_enttab_bad(tab, t);
-				continue;
-			}
+		e = vms_enttab_line(tab, &pos, dl.name, dl.name_len, t, &r);
+		if (!e) {
+			if (r)
+				return r; /* a new device */
+			continue;
 		}
-		pos = (uint32_t)(e - tab->ent) + 1;
 		if (VMS_UNLIKELY(e->slot >= 0 && dl.nfields != e->nfields)) {
 			/* a cut line that still has a valid count: not believed */
 			vms_enttab_bad(tab, t);

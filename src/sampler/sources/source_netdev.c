@@ -182,18 +182,12 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			pos++;
 			continue;
 		}
-		if (!e || vms_ent_seen(tab, e) || !vms_ent_name_is(e, nl.name, nl.name_len)) {
-			bool known;
-			e = vms_enttab_find(tab, nl.name, nl.name_len, &known);
-			if (!e && !known)
-				return VMS_RESCHEMA; /* a new interface */
-			if (!e) {
-				/* one more line of an interface already read: damaged */
-				vms_enttab_bad(tab, t);
-				continue;
-			}
+		e = vms_enttab_line(tab, &pos, nl.name, nl.name_len, t, &r);
+		if (!e) {
+			if (r)
+				return r; /* a new interface */
+			continue;
 		}
-		pos = (uint32_t)(e - tab->ent) + 1;
 		vms_enttab_mark(tab, e);
 		if (e->slot < 0)
 			continue;
