@@ -10,7 +10,7 @@
  * numbers.
  *
  * The file is shared with the vm source (one read per tick for both), and
- * the tap devices of the VMs in the VM table are left out unless
+ * the tap devices of the VMs of the VM set (the loop's) are left out unless
  * netdev.vm_taps is set: they are the vm source's per-VM network columns.
  * The interface set is then re-declared whenever the VM table changes. */
 #include <stdlib.h>
@@ -51,11 +51,10 @@ static int nd_open(struct vms_source *src)
 	return vms_procfile_shared_open(&p->f, src->proc_dirfd, "net/dev", 4096);
 }
 
-/* A host-side tap of a VM in the table. */
-static bool is_vm_tap(const char *name)
+/* A host-side tap of a VM of the VM set t (may be NULL: none). */
+static bool is_vm_tap(const struct vms_vmtab *t, const char *name)
 {
-	const struct vms_vmtab *t = vms_vmtab();
-	for (unsigned i = 0; i < t->n; i++)
+	for (unsigned i = 0; t && i < t->n; i++)
 		for (unsigned k = 0; k < t->vm[i].ntap; k++)
 			if (strcmp(t->vm[i].tap[k], name) == 0)
 				return true;
@@ -76,7 +75,7 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 	int r;
 
 	nd_forget(p);
-	p->vmgen = vms_vmtab_gen();
+	p->vmgen = vms_vmtab_gen(src->vms);
 	r = vms_procfile_shared_read(p->f, VMS_PROCFILE_FORCE);
 	if (r < 0)
 		return r;
@@ -122,7 +121,7 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 			continue; /* a second line of the same name: not sampled */
 		if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
 			continue;
-		if (!p->vm_taps && is_vm_tap(e->name))
+		if (!p->vm_taps && is_vm_tap(src->vms, e->name))
 			continue;
 		e->slot = (int32_t)slot;
 		e->ncols = p->nfield;
@@ -156,7 +155,7 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	uint32_t pos = 0;
 	int r;
 
-	if (!p->vm_taps && VMS_UNLIKELY(vms_vmtab_gen() != p->vmgen))
+	if (!p->vm_taps && VMS_UNLIKELY(vms_vmtab_gen(t->vms) != p->vmgen))
 		return VMS_RESCHEMA; /* VMs (and their taps) came or went */
 	r = vms_procfile_shared_read(p->f, t->idx);
 	if (r < 0)

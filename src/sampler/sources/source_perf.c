@@ -888,10 +888,12 @@ static void vm_attach_log(struct perf *p, struct pvm *v)
 	}
 }
 
-/* Bring p->vms in line with the VM table (declare). */
-static int vms_sync(struct perf *p)
+/* Bring p->vms in line with the VM set tab (declare; NULL: none). */
+static int vms_sync(struct perf *p, const struct vms_vmtab *tab)
 {
-	const struct vms_vmtab *tab = vms_vmtab();
+	static const struct vms_vmtab none;
+	if (!tab)
+		tab = &none;
 	struct pvm **nv = NULL;
 	unsigned n = 0;
 
@@ -1122,9 +1124,9 @@ static int perf_declare(struct vms_source *src, struct vms_schema_builder *b)
 	struct perf *p = src->priv;
 	char cpu[16];
 
-	p->vmgen = vms_vmtab_gen();
+	p->vmgen = vms_vmtab_gen(src->vms);
 	p->fds_counted = false; /* counted when a VM is attached */
-	int r = vms_sync(p);
+	int r = vms_sync(p, src->vms);
 	if (r < 0)
 		return r;
 	if (p->host.nok) {
@@ -1244,7 +1246,7 @@ static void sample_vm(struct perf *p, struct pvm *v, uint64_t *blk, struct vms_t
 static int perf_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct perf *p = src->priv;
-	if (vms_vmtab_gen() != p->vmgen)
+	if (vms_vmtab_gen(t->vms) != p->vmgen)
 		return VMS_RESCHEMA;
 	if (p->host.nok) {
 		sample_host(p, slots, t);

@@ -404,7 +404,7 @@ static int declare_vm(struct vms_schema_builder *b, struct vmrec *r, const struc
 static int reconcile(struct vms_source *src)
 {
 	struct vm *p = src->priv;
-	const struct vms_vmtab *t = vms_vmtab();
+	const struct vms_vmtab *t = src->vms;
 	struct vmrec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
@@ -462,7 +462,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 	const struct vms_coldef rst = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
 	int r;
 
-	p->vmgen = vms_vmtab_gen();
+	p->vmgen = vms_vmtab_gen(src->vms);
 	r = reconcile(src);
 	if (r < 0)
 		return r;
@@ -500,7 +500,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct vm *p = src->priv;
-	if (VMS_UNLIKELY(vms_vmtab_gen() != p->vmgen))
+	if (VMS_UNLIKELY(vms_vmtab_gen(t->vms) != p->vmgen))
 		return VMS_RESCHEMA;
 	p->tick_due = t->idx + 1; /* 0 means "none": tick indexes may start at 0 */
 	slots[0] = p->connected;
@@ -632,7 +632,7 @@ static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 	if (a) {
 		a->fallback = d.fallback;
 		a->listed = true;
-		vms_vmtab_upsert(&vm);
+		vms_vmtab_upsert(src->vms_w, &vm);
 	}
 	free(vm.name);
 	free(vm.vcpu_tid);
@@ -667,7 +667,7 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 		return;
 	}
 	p->synced = true;
-	const struct vms_vmtab *t = vms_vmtab();
+	const struct vms_vmtab *t = src->vms;
 	for (unsigned i = 0; i < t->n;) {
 		struct aux *a = aux_find(p, t->vm[i].uuid);
 		if (a && a->listed) {
@@ -677,7 +677,7 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 		char uuid[VMS_UUID_LEN + 1];
 		memcpy(uuid, t->vm[i].uuid, sizeof(uuid));
 		aux_drop(p, uuid);
-		vms_vmtab_remove(uuid);
+		vms_vmtab_remove(src->vms_w, uuid);
 	}
 }
 
@@ -751,7 +751,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 		if (vms_vp_num_dec(m, &n) < 0)
 			return false;
 		aux_drop(p, n.uuid);
-		vms_vmtab_remove(n.uuid);
+		vms_vmtab_remove(src->vms_w, n.uuid);
 		return true;
 	case VMS_VP_EVENT:
 		return on_event(src, m);
@@ -853,7 +853,7 @@ static void watchdog(struct vms_source *src, uint64_t now)
 			if (s->hold > STUCK_HOLD_MAX)
 				s->hold = STUCK_HOLD_MAX;
 			s->until = now + s->hold;
-			const struct vms_vm *vm = vms_vmtab_find(p->batch[i]);
+			const struct vms_vm *vm = vms_vmtab_find(src->vms, p->batch[i]);
 			if (off < sizeof(names))
 				off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", off ? ", " : "",
 							vm ? vm->name : p->batch[i]);
@@ -879,9 +879,9 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 	 * usually comes first), unless the agent announced a new process for
 	 * the same UUID meanwhile */
 	for (unsigned i = 0; i < p->nrec; i++) {
-		const struct vms_vm *vm = p->rec[i].gone ? vms_vmtab_find(p->rec[i].id.uuid) : NULL;
+		const struct vms_vm *vm = p->rec[i].gone ? vms_vmtab_find(src->vms, p->rec[i].id.uuid) : NULL;
 		if (vm && vm->pid == p->rec[i].id.pid)
-			vms_vmtab_remove(p->rec[i].id.uuid);
+			vms_vmtab_remove(src->vms_w, p->rec[i].id.uuid);
 	}
 
 	if (p->cl.fd >= 0) {
@@ -959,7 +959,8 @@ static void vm_close(struct vms_source *src)
 	argv_free(p->argv);
 	free(p->uri);
 	memset(p, 0, sizeof(*p));
-	vms_vmtab_clear();
+	if (src->vms_w)
+		vms_vmtab_clear(src->vms_w);
 }
 
 static int vm_open(struct vms_source *src)
@@ -969,7 +970,9 @@ static int vm_open(struct vms_source *src)
 
 	vms_vclient_init(&p->cl);
 	p->lc = &src->conf->libvirt;
-	vms_vmtab_clear();
+	if (!src->vms_w)
+		return -EINVAL; /* the loop gives the VM set to its producer */
+	vms_vmtab_clear(src->vms_w);
 	p->uri = strdup(p->lc->uri ? p->lc->uri : "libvirt's default URI");
 	p->scratch = malloc(SCRATCH);
 	if (!p->uri || !p->scratch)
@@ -1001,4 +1004,4 @@ static int vm_open(struct vms_source *src)
 	return 0;
 }
 
-VMS_SOURCE_OPS(vm, vm, .pollfds = vm_pollfds, .ready = vm_ready, .idle = vm_idle);
+VMS_SOURCE_OPS(vm, vm, .produces_vms = true, .pollfds = vm_pollfds, .ready = vm_ready, .idle = vm_idle);
