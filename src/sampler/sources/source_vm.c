@@ -13,7 +13,8 @@
  * virt_proto.h.
  *
  * This source
- *   - owns the VM table (vmtab.h): the agent's DOM/GONE/SYNC messages
+ *   - produces the VM set (vmtab.h; the loop owns it and gives it to
+ *     this source as src->vms_w): the agent's DOM/GONE/SYNC messages
  *     update it between ticks (ready()), and a change makes sample()
  *     return VMS_RESCHEMA so that every source re-declares;
  *   - reads each VM's fast counters from the kernel every tick
@@ -29,7 +30,8 @@
  *     left out of the slow path for a while (doubling).
  * sample() allocates nothing, logs nothing and never blocks.  Messages
  * about the connection and the agent are logged from ready() and idle(),
- * outside the tick, once per change of state. */
+ * outside the tick, once per change of state.  This file holds the ops
+ * and the agent; vm_rec.c the records of the VMs and their columns. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,74 +49,8 @@
 #include "virt_client.h"
 #include "vm_kernel.h"
 #include "vms_build.h"
+#include "vm_int.h"
 #include "vmtab.h"
-
-#define SCRATCH (64 * 1024)
-#define RESPAWN_FIRST VMS_NSEC_PER_SEC
-#define RESPAWN_MAX (60 * VMS_NSEC_PER_SEC)
-#define STUCK_HOLD_FIRST (60 * VMS_NSEC_PER_SEC)
-#define STUCK_HOLD_MAX (1800 * VMS_NSEC_PER_SEC)
-#define OUT_KEEP 8192 /* bytes of unsent messages before ticks are dropped */
-#define HOST_COLS 3   /* virt.connected, virt.domains, virt.agent_restarts */
-#define FAST_GROUPS (VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET)
-
-struct vmrec {
-	struct vms_vm id;      /* copy of the table entry the files were opened for */
-	char *cname;           /* the name as it appears in column names */
-	struct vms_vmk k;
-	struct vms_vmlay lay;
-	uint32_t base;         /* first column, relative to the source */
-	uint8_t *grp;          /* group of each column */
-	uint64_t *pend;        /* values from the agent for the next frame */
-	int64_t pend_slow_t;   /* when libvirt returned the slow ones, 0: none */
-	bool pend_any;
-	uint8_t need_sent;
-	bool gone;
-	bool keep;             /* declare: still in the table */
-};
-
-struct aux {
-	char uuid[VMS_UUID_LEN + 1];
-	uint8_t fallback;      /* groups the agent serves every tick */
-	bool listed;
-};
-
-struct stuck {
-	char uuid[VMS_UUID_LEN + 1];
-	uint64_t until;
-	uint64_t hold;
-};
-
-struct vm {
-	const struct vms_libvirt_conf *lc;
-	struct vms_cgmounts cg;
-	struct vms_procfile *nd;   /* /proc/net/dev, shared with netdev */
-	struct vms_nettab nt;
-	char *scratch;
-	struct vmrec *rec;
-	unsigned nrec;
-	uint64_t vmgen;
-
-	/* the agent */
-	struct vms_vclient cl;
-	char **argv;
-	char *uri;                 /* for messages */
-	uint64_t respawn_at, respawn_wait, started_at;
-	uint64_t restarts;
-	uint64_t last_rx, unacked_since;
-	uint64_t tick_due, tick_sent, tick_acked;
-	bool hello;
-	bool fatal;                /* protocol mismatch: do not restart */
-	bool connected, ever_connected, said_unavailable, lost_marked;
-	bool synced;               /* a full listing arrived */
-	struct aux *aux;
-	unsigned naux, capaux;
-	char batch[VMS_VP_BATCH_MAX][VMS_UUID_LEN + 1];
-	unsigned nbatch;
-	bool batch_open;
-	struct stuck *stuck;
-	unsigned nstuck;
-};
 
 static uint64_t now_ns(const struct vms_source *src)
 {
@@ -133,7 +69,7 @@ static void event(struct vms_source *src, uint32_t type, const char *subject, co
 
 /* ---- the agent's identity table --------------------------------------------- */
 
-static struct aux *aux_find(struct vm *p, const char *uuid)
+struct aux *vm_aux_find(struct vm *p, const char *uuid)
 {
 	for (unsigned i = 0; i < p->naux; i++)
 		if (strcmp(p->aux[i].uuid, uuid) == 0)
@@ -143,7 +79,7 @@ static struct aux *aux_find(struct vm *p, const char *uuid)
 
 static struct aux *aux_get(struct vm *p, const char *uuid)
 {
-	struct aux *a = aux_find(p, uuid);
+	struct aux *a = vm_aux_find(p, uuid);
 	if (a)
 		return a;
 	if (p->naux == p->capaux) {
@@ -162,7 +98,7 @@ static struct aux *aux_get(struct vm *p, const char *uuid)
 
 static void aux_drop(struct vm *p, const char *uuid)
 {
-	struct aux *a = aux_find(p, uuid);
+	struct aux *a = vm_aux_find(p, uuid);
 	if (a)
 		*a = p->aux[--p->naux];
 }
@@ -263,197 +199,6 @@ static void agent_down(struct vms_source *src, bool killed, const char *why)
 	mark_lost(src, why);
 }
 
-/* ---- declaring ----------------------------------------------------------------- */
-
-static void rec_free(struct vmrec *r)
-{
-	vms_vmk_close(&r->k);
-	vms_vm_clear(&r->id);
-	free(r->cname);
-	free(r->grp);
-	free(r->pend);
-	memset(r, 0, sizeof(*r));
-}
-
-/* The name in column names: characters other than letters, digits and
- * "_-+:@" become '_' (a '.' would split the hierarchy). */
-static char *col_name(const char *name)
-{
-	char *s = strdup(name);
-	for (char *c = s; c && *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      strchr("_-+:@", *c)))
-			*c = '_';
-	return s;
-}
-
-static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm *vm)
-{
-	struct vm *p = src->priv;
-	memset(r, 0, sizeof(*r));
-	if (vms_vm_dup(&r->id, vm) < 0)
-		return -ENOMEM;
-	r->cname = col_name(vm->name);
-	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg) < 0) {
-		rec_free(r);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Requests for what the kernel cannot serve (not for the agent that is
- * serving it already). */
-static void queue_needs(struct vm *p, struct vmrec *r)
-{
-	struct aux *a = aux_find(p, r->id.uuid);
-	uint8_t want = VMS_VG_CPU | (r->id.nvcpu ? VMS_VG_VCPU : 0) | (r->id.ntap ? VMS_VG_NET : 0);
-	uint8_t missing = (uint8_t)(want & ~r->k.have & ~(a ? a->fallback : 0) & ~r->need_sent);
-	if (!missing || p->cl.fd < 0)
-		return;
-	vms_vp_begin(&p->cl.out, VMS_VP_NEED);
-	vms_vp_uuid(&p->cl.out, r->id.uuid);
-	vms_vp_u8(&p->cl.out, missing);
-	if (vms_vp_end(&p->cl.out) == 0)
-		r->need_sent |= missing;
-}
-
-static int declare_vm(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc)
-{
-	const struct vms_vm *vm = &r->id;
-	struct vms_coldef d = {.key = vm->uuid};
-	const char *n = r->cname;
-#define COL(info, ...)                                                                   \
-	do {                                                                             \
-		d.kind = (info)->kind;                                                   \
-		d.unit = (info)->unit;                                                   \
-		d.wrap_bits = (info)->kind == VMS_KIND_COUNTER ? 64 : 0;                 \
-		vms_schema_addf(b, &d, __VA_ARGS__);                                     \
-	} while (0)
-	static const struct vms_vmetric_info state = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_STATE, "state", NULL},
-					     path = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, "path", NULL},
-					     slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
-	const struct vms_vmetric_info *mi;
-
-	uint32_t old = r->pend ? r->lay.ncol : 0;
-	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, lc && lc->crosscheck);
-	COL(&state, "vm.%s.state", n);
-	COL(&path, "vm.%s.path", n);
-	for (unsigned m = VMS_VM_CPU_TIME; m <= VMS_VM_CPU_SYSTEM; m++) {
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
-	}
-	for (unsigned i = 0; i < vm->nvcpu; i++)
-		for (unsigned m = VMS_VM_VCPU_TIME; m <= VMS_VM_VCPU_SLICES; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.vcpu%u.%s", n, i, mi->col);
-		}
-	for (unsigned t = 0; t < vm->ntap; t++)
-		for (unsigned m = VMS_VM_NET_RX_BYTES; m <= VMS_VM_NET_TX_DROP; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.net.%s.%s", n, vm->tap[t], mi->col);
-		}
-	for (unsigned m = VMS_VM_IO_READ; m <= VMS_VM_IO_CG_WRITE; m++) {
-		if (m >= VMS_VM_IO_CG_READ && r->lay.iocg < 0)
-			continue;
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
-	}
-	for (unsigned m = VMS_VM_MEM_RSS; m <= VMS_VM_MEM_CGROUP; m++) {
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
-	}
-	for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
-		COL(&vms_vm_balloon[k], "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
-	for (unsigned i = 0; i < vm->ndisk; i++)
-		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
-			COL(&vms_vm_block[k], "vm.%s.block.%s.%s", n, vm->disk[i], vms_vm_block[k].col);
-	if (r->lay.check >= 0) {
-		for (unsigned m = VMS_VM_CHECK_CPU_TIME; m <= VMS_VM_CHECK_CPU_SYSTEM; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.%s", n, mi->col);
-		}
-		for (unsigned i = 0; i < vm->nvcpu; i++)
-			for (unsigned m = VMS_VM_CHECK_VCPU_TIME; m <= VMS_VM_CHECK_VCPU_DELAY; m++) {
-				mi = vms_vmetric_find(m);
-				COL(mi, "vm.%s.lv.vcpu%u.%s", n, i, mi->col);
-			}
-	}
-	COL(&slow, "vm.%s.slow_t", n);
-#undef COL
-	if (b->err)
-		return b->err;
-	if (old == r->lay.ncol)
-		return 0; /* the same VM and layout: values on their way stay */
-	free(r->grp);
-	free(r->pend);
-	r->grp = malloc(r->lay.ncol);
-	r->pend = malloc(r->lay.ncol * sizeof(*r->pend));
-	if (!r->grp || !r->pend)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < r->lay.ncol; i++) {
-		r->grp[i] = vms_vmlay_group(&r->lay, i);
-		r->pend[i] = VMS_NONE;
-	}
-	r->pend_any = false;
-	r->pend_slow_t = 0;
-	return 0;
-}
-
-/* Make the records follow the table: keep the files of VMs whose identity
- * did not change, open those of new ones, close the others. */
-static int reconcile(struct vms_source *src)
-{
-	struct vm *p = src->priv;
-	const struct vms_vmtab *t = src->vms;
-	struct vmrec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
-	if (!nr)
-		return -ENOMEM;
-	for (unsigned i = 0; i < p->nrec; i++)
-		p->rec[i].keep = false;
-	int r = 0;
-	for (unsigned i = 0; i < t->n; i++) {
-		const struct vms_vm *vm = &t->vm[i];
-		struct vmrec *old = NULL;
-		for (unsigned k = 0; k < p->nrec && !old; k++)
-			if (!p->rec[k].keep && strcmp(p->rec[k].id.uuid, vm->uuid) == 0)
-				old = &p->rec[k];
-		if (old && vms_vm_same_files(&old->id, vm)) {
-			nr[i] = *old;
-			nr[i].id.state = vm->state;
-			nr[i].id.reason = vm->reason;
-			old->keep = true;
-			continue;
-		}
-		r = rec_open(src, &nr[i], vm);
-		if (r < 0) {
-			for (unsigned k = 0; k < i; k++)
-				if (!nr[k].keep)
-					rec_free(&nr[k]);
-			free(nr);
-			return r;
-		}
-		nr[i].keep = true;
-	}
-	for (unsigned i = 0; i < p->nrec; i++)
-		if (!p->rec[i].keep)
-			rec_free(&p->rec[i]);
-	free(p->rec);
-	p->rec = nr;
-	p->nrec = t->n;
-	/* two VMs whose names clean up to the same string: the later one gets
-	 * its UUID's first group appended */
-	for (unsigned i = 0; i < p->nrec; i++)
-		for (unsigned k = 0; k < i; k++)
-			if (strcmp(p->rec[i].cname, p->rec[k].cname) == 0) {
-				char *n = NULL;
-				if (asprintf(&n, "%s~%.8s", p->rec[i].cname, p->rec[i].id.uuid) < 0)
-					return -ENOMEM;
-				free(p->rec[i].cname);
-				p->rec[i].cname = n;
-			}
-	return 0;
-}
-
 static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 {
 	struct vm *p = src->priv;
@@ -463,7 +208,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 	int r;
 
 	p->vmgen = vms_vmtab_gen(src->vms);
-	r = reconcile(src);
+	r = vm_reconcile(src);
 	if (r < 0)
 		return r;
 	/* room to index /proc/net/dev without allocating in the tick */
@@ -486,11 +231,11 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 	for (unsigned i = 0; i < p->nrec; i++) {
 		struct vmrec *v = &p->rec[i];
 		v->base = vms_schema_builder_count(b);
-		r = declare_vm(b, v, p->lc);
+		r = vm_rec_declare(b, v, p->lc);
 		if (r < 0)
 			return r;
 		v->gone = false;
-		queue_needs(p, v);
+		vm_rec_queue_needs(p, v);
 	}
 	return b->err;
 }
@@ -669,7 +414,7 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 	p->synced = true;
 	const struct vms_vmtab *t = src->vms;
 	for (unsigned i = 0; i < t->n;) {
-		struct aux *a = aux_find(p, t->vm[i].uuid);
+		struct aux *a = vm_aux_find(p, t->vm[i].uuid);
 		if (a && a->listed) {
 			i++;
 			continue;
@@ -740,7 +485,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 		p->hello = true;
 		send_holds(src);
 		for (unsigned i = 0; i < p->nrec; i++)
-			queue_needs(p, &p->rec[i]);
+			vm_rec_queue_needs(p, &p->rec[i]);
 		return true;
 	}
 	case VMS_VP_CONN:
@@ -944,7 +689,7 @@ static void vm_close(struct vms_source *src)
 	vms_vclient_stop(&p->cl, 1000);
 	vms_vclient_free(&p->cl);
 	for (unsigned i = 0; i < p->nrec; i++)
-		rec_free(&p->rec[i]);
+		vm_rec_free(&p->rec[i]);
 	free(p->rec);
 	p->rec = NULL;
 	p->nrec = 0;
