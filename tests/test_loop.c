@@ -321,7 +321,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 		if (change == 0)
 			set_netdev(root, "procfs-docker-veth"); /* adds vethf345468 */
 		else
-			assert_int_equal(vms_vmtab_upsert(&vm), 1);
+			assert_int_equal(vms_vmtab_upsert(&l.vms, &vm), 1);
 		uint32_t gen = l.schema->gen;
 		uint64_t frames = l.frames;
 		struct vms_tickinfo ti;
@@ -357,7 +357,6 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 		assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
 		vms_loop_drain(&l);
 	}
-	vms_vmtab_clear();
 	assert_int_equal(vms_loop_fini(&l), 0);
 	rm_rf(root);
 	free(root);

@@ -458,7 +458,7 @@ static void test_tick_allocates_nothing(void **state)
 	assert_int_equal(vms_log_count, logs);
 	assert_int_equal(l.frames - frames0, 50);
 	/* and the ticks did carry agent values and slow values */
-	assert_int_equal(vms_vmtab()->n, 2);
+	assert_int_equal(l.vms.n, 2);
 	assert_int_equal(vms_loop_fini(&l), 0);
 	vms_config_free(&conf);
 	/* the counter is not dead */

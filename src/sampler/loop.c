@@ -304,6 +304,7 @@ int vms_loop_take(struct vms_loop *l, const struct vms_tickinfo *ti, int64_t t_r
 		.t_mono_ns = ti->deadline_ns + ti->late_ns,
 		.t_real_ns = t_real_ns,
 		.idx = ti->idx,
+		.vms = &l->vms,
 	};
 	l->tick_idx = ti->idx;
 	account_overrun(l);
@@ -551,6 +552,8 @@ static int open_sources(struct vms_loop *l)
 		src->sconf = sc;
 		src->proc_dirfd = l->proc_dirfd;
 		src->loop = l;
+		src->vms = &l->vms;
+		src->vms_w = ops->produces_vms ? &l->vms : NULL;
 		src->index = (uint16_t)l->nsrc;
 		src->every = sc && sc->every ? sc->every : 1;
 		src->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
@@ -901,6 +904,7 @@ int vms_loop_fini(struct vms_loop *l)
 		free(l->src[i].priv);
 	}
 	free(l->src);
+	vms_vmtab_clear(&l->vms);
 	for (unsigned i = 0; i < l->nlive; i++)
 		vms_schema_unref(l->live[i]);
 	free(l->live);
