@@ -711,10 +711,8 @@ int vms_config_load_file(struct vms_config *c, const char *path, char *err, size
 		err[0] = '\0';
 	/* a FIFO waits here for its writer; SIGINT/SIGTERM end the wait
 	 * (main's start-up handler sets vms_out_stop) */
-	while ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR && !vms_out_stop)
-		;
-	if (fd < 0) {
-		r = -errno;
+	if ((fd = vms_open_wait(path, O_RDONLY | O_CLOEXEC, 0)) < 0) {
+		r = fd;
 		return fail_file(&y, r, "%s", strerror(-r));
 	}
 	buf = malloc(cap);
