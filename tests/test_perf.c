@@ -196,7 +196,7 @@ static unsigned lines_with(const char *s, const char *a, const char *b)
 #define need_root()                                                                        \
 	do {                                                                               \
 		if (geteuid() != 0)                                                        \
-			skip();                                                            \
+			vms_skip("VMS_REQUIRE_PERF", "host-wide perf counters need root");  \
 	} while (0)
 
 static bool has_pmu(void)
@@ -397,7 +397,7 @@ static void test_hardware_unavailable(void **state)
 	struct h h;
 	char *err;
 	if (has_pmu())
-		skip(); /* this host counts cycles: nothing unavailable to see */
+		vms_skip(NULL, "this host counts cycles: no unavailable hardware event to see");
 	memset(&h, 0, sizeof(h));
 	h.dir = tmpdir_make();
 	vms_config_defaults(&h.conf);
@@ -537,7 +537,7 @@ static void test_eacces_nonroot(void **state)
 	(void)state;
 	char *dir, *out, *err;
 	if (geteuid() != 0)
-		skip(); /* it drops root's privileges */
+		vms_skip("VMS_REQUIRE_ROOT", "it drops root's privileges: it must start as root");
 	dir = tmpdir_make();
 	chmod(dir, 0777);
 	/* the defaults: 3 host, 3 per-VM events, all refused */
@@ -817,7 +817,7 @@ static void test_sample_no_alloc(void **state)
 	(void)state;
 	need_root();
 #if !HAVE_COUNTING_MALLOC
-	skip();
+	vms_skip("VMS_REQUIRE_NOALLOC", "no counting allocator in this build (ASan owns malloc)");
 #else
 	struct h h;
 	struct gate g;
@@ -866,5 +866,5 @@ int main(void)
 		fprintf(stderr, "test_perf: not root: host-wide counters are refused, most tests skip\n");
 	if (getenv("VMS_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("VMS_TEST_FILTER"));
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }
