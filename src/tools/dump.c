@@ -87,7 +87,7 @@ static int csv_frame(struct csv_out *c, const struct vms_schema *sch, const stru
 
 /* ---- --events ----------------------------------------------------------- */
 
-static const char *event_name(uint32_t t)
+const char *vms_event_name(uint32_t t)
 {
 	static const struct {
 		uint32_t t;
@@ -120,7 +120,7 @@ static int event_row(FILE *f, const struct vms_event *e)
 	*p++ = ',';
 	p = vms_fmt_u64(p, e->type);
 	*p++ = ',';
-	p = vms_csv_field(p, event_name(e->type));
+	p = vms_csv_field(p, vms_event_name(e->type));
 	*p++ = ',';
 	p = vms_csv_field(p, e->subject);
 	*p++ = ',';

@@ -12,7 +12,11 @@
 #ifndef VMS_DUMP_H
 #define VMS_DUMP_H
 
+#include <stdint.h>
+
 /* argv[0] is "dump". */
 int vms_dump_main(int argc, char **argv);
+/* The name of an EVENT record's type ("vm_started"), "" if unknown. */
+const char *vms_event_name(uint32_t type);
 
 #endif
