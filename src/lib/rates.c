@@ -1045,6 +1045,48 @@ void vms_rate_last_put(struct vms_rate_last *l, const struct vms_frame *f)
 		}
 }
 
+void vms_rate_last_dt_some(struct vms_rate_last *l, uint64_t t_mono_ns, const uint32_t *cols, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = cols[k];
+		l->dt[i] = l->t[i] && t_mono_ns > l->t[i] ? (double)(t_mono_ns - l->t[i]) / 1e9 : 0;
+	}
+}
+
+void vms_rate_last_put_some(struct vms_rate_last *l, const struct vms_frame *f, const uint32_t *cols,
+			    uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = cols[k];
+		if (f->v[i] != VMS_NONE) {
+			l->v[i] = f->v[i];
+			l->t[i] = f->t_mono_ns;
+		}
+	}
+}
+
+void vms_rate_inputs(const struct vms_rate_plan *p, uint32_t k, bool *used)
+{
+	const struct vms_rate_col *c = &p->cols[k];
+	if (c->op == VMS_ROP_CPU) {
+		for (int f = 0; f < VMS_CF_N; f++)
+			if (p->cpu[c->grp].f[f] >= 0)
+				used[p->cpu[c->grp].f[f]] = true;
+		return;
+	}
+	if (c->op == VMS_ROP_SUM) {
+		for (unsigned i = 0; i < (unsigned)c->nnum + c->nden; i++)
+			used[c->xs[i]] = true;
+		return;
+	}
+	if (c->a >= 0)
+		used[c->a] = true;
+	if (c->b >= 0)
+		used[c->b] = true;
+	if (c->c >= 0)
+		used[c->c] = true;
+}
+
 void vms_rate_last_free(struct vms_rate_last *l)
 {
 	free(l->v);

@@ -146,6 +146,13 @@ void vms_rate_last_dt(struct vms_rate_last *l, uint64_t t_mono_ns);
 void vms_rate_last_put(struct vms_rate_last *l, const struct vms_frame *f);
 /* Free, and forget everything (sch NULL). */
 void vms_rate_last_free(struct vms_rate_last *l);
+/* The same two for the columns cols[0..n) only (a reader that computes
+ * some rates: vms_rate_inputs() gives their columns). */
+void vms_rate_last_dt_some(struct vms_rate_last *l, uint64_t t_mono_ns, const uint32_t *cols, uint32_t n);
+void vms_rate_last_put_some(struct vms_rate_last *l, const struct vms_frame *f, const uint32_t *cols,
+			    uint32_t n);
+/* Mark in used[] (one per schema column) the inputs of plan column k. */
+void vms_rate_inputs(const struct vms_rate_plan *p, uint32_t k, bool *used);
 
 /* ---- the CSV writer of `dump --rates` ------------------------------------ */
 

@@ -144,6 +144,7 @@ __extension__ typedef unsigned __int128 u128;
 #define LLB_N 3776         /* log-linear buckets: 64 exact, then 64 per power of two */
 #define QBUDGET (1u << 21) /* linear buckets of one reading, over all columns */
 #define QPASSES 12         /* readings at most (a 64-bit key needs fewer) */
+#define KB_N 256
 
 struct qstate {
 	uint64_t rank;  /* 1-based */
@@ -152,6 +153,9 @@ struct qstate {
 	uint32_t nb;    /* buckets over [lo, hi] this reading */
 	uint32_t *h;
 	bool done;
+	uint64_t *kb;   /* keys not yet counted: counted KB_N at a time, so
+			 * that one histogram stays in the cache meanwhile */
+	uint32_t nkb;
 };
 
 struct rent {
@@ -166,6 +170,7 @@ struct rcol {
 	uint32_t ent;
 	uint8_t ci, kind;
 	int prec;                  /* printed digits */
+	double scale;              /* 10^prec */
 	struct vms_rate_col def;   /* the rate's definition (no name, no inputs) */
 	bool active;               /* computed in this reading */
 	struct vms_rate_term row;  /* this row */
@@ -208,6 +213,8 @@ struct genmap {
 	uint32_t *sel; /* their plan indices */
 	uint32_t *rc;  /* their rcols */
 	struct vms_rate_term *t;
+	uint32_t nin;  /* the schema columns they read */
+	uint32_t *in;
 };
 
 struct report {
@@ -238,6 +245,8 @@ struct report {
 	uint32_t nents, capents;
 	struct rcol *rcols;
 	uint32_t nrc, caprc;
+	uint32_t *act; /* the active ones (this reading) */
+	uint32_t nact, capact;
 	/* this reading */
 	enum mode mode;
 	unsigned mask;
@@ -274,12 +283,12 @@ static double pow10i(int prec)
 }
 
 /* The key of v: v as printed with prec digits, times 10^prec (as
- * vms_fmt_double rounds it). */
-static uint64_t key_of(double v, int prec)
+ * vms_fmt_double rounds it; scale is 10^prec). */
+static uint64_t key_of(double v, double scale)
 {
 	if (!(v > 0))
 		return 0;
-	double r = floor(v * pow10i(prec) + 0.5);
+	double r = v * scale + 0.5; /* positive: truncation is floor() (no libm here) */
 	return r >= 9.2e18 ? (uint64_t)9.2e18 : (uint64_t)r;
 }
 
@@ -643,8 +652,16 @@ static int32_t rcol_get(struct report *R, unsigned sec, unsigned ci, const char 
 				  ? sch->cols[def->a].scale
 				  : 0;
 	c->active = (R->mask >> sec) & 1;
+	c->scale = pow10i(c->prec);
 	if (R->mode == M_SUMMARY && !(c->q.h = calloc(LLB_N, sizeof(*c->q.h))))
 		return -ENOMEM;
+	if (c->active) {
+		uint32_t *a = grow(R->act, &R->capact, R->nact, sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		R->act = a;
+		R->act[R->nact++] = R->nrc;
+	}
 	x->col[ci] = (int32_t)R->nrc;
 	return (int32_t)R->nrc++;
 }
@@ -655,6 +672,7 @@ static void genmap_free(struct genmap *g)
 	free(g->sel);
 	free(g->rc);
 	free(g->t);
+	free(g->in);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -692,6 +710,20 @@ static int genmap_build(struct report *R, struct genmap *g, const struct vms_sch
 		g->sel[g->n] = k;
 		g->rc[g->n++] = (uint32_t)rc;
 	}
+	/* the schema columns those read: the only ones whose last values
+	 * and intervals are kept */
+	bool *used = calloc(s->ncols ? s->ncols : 1, sizeof(*used));
+	g->in = malloc((s->ncols ? s->ncols : 1) * sizeof(*g->in));
+	if (!used || !g->in) {
+		free(used);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < g->n; i++)
+		vms_rate_inputs(g->plan, g->sel[i], used);
+	for (uint32_t i = 0; i < s->ncols; i++)
+		if (used[i])
+			g->in[g->nin++] = i;
+	free(used);
 	return 0;
 }
 
@@ -699,13 +731,52 @@ static int genmap_build(struct report *R, struct genmap *g, const struct vms_sch
 
 static void row_reset(struct report *R)
 {
-	for (uint32_t i = 0; i < R->nrc; i++) {
-		struct rcol *c = &R->rcols[i];
+	for (uint32_t i = 0; i < R->nact; i++) {
+		struct rcol *c = &R->rcols[R->act[i]];
 		c->row = (struct vms_rate_term){NAN, 0};
 		c->glast = NAN;
 	}
 	for (uint32_t e = 0; e < R->nents; e++)
 		R->ents[e].present = false;
+}
+
+/* Count the buffered keys: into the log-linear histogram (the summary's
+ * reading) or the linear one over [lo, hi] (the next ones). */
+static void keys_flush(struct rcol *c, bool loglin)
+{
+	struct qstate *q = &c->q;
+	if (loglin) {
+		for (uint32_t i = 0; i < q->nkb; i++)
+			q->h[llb(q->kb[i])]++;
+	} else {
+		u128 w = (u128)(q->hi - q->lo) + 1;
+		for (uint32_t i = 0; i < q->nkb; i++) {
+			uint64_t k = q->kb[i];
+			if (k < q->lo)
+				q->below++;
+			else if (k <= q->hi)
+				q->h[(uint32_t)((u128)(k - q->lo) * q->nb / w)]++;
+		}
+	}
+	q->nkb = 0;
+}
+
+static void key_add(struct rcol *c, bool loglin)
+{
+	struct qstate *q = &c->q;
+	uint64_t one;
+	if (!q->kb && !(q->kb = malloc(KB_N * sizeof(*q->kb)))) {
+		/* no buffer: count it now */
+		one = key_of(c->v, c->scale);
+		q->kb = &one;
+		q->nkb = 1;
+		keys_flush(c, loglin);
+		q->kb = NULL;
+		return;
+	}
+	q->kb[q->nkb++] = key_of(c->v, c->scale);
+	if (q->nkb == KB_N)
+		keys_flush(c, loglin);
 }
 
 static void stats_add(struct rcol *c)
@@ -719,20 +790,13 @@ static void stats_add(struct rcol *c)
 		c->max = v;
 	c->n++;
 	if (c->q.h)
-		c->q.h[llb(key_of(v, c->prec))]++;
+		key_add(c, true);
 }
 
 static void refine_add(struct rcol *c)
 {
-	if (isnan(c->v) || !c->q.h)
-		return;
-	uint64_t k = key_of(c->v, c->prec);
-	if (k < c->q.lo)
-		c->q.below++;
-	else if (k <= c->q.hi) {
-		u128 w = (u128)(c->q.hi - c->q.lo) + 1;
-		c->q.h[(uint32_t)((u128)(k - c->q.lo) * c->q.nb / w)]++;
-	}
+	if (!isnan(c->v) && c->q.h)
+		key_add(c, false);
 }
 
 /* Print the events read before frame `ord` of the range. */
@@ -804,10 +868,8 @@ static void row_end(struct report *R, const struct pos *a, const struct pos *b, 
 		R->first = *a;
 	R->last = *b;
 	R->rows++;
-	for (uint32_t i = 0; i < R->nrc; i++) {
-		struct rcol *c = &R->rcols[i];
-		if (!c->active)
-			continue;
+	for (uint32_t i = 0; i < R->nact; i++) {
+		struct rcol *c = &R->rcols[R->act[i]];
 		double v;
 		if (c->kind == K_RATE) {
 			v = vms_rate_value(&c->def, &c->row);
@@ -911,9 +973,22 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 	R->rows = 0;
 	R->ev_next = 0;
 	R->hdr = false;
+	R->nact = 0;
+	if (R->nrc > R->capact) {
+		uint32_t *a = realloc(R->act, R->nrc * sizeof(*a));
+		if (!a) {
+			vms_reader_close(rd);
+			snprintf(R->err, sizeof(R->err), "%s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		R->act = a;
+		R->capact = R->nrc;
+	}
 	for (uint32_t i = 0; i < R->nrc; i++) {
 		struct rcol *c = &R->rcols[i];
 		c->active = ((mask >> R->ents[c->ent].sec) & 1) && (mode != M_REFINE || (c->q.h && !c->q.done));
+		if (c->active)
+			R->act[R->nact++] = i;
 		c->q.below = 0;
 		if (mode == M_REFINE)
 			continue; /* the first reading's averages stay */
@@ -966,7 +1041,7 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 		if ((r = vms_rate_last_align(&last, s)) < 0)
 			break;
 		if (!base) {
-			vms_rate_last_put(&last, f);
+			vms_rate_last_put_some(&last, f, gm.in, gm.nin);
 			pos_of(&start, f);
 			cur = start;
 			base = true;
@@ -974,9 +1049,9 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 			continue;
 		}
 		ord++;
-		vms_rate_last_dt(&last, f->t_mono_ns);
+		vms_rate_last_dt_some(&last, f->t_mono_ns, gm.in, gm.nin);
 		vms_rate_terms_dt(gm.plan, last.v, f->v, last.dt, gm.sel, gm.n, gm.t);
-		vms_rate_last_put(&last, f);
+		vms_rate_last_put_some(&last, f, gm.in, gm.nin);
 		for (uint32_t i = 0; i < gm.n; i++) {
 			struct rcol *c = &R->rcols[gm.rc[i]];
 			R->ents[c->ent].present = true;
@@ -1009,6 +1084,11 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 	if (first) {
 		R->nframes = nf;
 		R->counted = true;
+	}
+	for (uint32_t i = 0; i < R->nact; i++) {
+		struct rcol *c = &R->rcols[R->act[i]];
+		if (c->q.h && c->q.nkb)
+			keys_flush(c, mode == M_SUMMARY);
 	}
 	vms_rate_last_free(&last);
 	genmap_free(&gm);
@@ -1326,10 +1406,13 @@ static void report_free(struct report *R)
 {
 	for (uint32_t e = 0; e < R->nents; e++)
 		free(R->ents[e].name);
-	for (uint32_t i = 0; i < R->nrc; i++)
+	for (uint32_t i = 0; i < R->nrc; i++) {
 		free(R->rcols[i].q.h);
+		free(R->rcols[i].q.kb);
+	}
 	free(R->ents);
 	free(R->rcols);
+	free(R->act);
 	free(R->evs);
 	free(R->mem);
 }
