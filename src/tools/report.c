@@ -1579,6 +1579,9 @@ int vms_report_main(int argc, char **argv)
 	} else if (R.warn[0]) {
 		vms_warn("%s", R.warn);
 	}
+	if (!R.rows && !R.err[0])
+		vms_warn("%s: no row to report (%llu frames read%s)", R.in, (unsigned long long)R.nframes,
+			 R.interval > 0 || R.from.kind || R.to.kind ? ", in the time and interval asked" : "");
 	(void)r;
 	report_free(&R);
 	return rc;
