@@ -258,6 +258,7 @@ struct report {
 	FILE *out;
 	bool json_sec; /* a JSON section was written */
 	bool titled;
+	int oerrno;
 	bool oerr;
 };
 
@@ -1069,6 +1070,7 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 		}
 		if (R->out && ferror(R->out)) {
 			R->oerr = true;
+			R->oerrno = errno;
 			break;
 		}
 	}
@@ -1538,6 +1540,8 @@ int vms_report_main(int argc, char **argv)
 	}
 	if (R.summary) {
 		r = summarize(&R);
+		if (r < 0 && !R.err[0])
+			snprintf(R.err, sizeof(R.err), "%s: %s", R.in, strerror(-r));
 		R.mode = R.json ? M_JSON : M_TEXT;
 		title(&R);
 		if (!R.oerr)
@@ -1568,8 +1572,9 @@ int vms_report_main(int argc, char **argv)
 			json_tail(&R);
 	}
 	if (fflush(R.out) == EOF || ferror(R.out)) {
-		if (errno != EPIPE) {
-			vms_err("output: %s", strerror(errno));
+		int e = R.oerr ? R.oerrno : errno;
+		if (e != EPIPE) {
+			vms_err("output: %s", strerror(e));
 			rc = 1;
 		}
 	}
@@ -1582,7 +1587,6 @@ int vms_report_main(int argc, char **argv)
 	if (!R.rows && !R.err[0])
 		vms_warn("%s: no row to report (%llu frames read%s)", R.in, (unsigned long long)R.nframes,
 			 R.interval > 0 || R.from.kind || R.to.kind ? ", in the time and interval asked" : "");
-	(void)r;
 	report_free(&R);
 	return rc;
 }
