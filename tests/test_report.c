@@ -357,7 +357,7 @@ static const char *fmt(double v, int prec)
 /* ---- a recorded run: the real sampler on a proc root the test advances ---------- */
 
 #define NF 14         /* frames */
-#define IV_MS 200     /* their interval */
+static unsigned iv_ms; /* their interval: 200 ms, 500 at a second try */
 #define RESET_K 10    /* enp6s0's counters start again at this snapshot */
 #define BADLOAD_K 11  /* a malformed loadavg at this one */
 #define CLEAN_K 9     /* frames 1..9 have neither */
@@ -557,17 +557,12 @@ static void render(const char *dir, unsigned k)
 
 static char rec_path[PATH_MAX];
 
-/* Record NF frames at IV_MS with the real sampler, the proc root advanced
- * to the next snapshot as soon as each frame is in the file. */
-static const char *recorded(void)
+/* Record NF frames at iv_ms with the real sampler into path, the proc root
+ * advanced to the next snapshot as soon as each frame is in the file.
+ * False if a frame does not hold its snapshot (the sampler read a file
+ * while it was rewritten: this machine stalled for a whole interval). */
+static bool record_once(const char *path)
 {
-	if (rec_path[0])
-		return rec_path;
-	size_t len;
-	base_stat = fixture_read("rates/sysstat-root1/stat", &len);
-	base_disk = fixture_read("rates/sysstat-root1/diskstats", &len);
-	base_net = fixture_read("roots/sysstat-root1-virbr/net/dev", &len);
-	assert_true(base_stat && base_disk && base_net);
 	const char *root = tp("proc");
 	char root_copy[PATH_MAX];
 	snprintf(root_copy, sizeof(root_copy), "%s", root);
@@ -576,11 +571,11 @@ static const char *recorded(void)
 	snprintf(netdir, sizeof(netdir), "%s/net", root_copy);
 	mkdir(netdir, 0755);
 	render(root_copy, 0);
+	unlink(path);
 
-	snprintf(rec_path, sizeof(rec_path), "%s/rec.vms", tmp);
 	char n[16], iv[16];
 	snprintf(n, sizeof(n), "%d", NF);
-	snprintf(iv, sizeof(iv), "%dms", IV_MS);
+	snprintf(iv, sizeof(iv), "%ums", iv_ms);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -588,13 +583,13 @@ static const char *recorded(void)
 		dup2(devnull, 0);
 		dup2(devnull, 1);
 		const char *bin = getenv("VMS_BIN");
-		execl(bin, bin, "-q", "-i", iv, "-n", n, "-o", rec_path, "--proc-root", root_copy, (char *)NULL);
+		execl(bin, bin, "-q", "-i", iv, "-n", n, "-o", path, "--proc-root", root_copy, (char *)NULL);
 		_exit(127);
 	}
 	struct vms_reader *rd = NULL;
 	uint64_t seen = 0;
-	for (int spin = 0; spin < 30000 && seen < NF; spin++) {
-		if (!rd && vms_reader_open(&rd, rec_path, VMS_READER_FOLLOW) < 0) {
+	for (int spin = 0; spin < 60000 && seen < NF; spin++) {
+		if (!rd && vms_reader_open(&rd, path, VMS_READER_FOLLOW) < 0) {
 			vms_reader_close(rd);
 			rd = NULL;
 			sleep_ms(1);
@@ -616,24 +611,47 @@ static const char *recorded(void)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	assert_int_equal(seen, NF);
 
-	/* each frame holds its snapshot (else the sampler read a file while
-	 * it was rewritten: the machine stalled for a whole interval) */
 	struct table raw;
-	dump_table(&raw, rec_path, false);
+	dump_table(&raw, path, false);
 	assert_int_equal(raw.nrows, NF);
-	int cu = tcol(&raw, "cpu.all.user"), rx = tcol(&raw, "net.enp6s0.rx_packets");
-	assert_true(cu >= 0 && rx >= 0);
-	for (unsigned k = 0; k < NF; k++) {
+	int cu = tcol(&raw, "cpu.all.user");
+	assert_true(cu >= 0 && tcol(&raw, "net.enp6s0.rx_packets") >= 0);
+	bool ok = true;
+	for (unsigned k = 0; k < NF && ok; k++) {
 		char want[32];
 		snprintf(want, sizeof(want), "%llu", 96005ull + (unsigned long long)cpu_inc_cum(k, 0, 0));
-		if (strcmp(tcell(&raw, k, cu), want))
-			fail_msg("frame %u: cpu.all.user %s, the test wrote %s: the recording raced", k + 1,
-				 tcell(&raw, k, cu), want);
+		if (strcmp(tcell(&raw, k, cu), want)) {
+			print_message("frame %u: cpu.all.user %s, the test wrote %s: the recording raced\n", k + 1,
+				      tcell(&raw, k, cu), want);
+			ok = false;
+		}
 	}
 	table_free(&raw);
+	return ok;
+}
+
+static const char *recorded(void)
+{
+	if (rec_path[0])
+		return rec_path;
+	size_t len;
+	base_stat = fixture_read("rates/sysstat-root1/stat", &len);
+	base_disk = fixture_read("rates/sysstat-root1/diskstats", &len);
+	base_net = fixture_read("roots/sysstat-root1-virbr/net/dev", &len);
+	assert_true(base_stat && base_disk && base_net);
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/rec.vms", tmp);
+	bool ok = false;
+	for (unsigned t = 0; t < 2 && !ok; t++) {
+		iv_ms = t ? 500 : 200;
+		ok = record_once(path);
+	}
 	free(base_stat);
 	free(base_disk);
 	free(base_net);
+	if (!ok)
+		fail_msg("could not record a run whose frames hold what the test wrote");
+	snprintf(rec_path, sizeof(rec_path), "%s", path);
 	return rec_path;
 }
 
@@ -858,7 +876,7 @@ static void test_interval_rows(void **state)
 	snprintf(to, sizeof(to), "%.3f",
 		 (strtod(tcell(&raw, CLEAN_K - 1, tcol(&raw, "t_mono_ns")), NULL) -
 		  strtod(tcell(&raw, 0, tcol(&raw, "t_mono_ns")), NULL)) / 1e9);
-	snprintf(iv, sizeof(iv), "%.1f", 3 * IV_MS / 1000.0);
+	snprintf(iv, sizeof(iv), "%.1f", 3 * iv_ms / 1000.0);
 	report(&R, (const char *const[]){"report", f, "--to", to, "--interval", iv, NULL});
 	/* frames 1..9: rows end at frames 4 and 7; 7..9 is too short */
 	unsigned ends[2] = {3, 6}, nrow = 0, checked = 0;
