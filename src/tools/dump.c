@@ -20,6 +20,7 @@
 #include "rates.h"
 #include "reader_int.h"
 #include "sink.h"
+#include "tool.h"
 
 static const char usage_text[] =
 	"Usage: vmsampler dump FILE.vms [--rates | --events] [-o OUT] [--force]\n"
@@ -43,9 +44,7 @@ static const char usage_text[] =
 /* One line, as every usage error of vmsampler. */
 static int usage_error(const char *msg, const char *arg)
 {
-	fprintf(stderr, "vmsampler dump: %s%s%s. Try 'vmsampler dump --help'.\n", msg,
-		arg ? ": " : "", arg ? arg : "");
-	return 2;
+	return vms_tool_usage("dump", msg, arg);
 }
 
 /* The CSV sink driven the way the loop drives it (begin on a new
@@ -140,11 +139,8 @@ int vms_dump_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
-					   optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+			return vms_tool_bad_option("dump", c, argv);
 		}
 	}
 	if (optind != argc - 1)

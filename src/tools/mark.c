@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ctl_proto.h"
+#include "tool.h"
 
 static const char usage_text[] =
 	"Usage: vmsampler mark (--ring PATH | --control PATH | --pid PID) TEXT\n"
@@ -33,9 +34,7 @@ static const char usage_text[] =
 
 static int usage_error(const char *msg, const char *arg)
 {
-	fprintf(stderr, "vmsampler mark: %s%s%s. Try 'vmsampler mark --help'.\n", msg, arg ? ": " : "",
-		arg ? arg : "");
-	return 2;
+	return vms_tool_usage("mark", msg, arg);
 }
 
 int vms_mark_main(int argc, char **argv)
@@ -75,11 +74,8 @@ int vms_mark_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
-					   argv[optind - 1]);
+			return vms_tool_bad_option("mark", c, argv);
 		}
 	}
 	if (how != 1)

@@ -48,6 +48,7 @@
 #include "rates.h"
 #include "reader_int.h"
 #include "sink.h"
+#include "tool.h"
 
 static const char usage_text[] =
 	"Usage: vmsampler report FILE.vms|RING [--interval N] [--from T] [--to T]\n"
@@ -77,9 +78,7 @@ static const char usage_text[] =
 
 static int usage_error(const char *msg, const char *arg)
 {
-	fprintf(stderr, "vmsampler report: %s%s%s. Try 'vmsampler report --help'.\n", msg,
-		arg ? ": " : "", arg ? arg : "");
-	return 2;
+	return vms_tool_usage("report", msg, arg);
 }
 
 /* ---- sections ---------------------------------------------------------------- */
@@ -1511,11 +1510,8 @@ int vms_report_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
-					   optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+			return vms_tool_bad_option("report", c, argv);
 		}
 	}
 	if (ring && optind < argc)

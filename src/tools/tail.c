@@ -14,6 +14,7 @@
 #include "log.h"
 #include "reader_int.h"
 #include "ring.h"
+#include "tool.h"
 
 static const char usage_text[] =
 	"Usage: vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates | --events]\n"
@@ -52,9 +53,7 @@ static void on_signal(int sig)
 /* One line, as every usage error of vmsampler. */
 static int usage_error(const char *msg, const char *arg)
 {
-	fprintf(stderr, "vmsampler tail: %s%s%s. Try 'vmsampler tail --help'.\n", msg, arg ? ": " : "",
-		arg ? arg : "");
-	return 2;
+	return vms_tool_usage("tail", msg, arg);
 }
 
 struct tail {
@@ -226,11 +225,8 @@ int vms_tail_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return fflush(stdout) == 0 ? 0 : 1;
-		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
-					   optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+			return vms_tool_bad_option("tail", c, argv);
 		}
 	}
 	if (optind != argc - 1)
