@@ -41,12 +41,6 @@ static const char usage_text[] =
 	"foreign input, an OUT it refuses to overwrite or an I/O error, 2 usage\n"
 	"error.  See vmsampler-format(5).\n";
 
-/* One line, as every usage error of vmsampler. */
-static int usage_error(const char *msg, const char *arg)
-{
-	return vms_tool_usage("dump", msg, arg);
-}
-
 /* The CSV sink driven the way the loop drives it (begin on a new
  * generation, write, flush), but allowed to wait for its output. */
 struct csv_out {
@@ -144,9 +138,9 @@ int vms_dump_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error(optind == argc ? "missing FILE" : "more than one FILE", NULL);
+		return vms_tool_usage("dump", optind == argc ? "missing FILE" : "more than one FILE", NULL);
 	if (rates_mode && events_mode)
-		return usage_error("--rates and --events exclude each other", NULL);
+		return vms_tool_usage("dump", "--rates and --events exclude each other", NULL);
 	const char *in = argv[optind];
 
 	int r, rc = 0;

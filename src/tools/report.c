@@ -76,11 +76,6 @@ static const char usage_text[] =
 	"foreign input (what was read before the damage is reported) or an I/O\n"
 	"error, 2 usage error.  See vmsampler(1).\n";
 
-static int usage_error(const char *msg, const char *arg)
-{
-	return vms_tool_usage("report", msg, arg);
-}
-
 /* ---- sections ---------------------------------------------------------------- */
 
 enum col_kind { K_RATE, K_GAUGE, K_RUNQ };
@@ -1487,13 +1482,13 @@ int vms_report_main(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			if (parse_interval(optarg, &R.interval) < 0)
-				return usage_error("--interval wants a positive number of seconds (or with a unit s, m, h)",
+				return vms_tool_usage("report", "--interval wants a positive number of seconds (or with a unit s, m, h)",
 						   optarg);
 			break;
 		case 'F':
 		case 'T':
 			if (parse_time(optarg, c == 'F' ? &R.from : &R.to) < 0)
-				return usage_error(c == 'F' ? "bad --from time" : "bad --to time", optarg);
+				return vms_tool_usage("report", c == 'F' ? "bad --from time" : "bad --to time", optarg);
 			break;
 		case 'S':
 			R.summary = true;
@@ -1515,14 +1510,14 @@ int vms_report_main(int argc, char **argv)
 		}
 	}
 	if (ring && optind < argc)
-		return usage_error("give either --ring PATH or a FILE, not both", NULL);
+		return vms_tool_usage("report", "give either --ring PATH or a FILE, not both", NULL);
 	if (!ring && optind != argc - 1)
-		return usage_error(optind == argc ? "missing FILE" : "more than one FILE", NULL);
+		return vms_tool_usage("report", optind == argc ? "missing FILE" : "more than one FILE", NULL);
 	if (R.from.kind == R.to.kind && R.from.kind != T_NONE && R.from.kind != T_TOD &&
 	    (R.from.kind == T_REL ? R.from.rel > R.to.rel : R.from.abs_ns > R.to.abs_ns))
-		return usage_error("--from is after --to", NULL);
+		return vms_tool_usage("report", "--from is after --to", NULL);
 	if (R.from.kind == T_TOD && R.to.kind == T_TOD && R.from.tod > R.to.tod)
-		return usage_error("--from is after --to", NULL);
+		return vms_tool_usage("report", "--from is after --to", NULL);
 	R.in = ring ? ring : argv[optind];
 	R.ring = ring != NULL;
 

@@ -50,12 +50,6 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* One line, as every usage error of vmsampler. */
-static int usage_error(const char *msg, const char *arg)
-{
-	return vms_tool_usage("tail", msg, arg);
-}
-
 struct tail {
 	struct vms_reader *rd;
 	const char *globs;
@@ -211,7 +205,7 @@ int vms_tail_main(int argc, char **argv)
 			errno = 0;
 			unsigned long long v = strtoull(optarg, &end, 10);
 			if (errno || *end || !*optarg || optarg[0] == '-')
-				return usage_error("--count needs a non-negative integer", optarg);
+				return vms_tool_usage("tail", "--count needs a non-negative integer", optarg);
 			count = v;
 			break;
 		}
@@ -230,9 +224,9 @@ int vms_tail_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error(optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
+		return vms_tool_usage("tail", optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
 	if (events && (t.rates || t.globs))
-		return usage_error("--events excludes --rates and --columns", NULL);
+		return vms_tool_usage("tail", "--events excludes --rates and --columns", NULL);
 	const char *in = argv[optind];
 
 	struct sigaction sa = {.sa_handler = on_signal};
