@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "schema.h"
+#include "grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,14 +29,10 @@ void vms_schema_builder_source(struct vms_schema_builder *b, uint16_t idx)
 static int add_string(struct vms_schema_builder *b, const char *s, size_t n, size_t *off)
 {
 	if (b->slen + n + 1 > b->scap) {
-		size_t cap = b->scap ? b->scap : 1024;
-		while (cap < b->slen + n + 1)
-			cap *= 2;
-		char *ns = realloc(b->strings, cap);
+		char *ns = vms_grow(b->strings, &b->scap, b->slen + n + 1, 1024);
 		if (!ns)
 			return -ENOMEM;
 		b->strings = ns;
-		b->scap = cap;
 	}
 	memcpy(b->strings + b->slen, s, n);
 	b->strings[b->slen + n] = '\0';
