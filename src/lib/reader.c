@@ -359,18 +359,16 @@ static int rates_frame(struct vms_reader *r)
 	r->rflags = 0;
 	r->dt = 0;
 	if (s != r->plan_sch) {
-		struct vms_rate_plan *p;
-		int e = vms_rate_plan_new(s, &p);
+		int e = vms_rate_plan_renew(&r->plan, s);
 		if (e < 0)
 			return e;
-		vms_rate_plan_free(r->plan);
-		r->plan = p;
 		r->plan_sch = s;
-		double *rv = realloc(r->rv, (p->ncols ? p->ncols : 1) * sizeof(*rv));
+		uint32_t n = r->plan->ncols;
+		double *rv = realloc(r->rv, (n ? n : 1) * sizeof(*rv));
 		if (!rv)
 			return -ENOMEM;
 		r->rv = rv;
-		r->rv_cap = p->ncols;
+		r->rv_cap = n;
 	}
 	if (!r->have_prev)
 		vms_rate_last_free(&r->last); /* a new stream: nothing carries over */
