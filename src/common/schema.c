@@ -191,12 +191,6 @@ const char *vms_unit_name(unsigned unit)
 
 const char *vms_kind_name(unsigned kind)
 {
-	switch (kind) {
-	case VMS_KIND_COUNTER:
-		return "counter";
-	case VMS_KIND_GAUGE:
-		return "gauge";
-	default:
-		return "?";
-	}
+	static const char *const names[] = {[VMS_KIND_COUNTER] = "counter", [VMS_KIND_GAUGE] = "gauge"};
+	return kind < VMS_ARRAY_SIZE(names) && names[kind] ? names[kind] : "?";
 }
