@@ -58,14 +58,12 @@ int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def, 
 		goto fail;
 	}
 	if (b->ncols == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 64;
-		struct vms_col *nc = realloc(b->cols, cap * sizeof(*nc));
+		struct vms_col *nc = vms_grow_array(b->cols, &b->cap, b->ncols + 1, sizeof(*nc), 64);
 		if (!nc) {
 			r = -ENOMEM;
 			goto fail;
 		}
 		b->cols = nc;
-		b->cap = cap;
 	}
 	const char *key = def->key ? def->key : "";
 	r = add_string(b, name, (size_t)n, &noff);
@@ -175,6 +173,12 @@ void vms_schema_unref(struct vms_schema *s)
 	free(s->cols);
 	free(s->strings);
 	free(s);
+}
+
+void vms_schema_unref_n(struct vms_schema *const *s, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		vms_schema_unref(s[i]);
 }
 
 const char *vms_unit_name(unsigned unit)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "binfmt.h"
+#include "grow.h"
 #include "rates.h"
 #include "reader_int.h"
 #include "ring.h"
@@ -319,8 +320,7 @@ void vms_reader_close(struct vms_reader *r)
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	vms_ring_destroy(&r->ring);
-	for (uint32_t i = 0; i < r->nschemas; i++)
-		vms_schema_unref(r->schemas[i]);
+	vms_schema_unref_n(r->schemas, r->nschemas);
 	free(r->schemas);
 	free(r->sbuf);
 	free(r->buf);
@@ -501,14 +501,11 @@ static int ring_load_schema(struct vms_reader *r, uint32_t gen)
 		if (e == VMS_BIN_SCHEMA && d.schema->gen == gen)
 			got = 1;
 	if (got && r->nschemas == r->capschemas) {
-		uint32_t cap = r->capschemas ? r->capschemas * 2 : 4;
-		struct vms_schema **s = realloc(r->schemas, cap * sizeof(*s));
+		struct vms_schema **s = vms_grow_array(r->schemas, &r->capschemas, r->nschemas + 1, sizeof(*s), 4);
 		if (!s)
 			got = -ENOMEM;
-		else {
+		else
 			r->schemas = s;
-			r->capschemas = cap;
-		}
 	}
 	if (got == 1)
 		r->schemas[r->nschemas++] = vms_schema_ref(d.schema);
@@ -536,8 +533,7 @@ static int ring_reattach(struct vms_reader *r)
 		return e;
 	if (!same_run) {
 		/* another writer started over: seqs and generations restart */
-		for (uint32_t i = 0; i < r->nschemas; i++)
-			vms_schema_unref(r->schemas[i]);
+		vms_schema_unref_n(r->schemas, r->nschemas);
 		r->nschemas = 0;
 		r->have_prev = false;
 		r->last_sch = NULL;
