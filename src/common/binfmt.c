@@ -430,12 +430,10 @@ static int grow_frame(struct vms_bin_dec *d, uint32_t ncols)
 
 static int push_schema(struct vms_bin_dec *d, struct vms_schema *s)
 {
-	if (d->nschemas == d->capschemas) {
-		struct vms_schema **ns = vms_grow_array(d->schemas, &d->capschemas, d->nschemas + 1, sizeof(*ns), 8);
-		if (!ns)
-			return -ENOMEM;
-		d->schemas = ns;
-	}
+	struct vms_schema **ns = vms_grow_array(d->schemas, &d->capschemas, d->nschemas + 1, sizeof(*ns), 8);
+	if (!ns)
+		return -ENOMEM;
+	d->schemas = ns;
 	d->schemas[d->nschemas++] = s;
 	return 0;
 }

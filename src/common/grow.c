@@ -16,6 +16,8 @@ void *vms_grow(void *buf, size_t *cap, size_t want, size_t first)
 
 void *vms_grow_array(void *arr, uint32_t *cap, uint32_t want, size_t size, uint32_t first)
 {
+	if (want <= *cap)
+		return arr;
 	uint32_t c = *cap ? *cap : first;
 	while (c < want)
 		c *= 2;

@@ -13,7 +13,8 @@
  * they were). */
 void *vms_grow(void *buf, size_t *cap, size_t want, size_t first);
 /* The same for an array of elements of `size` bytes, its capacity *cap
- * counted in elements. */
+ * counted in elements (want > 0); one that holds `want` already is
+ * returned as it is. */
 void *vms_grow_array(void *arr, uint32_t *cap, uint32_t want, size_t size, uint32_t first);
 
 #endif

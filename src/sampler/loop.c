@@ -32,12 +32,10 @@ static struct vms_schema *live_find(struct vms_loop *l, uint32_t gen)
 
 static int live_add(struct vms_loop *l, struct vms_schema *s)
 {
-	if (l->nlive == l->caplive) {
-		struct vms_schema **n = vms_grow_array(l->live, &l->caplive, l->nlive + 1, sizeof(*n), 4);
-		if (!n)
-			return -ENOMEM;
-		l->live = n;
-	}
+	struct vms_schema **n = vms_grow_array(l->live, &l->caplive, l->nlive + 1, sizeof(*n), 4);
+	if (!n)
+		return -ENOMEM;
+	l->live = n;
 	l->live[l->nlive++] = vms_schema_ref(s);
 	return 0;
 }

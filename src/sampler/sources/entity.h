@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "procfile.h"
 #include "source.h"
 
 struct vms_ent {
@@ -91,6 +92,18 @@ static inline void vms_enttab_bad(struct vms_enttab *t, struct vms_tick_ctx *tc)
  * declare time: one was added or removed before it).  NULL with *known
  * set: every entity of that name was read already. */
 struct vms_ent *vms_enttab_find(struct vms_enttab *t, const char *name, size_t len, bool *known);
+
+/* The tick's start for a source reading its own file f: f read again,
+ * the table's tick begun, c on f's text. */
+static inline int vms_enttab_read(struct vms_enttab *t, struct vms_procfile *f, struct vms_cur *c)
+{
+	int r = vms_procfile_read(f);
+	if (r < 0)
+		return r;
+	vms_enttab_begin(t);
+	vms_cur_init(c, f->buf, f->len);
+	return 0;
+}
 
 /* The entity expected at *pos when the tick does not sample it and the
  * line at the cursor is its (`match`): that line is stepped over unparsed

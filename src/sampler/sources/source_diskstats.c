@@ -184,11 +184,9 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	uint32_t pos = 0;
 	int r;
 
-	r = vms_procfile_read(&p->f);
+	r = vms_enttab_read(tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	vms_enttab_begin(tab);
-	vms_cur_init(&c, p->f.buf, p->f.len);
 	for (;;) {
 		struct vms_ent *e = vms_enttab_skip(tab, &pos, &c, dk_prefix_match);
 		if (e) {
