@@ -221,6 +221,15 @@ static struct adom *by_dom(struct agent *a, virDomainPtr dom)
 	return NULL;
 }
 
+/* The bulk record of d came with the groups `seen`: got[k] = seen for d's
+ * place k in list (n domains). */
+static void note_got(uint8_t *got, struct adom *const *list, unsigned n, const struct adom *d, unsigned seen)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (list[k] == d)
+			got[k] = (uint8_t)seen;
+}
+
 /* ---- per-domain calls ---------------------------------------------------------- */
 
 static void call_cpu(struct acc *c)
@@ -356,17 +365,15 @@ void vms_agent_fast(struct agent *a)
 		stats |= VIR_DOMAIN_STATS_INTERFACE;
 	unsigned seen_any = 0;
 	uint8_t *got = calloc(n, 1);
-	if (!got)
+	struct acc *c = malloc(sizeof(*c));
+	if (!got || !c) {
+		free(got);
+		free(c);
 		return;
+	}
 	virDomainStatsRecordPtr *recs = NULL;
 	int nrec = stats ? virDomainListGetStats(doms, stats, &recs, VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT) : -1;
 	int64_t t = vms_agent_real();
-	struct acc *c = malloc(sizeof(*c));
-	if (!c) {
-		free(got);
-		virDomainStatsRecordListFree(recs);
-		return;
-	}
 	for (int i = 0; i < nrec; i++) {
 		struct adom *d = by_dom(a, recs[i]->dom);
 		if (!d)
@@ -375,9 +382,7 @@ void vms_agent_fast(struct agent *a)
 		unsigned seen = put_record(c, recs[i], d->fallback, false);
 		acc_flush(c);
 		seen_any |= seen;
-		for (unsigned k = 0; k < n; k++)
-			if (list[k] == d)
-				got[k] = (uint8_t)seen;
+		note_got(got, list, n, d, seen);
 	}
 	if (nrec >= 0) {
 		/* the driver's bulk stats lack a group altogether: ask per domain
@@ -466,6 +471,9 @@ void vms_agent_slow(struct agent *a)
 		stats |= VIR_DOMAIN_STATS_BLOCK;
 	if (a->crosscheck)
 		stats |= VIR_DOMAIN_STATS_CPU_TOTAL | VIR_DOMAIN_STATS_VCPU;
+	struct acc *c = malloc(sizeof(*c));
+	if (!c)
+		return;
 	virDomainStatsRecordPtr *recs = NULL;
 	int nrec = stats ? virDomainListGetStats(doms, stats, &recs, VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT) : -1;
 	int64_t t = vms_agent_real();
@@ -474,11 +482,6 @@ void vms_agent_slow(struct agent *a)
 	uint8_t got[VMS_PACE_BATCH_MAX];
 	memset(got, 0, sizeof(got));
 	memset(ok, 0, sizeof(ok));
-	struct acc *c = malloc(sizeof(*c));
-	if (!c) {
-		virDomainStatsRecordListFree(recs);
-		return;
-	}
 	for (int i = 0; i < nrec; i++) {
 		struct adom *d = by_dom(a, recs[i]->dom);
 		if (!d)
@@ -489,9 +492,7 @@ void vms_agent_slow(struct agent *a)
 			put_record(c, recs[i], VMS_VG_CPU | VMS_VG_VCPU, true);
 		acc_flush(c);
 		seen_any |= seen;
-		for (unsigned k = 0; k < m; k++)
-			if (list[k] == d)
-				got[k] = (uint8_t)seen;
+		note_got(got, list, m, d, seen);
 	}
 	virDomainStatsRecordListFree(recs);
 	if (nrec >= 0 && m >= 1) {

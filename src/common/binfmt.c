@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "grow.h"
 #include "ring.h"
 
 /* ---- little-endian helpers ----------------------------------------------- */
@@ -429,14 +430,10 @@ static int grow_frame(struct vms_bin_dec *d, uint32_t ncols)
 
 static int push_schema(struct vms_bin_dec *d, struct vms_schema *s)
 {
-	if (d->nschemas == d->capschemas) {
-		uint32_t nc = d->capschemas ? d->capschemas * 2 : 8;
-		struct vms_schema **ns = realloc(d->schemas, nc * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		d->schemas = ns;
-		d->capschemas = nc;
-	}
+	struct vms_schema **ns = vms_grow_array(d->schemas, &d->capschemas, d->nschemas + 1, sizeof(*ns), 8);
+	if (!ns)
+		return -ENOMEM;
+	d->schemas = ns;
 	d->schemas[d->nschemas++] = s;
 	return 0;
 }
@@ -750,8 +747,7 @@ void vms_bin_dec_close(struct vms_bin_dec *d)
 {
 	if (!d)
 		return;
-	for (uint32_t i = 0; i < d->nschemas; i++)
-		vms_schema_unref(d->schemas[i]);
+	vms_schema_unref_n(d->schemas, d->nschemas);
 	free(d->schemas);
 	free(d->frame);
 	free(d->prev);

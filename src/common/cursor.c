@@ -22,6 +22,14 @@ bool vms_cur_line(struct vms_cur *c, struct vms_cur *line)
 	return true;
 }
 
+bool vms_cur_text_line(struct vms_cur *c, struct vms_cur *line)
+{
+	while (vms_cur_line(c, line))
+		if (!vms_cur_rest_blank(line))
+			return true;
+	return false;
+}
+
 size_t vms_cur_skip_blank(struct vms_cur *c)
 {
 	const char *s = c->p;

@@ -35,6 +35,8 @@ static inline void vms_cur_fail(struct vms_cur *c, int err)
 /* Split off the next line (without its '\n'; a last line without a
  * newline counts).  Returns false at the end of the buffer. */
 bool vms_cur_line(struct vms_cur *c, struct vms_cur *line);
+/* The same, passing over lines that are empty or only blanks. */
+bool vms_cur_text_line(struct vms_cur *c, struct vms_cur *line);
 /* Skip spaces and tabs (never newlines). Returns how many were skipped. */
 size_t vms_cur_skip_blank(struct vms_cur *c);
 /* Next whitespace-delimited token (after skipping blanks). Sets -ENODATA

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "out.h"
+#include "grow.h"
 
 #include <vmsampler/format.h>
 #include <vmsampler/ring.h>
@@ -200,14 +201,10 @@ int vms_out_ensure(struct vms_out *o, size_t n)
 		return -EBADF; /* closed (a reopen failed) */
 	if (n <= o->cap)
 		return 0;
-	size_t cap = o->cap ? o->cap : 4096;
-	while (cap < n)
-		cap *= 2;
-	char *nb = realloc(o->buf, cap);
+	char *nb = vms_grow(o->buf, &o->cap, n, 4096);
 	if (!nb)
 		return -ENOMEM;
 	o->buf = nb;
-	o->cap = cap;
 	return 0;
 }
 

@@ -93,6 +93,22 @@ static int first_value(struct vms_cur *line, struct vms_stat_line *out)
 	return 1;
 }
 
+/* The lines read besides the cpu lines. */
+struct stat_key {
+	const char *name;
+	size_t len;
+	enum vms_stat_key key;
+	bool total; /* the first number is a total followed by a breakdown */
+};
+static const struct stat_key stat_keys[] = {
+	{"ctxt", 4, VMS_STAT_CTXT, false},
+	{"intr", 4, VMS_STAT_INTR, true},
+	{"processes", 9, VMS_STAT_PROCESSES, false},
+	{"procs_running", 13, VMS_STAT_PROCS_RUNNING, false},
+	{"procs_blocked", 13, VMS_STAT_PROCS_BLOCKED, false},
+	{"softirq", 7, VMS_STAT_SOFTIRQ, true},
+};
+
 int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out)
 {
 	struct vms_cur line;
@@ -106,57 +122,27 @@ int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out)
 	vms_cur_skip_blank(&line);
 	if (vms_cur_eof(&line))
 		return 1; /* an empty line carries nothing */
-	switch (*line.p) {
-	case 'c':
-		if (key(&line, "cpu", 3)) {
-			out->key = VMS_STAT_CPU_ALL;
-			return cpu_fields(&line, out);
-		}
-		if (vms_cur_left(&line) > 3 && memcmp(line.p, "cpu", 3) == 0 &&
-		    vms_is_digit(line.p[3])) {
-			const char *d = line.p + 3, *e = d;
-			while (e < line.end && !is_blank(*e))
-				e++;
-			r = cpu_number(d, (size_t)(e - d), &out->cpu);
-			if (r < 0)
-				return r;
-			line.p = e;
-			out->key = VMS_STAT_CPU;
-			return cpu_fields(&line, out);
-		}
-		if (key(&line, "ctxt", 4)) {
-			out->key = VMS_STAT_CTXT;
-			return one_value(&line, out);
-		}
-		break; /* "cpufreq..." is somebody else's line */
-	case 'i':
-		if (key(&line, "intr", 4)) {
-			out->key = VMS_STAT_INTR;
-			return first_value(&line, out);
-		}
-		break;
-	case 'p':
-		if (key(&line, "processes", 9)) {
-			out->key = VMS_STAT_PROCESSES;
-			return one_value(&line, out);
-		}
-		if (key(&line, "procs_running", 13)) {
-			out->key = VMS_STAT_PROCS_RUNNING;
-			return one_value(&line, out);
-		}
-		if (key(&line, "procs_blocked", 13)) {
-			out->key = VMS_STAT_PROCS_BLOCKED;
-			return one_value(&line, out);
-		}
-		break;
-	case 's':
-		if (key(&line, "softirq", 7)) {
-			out->key = VMS_STAT_SOFTIRQ;
-			return first_value(&line, out);
-		}
-		break;
-	default:
-		break;
+	if (key(&line, "cpu", 3)) {
+		out->key = VMS_STAT_CPU_ALL;
+		return cpu_fields(&line, out);
 	}
-	return 1;
+	if (vms_cur_left(&line) > 3 && memcmp(line.p, "cpu", 3) == 0 && vms_is_digit(line.p[3])) {
+		const char *d = line.p + 3, *e = d;
+		while (e < line.end && !is_blank(*e))
+			e++;
+		r = cpu_number(d, (size_t)(e - d), &out->cpu);
+		if (r < 0)
+			return r;
+		line.p = e;
+		out->key = VMS_STAT_CPU;
+		return cpu_fields(&line, out);
+	}
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(stat_keys); i++) {
+		const struct stat_key *k = &stat_keys[i];
+		if (*line.p == k->name[0] && key(&line, k->name, k->len)) {
+			out->key = k->key;
+			return k->total ? first_value(&line, out) : one_value(&line, out);
+		}
+	}
+	return 1; /* "cpufreq...", "btime": somebody else's line */
 }

@@ -113,11 +113,9 @@ int vms_parse_keyed(const char *buf, size_t len, const char *const *keys, unsign
 	for (unsigned i = 0; i < nkeys; i++)
 		out[i] = VMS_NONE;
 	vms_cur_init(&all, buf, len);
-	while (vms_cur_line(&all, &c)) {
+	while (vms_cur_text_line(&all, &c)) {
 		const char *tok;
 		size_t tl;
-		if (vms_cur_rest_blank(&c))
-			continue;
 		if (!vms_cur_token(&c, &tok, &tl))
 			return -EINVAL;
 		if (tl > 1 && tok[tl - 1] == ':')
@@ -176,17 +174,15 @@ int vms_parse_iostat(const char *buf, size_t len, uint64_t *rbytes, uint64_t *wb
 	struct vms_cur all, c;
 	uint64_t r = VMS_NONE, w = VMS_NONE;
 	vms_cur_init(&all, buf, len);
-	while (vms_cur_line(&all, &c)) {
-		const char *tok;
-		size_t tl;
-		if (vms_cur_rest_blank(&c))
-			continue;
+	while (vms_cur_text_line(&all, &c)) {
 		/* MAJ:MIN */
 		vms_cur_u64_sep(&c, ':');
 		vms_cur_u64(&c);
 		if (!vms_cur_ok(&c))
 			return cur_err(&c);
 		while (!vms_cur_rest_blank(&c)) {
+			const char *tok;
+			size_t tl;
 			if (!vms_cur_token(&c, &tok, &tl))
 				return -EINVAL;
 			const char *eq = memchr(tok, '=', tl);

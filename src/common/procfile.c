@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "procfile.h"
+#include "grow.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,17 +12,12 @@
 
 static int grow(struct vms_procfile *f, size_t want)
 {
-	size_t cap = f->cap ? f->cap : 4096;
-	while (cap < want) {
-		if (cap >= PROCFILE_MAX)
-			return -EFBIG;
-		cap *= 2;
-	}
-	char *nb = realloc(f->buf, cap);
+	if (want > PROCFILE_MAX)
+		return -EFBIG;
+	char *nb = vms_grow(f->buf, &f->cap, want, 4096);
 	if (!nb)
 		return -ENOMEM;
 	f->buf = nb;
-	f->cap = cap;
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "schema.h"
+#include "grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,14 +29,10 @@ void vms_schema_builder_source(struct vms_schema_builder *b, uint16_t idx)
 static int add_string(struct vms_schema_builder *b, const char *s, size_t n, size_t *off)
 {
 	if (b->slen + n + 1 > b->scap) {
-		size_t cap = b->scap ? b->scap : 1024;
-		while (cap < b->slen + n + 1)
-			cap *= 2;
-		char *ns = realloc(b->strings, cap);
+		char *ns = vms_grow(b->strings, &b->scap, b->slen + n + 1, 1024);
 		if (!ns)
 			return -ENOMEM;
 		b->strings = ns;
-		b->scap = cap;
 	}
 	memcpy(b->strings + b->slen, s, n);
 	b->strings[b->slen + n] = '\0';
@@ -61,14 +58,12 @@ int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def, 
 		goto fail;
 	}
 	if (b->ncols == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 64;
-		struct vms_col *nc = realloc(b->cols, cap * sizeof(*nc));
+		struct vms_col *nc = vms_grow_array(b->cols, &b->cap, b->ncols + 1, sizeof(*nc), 64);
 		if (!nc) {
 			r = -ENOMEM;
 			goto fail;
 		}
 		b->cols = nc;
-		b->cap = cap;
 	}
 	const char *key = def->key ? def->key : "";
 	r = add_string(b, name, (size_t)n, &noff);
@@ -180,6 +175,12 @@ void vms_schema_unref(struct vms_schema *s)
 	free(s);
 }
 
+void vms_schema_unref_n(struct vms_schema *const *s, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		vms_schema_unref(s[i]);
+}
+
 const char *vms_unit_name(unsigned unit)
 {
 	static const char *const names[] = {
@@ -194,12 +195,6 @@ const char *vms_unit_name(unsigned unit)
 
 const char *vms_kind_name(unsigned kind)
 {
-	switch (kind) {
-	case VMS_KIND_COUNTER:
-		return "counter";
-	case VMS_KIND_GAUGE:
-		return "gauge";
-	default:
-		return "?";
-	}
+	static const char *const names[] = {[VMS_KIND_COUNTER] = "counter", [VMS_KIND_GAUGE] = "gauge"};
+	return kind < VMS_ARRAY_SIZE(names) && names[kind] ? names[kind] : "?";
 }

@@ -75,6 +75,8 @@ int vms_schema_find(const struct vms_schema *s, const char *name);
 
 struct vms_schema *vms_schema_ref(struct vms_schema *s);
 void vms_schema_unref(struct vms_schema *s);
+/* vms_schema_unref() of the n schemas of s (the array itself is kept). */
+void vms_schema_unref_n(struct vms_schema *const *s, uint32_t n);
 
 /* Build a schema directly (decoders): takes ownership of nothing; copies. */
 int vms_schema_new(uint32_t gen, int64_t t_real_ns, uint32_t ncols, const struct vms_col *cols,

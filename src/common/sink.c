@@ -85,3 +85,20 @@ void vms_sink_adopt_out(struct vms_out *o, struct vms_out *n)
 	memset(n, 0, sizeof(*n));
 	n->fd = -1;
 }
+
+int vms_sink_reopen_out(struct vms_sink *s, struct vms_out *o, bool reopenable, const char *path, unsigned how,
+			size_t bufsize)
+{
+	struct vms_out n;
+	s->close_err = 0;
+	if (!reopenable) {
+		(void)vms_out_flush(o); /* never blocks the loop */
+		return 1;
+	}
+	int r = vms_out_open(&n, path, vms_sink_out_how(s, how | VMS_OUT_APPEND), bufsize);
+	if (r < 0)
+		return r; /* the old file goes on */
+	s->close_err = vms_sink_close_out(s, o);
+	vms_sink_adopt_out(o, &n);
+	return 0;
+}

@@ -139,6 +139,12 @@ int vms_sink_close_out(struct vms_sink *s, struct vms_out *o);
  * they are the same file, what the close wrote or truncated moved its end,
  * so n's offsets are taken again from the file. */
 void vms_sink_adopt_out(struct vms_out *o, struct vms_out *n);
+/* reopen() of a sink writing o: when `reopenable` is false (stdout, a
+ * pipe), o is flushed (never blocking) and 1 returned; else `path` is
+ * opened again with vms_out_open(how | VMS_OUT_APPEND, bufsize) and, if it
+ * could be, replaces o (0), or o goes on (its -errno). */
+int vms_sink_reopen_out(struct vms_sink *s, struct vms_out *o, bool reopenable, const char *path, unsigned how,
+			size_t bufsize);
 
 /* The ops table vms_sink_<id> of the sink named "<id>": its private state
  * is struct <id>, its ops <id>_open, _begin, _write, _flush, _reopen,

@@ -146,17 +146,10 @@ static int bin_flush(struct vms_sink *s)
 static int bin_reopen(struct vms_sink *s)
 {
 	struct bin *b = s->priv;
-	struct vms_out n;
-	s->close_err = 0;
-	if (strcmp(s->path, "-") == 0 || (b->out.buf && !b->out.is_reg)) {
-		(void)vms_out_flush(&b->out); /* never blocks the loop */
-		return 1; /* stdout, a pipe: nothing to reopen */
-	}
-	int r = vms_out_open(&n, s->path, vms_sink_out_how(s, VMS_OUT_BIN | VMS_OUT_APPEND), BIN_BUFSIZE);
-	if (r < 0)
-		return r; /* the old file goes on */
-	s->close_err = vms_sink_close_out(s, &b->out);
-	vms_sink_adopt_out(&b->out, &n);
+	bool pipe = strcmp(s->path, "-") == 0 || (b->out.buf && !b->out.is_reg); /* stdout, a pipe */
+	int r = vms_sink_reopen_out(s, &b->out, !pipe, s->path, VMS_OUT_BIN, BIN_BUFSIZE);
+	if (r != 0)
+		return r;
 	b->begun = false; /* the loop begins again: SCHEMA + keyframe */
 	return put_file_header(b);
 }

@@ -278,17 +278,10 @@ static int csv_flush(struct vms_sink *s)
 static int csv_reopen(struct vms_sink *s)
 {
 	struct csv *c = s->priv;
-	struct vms_out n;
-	s->close_err = 0;
-	if (!c->rolls) {
-		(void)vms_out_flush(&c->out); /* never blocks the loop */
-		return 1;                     /* stdout, a pipe: nothing to reopen */
-	}
-	int r = vms_out_open(&n, c->cur_path, vms_sink_out_how(s, VMS_OUT_CSV | VMS_OUT_APPEND), 1 << 16);
-	if (r < 0)
-		return r; /* the old file goes on */
-	s->close_err = vms_sink_close_out(s, &c->out);
-	vms_sink_adopt_out(&c->out, &n);
+	/* stdout, a pipe: nothing to reopen */
+	int r = vms_sink_reopen_out(s, &c->out, c->rolls, c->cur_path, VMS_OUT_CSV, 1 << 16);
+	if (r != 0)
+		return r;
 	/* a rotated file starts over with a header; an untouched one goes on */
 	c->header_done = false;
 	return 0;

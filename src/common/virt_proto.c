@@ -2,6 +2,7 @@
 /* virt_proto.c - encoding and decoding of the agent protocol (see
  * virt_proto.h), shared by the sampler and vmsampler-virt. */
 #include "virt_proto.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -114,16 +115,12 @@ static uint8_t *room(struct vms_vp_w *w, size_t n)
 		return NULL;
 	}
 	if (w->len + n > w->cap) {
-		size_t cap = w->cap ? w->cap : 256;
-		while (cap < w->len + n)
-			cap *= 2;
-		uint8_t *b = realloc(w->buf, cap);
+		uint8_t *b = vms_grow(w->buf, &w->cap, w->len + n, 256);
 		if (!b) {
 			w->err = -ENOMEM;
 			return NULL;
 		}
 		w->buf = b;
-		w->cap = cap;
 	}
 	uint8_t *p = w->buf + w->len;
 	w->len += n;

@@ -619,6 +619,17 @@ void vms_rate_plan_free(struct vms_rate_plan *p)
 	free(p);
 }
 
+int vms_rate_plan_renew(struct vms_rate_plan **plan, const struct vms_schema *s)
+{
+	struct vms_rate_plan *p;
+	int e = vms_rate_plan_new(s, &p);
+	if (e < 0)
+		return e;
+	vms_rate_plan_free(*plan);
+	*plan = p;
+	return 0;
+}
+
 /* ---- computing one interval --------------------------------------------- */
 
 struct ctx {
@@ -945,12 +956,10 @@ static int write_header(struct vms_rates *r)
  * previous frame's schema. */
 static int switch_schema(struct vms_rates *r, const struct vms_schema *s)
 {
-	struct vms_rate_plan *p;
-	int e = vms_rate_plan_new(s, &p);
+	int e = vms_rate_plan_renew(&r->plan, s);
 	if (e < 0)
 		return e;
-	vms_rate_plan_free(r->plan);
-	r->plan = p;
+	const struct vms_rate_plan *p = r->plan;
 	r->sch = s;
 	if (!r->header_done && r->nnames == 0) {
 		e = add_names(r, p);

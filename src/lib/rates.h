@@ -78,6 +78,8 @@ struct vms_rate_plan {
 /* Build the plan of schema s (kept by pointer: it must outlive the plan). */
 int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out);
 void vms_rate_plan_free(struct vms_rate_plan *p);
+/* *plan replaced by the plan of schema s; left as it was on failure. */
+int vms_rate_plan_renew(struct vms_rate_plan **plan, const struct vms_schema *s);
 
 /* prev[i] and cur[i] are the values of column i of the plan's schema at
  * the start and the end of its interval, dt[i] seconds (0: none; the

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "binfmt.h"
+#include "grow.h"
 #include "rates.h"
 #include "reader_int.h"
 #include "ring.h"
@@ -319,8 +320,7 @@ void vms_reader_close(struct vms_reader *r)
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	vms_ring_destroy(&r->ring);
-	for (uint32_t i = 0; i < r->nschemas; i++)
-		vms_schema_unref(r->schemas[i]);
+	vms_schema_unref_n(r->schemas, r->nschemas);
 	free(r->schemas);
 	free(r->sbuf);
 	free(r->buf);
@@ -359,18 +359,16 @@ static int rates_frame(struct vms_reader *r)
 	r->rflags = 0;
 	r->dt = 0;
 	if (s != r->plan_sch) {
-		struct vms_rate_plan *p;
-		int e = vms_rate_plan_new(s, &p);
+		int e = vms_rate_plan_renew(&r->plan, s);
 		if (e < 0)
 			return e;
-		vms_rate_plan_free(r->plan);
-		r->plan = p;
 		r->plan_sch = s;
-		double *rv = realloc(r->rv, (p->ncols ? p->ncols : 1) * sizeof(*rv));
+		uint32_t n = r->plan->ncols;
+		double *rv = realloc(r->rv, (n ? n : 1) * sizeof(*rv));
 		if (!rv)
 			return -ENOMEM;
 		r->rv = rv;
-		r->rv_cap = p->ncols;
+		r->rv_cap = n;
 	}
 	if (!r->have_prev)
 		vms_rate_last_free(&r->last); /* a new stream: nothing carries over */
@@ -503,14 +501,11 @@ static int ring_load_schema(struct vms_reader *r, uint32_t gen)
 		if (e == VMS_BIN_SCHEMA && d.schema->gen == gen)
 			got = 1;
 	if (got && r->nschemas == r->capschemas) {
-		uint32_t cap = r->capschemas ? r->capschemas * 2 : 4;
-		struct vms_schema **s = realloc(r->schemas, cap * sizeof(*s));
+		struct vms_schema **s = vms_grow_array(r->schemas, &r->capschemas, r->nschemas + 1, sizeof(*s), 4);
 		if (!s)
 			got = -ENOMEM;
-		else {
+		else
 			r->schemas = s;
-			r->capschemas = cap;
-		}
 	}
 	if (got == 1)
 		r->schemas[r->nschemas++] = vms_schema_ref(d.schema);
@@ -538,8 +533,7 @@ static int ring_reattach(struct vms_reader *r)
 		return e;
 	if (!same_run) {
 		/* another writer started over: seqs and generations restart */
-		for (uint32_t i = 0; i < r->nschemas; i++)
-			vms_schema_unref(r->schemas[i]);
+		vms_schema_unref_n(r->schemas, r->nschemas);
 		r->nschemas = 0;
 		r->have_prev = false;
 		r->last_sch = NULL;

@@ -368,54 +368,52 @@ static bool str_equal(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* The values x and y of key k are the same. */
+static bool value_equal(const struct vms_conf_key *k, const void *x, const void *y)
+{
+	switch (k->type) {
+	case VMS_CONF_DURATION:
+	case VMS_CONF_U64:
+		return *(const uint64_t *)x == *(const uint64_t *)y;
+	case VMS_CONF_U32:
+		return *(const uint32_t *)x == *(const uint32_t *)y;
+	case VMS_CONF_BOOL:
+		return *(const bool *)x == *(const bool *)y;
+	case VMS_CONF_ENUM:
+		return *(const int *)x == *(const int *)y;
+	case VMS_CONF_STRING:
+		return str_equal(*(char *const *)x, *(char *const *)y);
+	case VMS_CONF_GLOBS: {
+		const struct vms_globs *g = x, *h = y;
+		if (g->n != h->n)
+			return false;
+		for (unsigned i = 0; i < g->n; i++)
+			if (strcmp(g->pat[i], h->pat[i]) != 0)
+				return false;
+		return true;
+	}
+	case VMS_CONF_EVENTS: {
+		const struct vms_perf_events *g = x, *h = y;
+		if (g->n != h->n)
+			return false;
+		for (unsigned i = 0; i < g->n; i++)
+			if (strcmp(g->v[i].name, h->v[i].name) != 0 || g->v[i].required != h->v[i].required)
+				return false;
+		return true;
+	}
+	case VMS_CONF_SOURCES:
+		break;
+	}
+	return true;
+}
+
 bool vms_config_equal(const struct vms_config *a, const struct vms_config *b)
 {
 	for_each_key(sec, k) {
 		const void *x = field((const char *)a + sec->off, k);
 		const void *y = field((const char *)b + sec->off, k);
-		switch (k->type) {
-		case VMS_CONF_DURATION:
-		case VMS_CONF_U64:
-			if (*(const uint64_t *)x != *(const uint64_t *)y)
-				return false;
-			break;
-		case VMS_CONF_U32:
-			if (*(const uint32_t *)x != *(const uint32_t *)y)
-				return false;
-			break;
-		case VMS_CONF_BOOL:
-			if (*(const bool *)x != *(const bool *)y)
-				return false;
-			break;
-		case VMS_CONF_ENUM:
-			if (*(const int *)x != *(const int *)y)
-				return false;
-			break;
-		case VMS_CONF_STRING:
-			if (!str_equal(*(char *const *)x, *(char *const *)y))
-				return false;
-			break;
-		case VMS_CONF_GLOBS: {
-			const struct vms_globs *g = x, *h = y;
-			if (g->n != h->n)
-				return false;
-			for (unsigned i = 0; i < g->n; i++)
-				if (strcmp(g->pat[i], h->pat[i]) != 0)
-					return false;
-			break;
-		}
-		case VMS_CONF_EVENTS: {
-			const struct vms_perf_events *g = x, *h = y;
-			if (g->n != h->n)
-				return false;
-			for (unsigned i = 0; i < g->n; i++)
-				if (strcmp(g->v[i].name, h->v[i].name) != 0 || g->v[i].required != h->v[i].required)
-					return false;
-			break;
-		}
-		case VMS_CONF_SOURCES:
-			break;
-		}
+		if (!value_equal(k, x, y))
+			return false;
 	}
 	return true;
 }
@@ -510,37 +508,23 @@ static bool is_pow2(uint64_t v)
 
 void vms_conf_expected(const struct vms_conf_key *k, char *buf, size_t len)
 {
-	switch (k->type) {
-	case VMS_CONF_DURATION:
-		snprintf(buf, len, "a duration");
-		return;
-	case VMS_CONF_U64:
-	case VMS_CONF_U32:
-		snprintf(buf, len, "a number");
-		return;
-	case VMS_CONF_BOOL:
-		snprintf(buf, len, "true or false");
-		return;
-	case VMS_CONF_STRING:
-		snprintf(buf, len, "a string");
-		return;
-	case VMS_CONF_GLOBS:
-		snprintf(buf, len, "a list of patterns");
-		return;
-	case VMS_CONF_EVENTS:
-		snprintf(buf, len, "a list of perf events");
-		return;
-	case VMS_CONF_SOURCES:
-		snprintf(buf, len, "a mapping of sources");
-		return;
-	case VMS_CONF_ENUM: {
+	static const char *const what[] = {
+		[VMS_CONF_DURATION] = "a duration",
+		[VMS_CONF_U64] = "a number",
+		[VMS_CONF_U32] = "a number",
+		[VMS_CONF_BOOL] = "true or false",
+		[VMS_CONF_STRING] = "a string",
+		[VMS_CONF_GLOBS] = "a list of patterns",
+		[VMS_CONF_EVENTS] = "a list of perf events",
+		[VMS_CONF_SOURCES] = "a mapping of sources",
+	};
+	if (k->type == VMS_CONF_ENUM) {
 		size_t n = (size_t)snprintf(buf, len, "one of");
 		for (const struct vms_conf_enum *e = k->enums; e->name && n < len; e++)
 			n += (size_t)snprintf(buf + n, len - n, "%s %s", e == k->enums ? "" : ",", e->name);
 		return;
 	}
-	}
-	snprintf(buf, len, "a value");
+	snprintf(buf, len, "%s", (unsigned)k->type < VMS_ARRAY_SIZE(what) && what[k->type] ? what[k->type] : "a value");
 }
 
 static void range_text(const struct vms_conf_key *k, char *buf, size_t len)

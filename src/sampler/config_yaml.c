@@ -225,6 +225,42 @@ static int next_item(struct yload *y, yaml_event_type_t end)
 	return r < 0 ? r : 1;
 }
 
+/* next_item() of a collection whose items are scalars (the keys of a
+ * mapping, the patterns of a list): one that is not fails with
+ * "<path>: expected <what>, not ..." (path NULL: no "<path>: "). */
+static int next_scalar(struct yload *y, yaml_event_type_t end, const char *path, const char *what)
+{
+	int r = next_item(y, end);
+	if (r <= 0 || y->ev.type == YAML_SCALAR_EVENT)
+		return r;
+	if (path)
+		return fail_at(y, y->ev.start_mark, "%s: expected %s, not %s", path, what, kind(&y->ev));
+	return fail_at(y, y->ev.start_mark, "expected %s, not %s", what, kind(&y->ev));
+}
+
+/* Key number idx of a mapping stands at mark km: the line where it stood
+ * already (1-based), or 0 (then it is noted; seen has n entries). */
+static size_t seen_before(size_t *seen, size_t n, size_t idx, yaml_mark_t km)
+{
+	if (idx >= n)
+		return 0;
+	size_t first = seen[idx];
+	if (!first)
+		seen[idx] = km.line + 1;
+	return first;
+}
+
+/* The next event, which must be of that type. */
+static int next_is(struct yload *y, yaml_event_type_t type)
+{
+	int r = next(y);
+	if (r < 0)
+		return r;
+	if (y->ev.type != type)
+		return fail_at(y, y->ev.start_mark, "unexpected YAML event");
+	return 0;
+}
+
 /* A scalar for messages: at most len - 1 bytes, NUL bytes shown as '?'
  * (other control characters are replaced in the finished message). */
 static const char *shown(char *buf, size_t len, const yaml_event_t *e)
@@ -267,15 +303,11 @@ static int parse_globs(struct yload *y, struct vms_globs *g, const char *path)
 	struct vms_globs n = {NULL, 0};
 	int r;
 	for (;;) {
-		r = next_item(y, YAML_SEQUENCE_END_EVENT);
+		r = next_scalar(y, YAML_SEQUENCE_END_EVENT, path, "a pattern");
 		if (r < 0)
 			goto fail;
 		if (r == 0)
 			break;
-		if (y->ev.type != YAML_SCALAR_EVENT) {
-			r = fail_at(y, y->ev.start_mark, "%s: expected a pattern, not %s", path, kind(&y->ev));
-			goto fail;
-		}
 		const char *v = (const char *)y->ev.data.scalar.value;
 		if (is_null_scalar(&y->ev) || y->ev.data.scalar.length == 0) {
 			r = fail_at(y, y->ev.start_mark, "%s: empty pattern", path);
@@ -326,15 +358,11 @@ static int parse_event_item(struct yload *y, const char *path, char **name, bool
 	yaml_mark_t start = y->ev.start_mark;
 	bool seen_req = false;
 	for (;;) {
-		r = next_item(y, YAML_MAPPING_END_EVENT);
+		r = next_scalar(y, YAML_MAPPING_END_EVENT, path, "a key");
 		if (r < 0)
 			goto fail;
 		if (r == 0)
 			break;
-		if (y->ev.type != YAML_SCALAR_EVENT) {
-			r = fail_at(y, y->ev.start_mark, "%s: expected a key, not %s", path, kind(&y->ev));
-			goto fail;
-		}
 		const char *key = (const char *)y->ev.data.scalar.value;
 		yaml_mark_t km = y->ev.start_mark;
 		bool is_event = strcmp(key, "event") == 0, is_req = strcmp(key, "required") == 0;
@@ -502,13 +530,9 @@ static int parse_section(struct yload *y, const struct vms_conf_section *sec)
 	int r;
 
 	for (;;) {
-		r = next_item(y, YAML_MAPPING_END_EVENT);
-		if (r < 0)
+		r = next_scalar(y, YAML_MAPPING_END_EVENT, NULL, "a key");
+		if (r <= 0)
 			return r;
-		if (r == 0)
-			return 0;
-		if (y->ev.type != YAML_SCALAR_EVENT)
-			return fail_at(y, y->ev.start_mark, "expected a key, not %s", kind(&y->ev));
 		const char *key = (const char *)y->ev.data.scalar.value;
 		yaml_mark_t km = y->ev.start_mark;
 		/* "interval\0x" must not pass for "interval" */
@@ -522,15 +546,12 @@ static int parse_section(struct yload *y, const struct vms_conf_section *sec)
 				return fail_at(y, km, "unknown key '%s' in sources.%s%s", show, sec->name, hint);
 			return fail_at(y, km, "unknown key '%s'%s", show, hint);
 		}
-		size_t idx = (size_t)(k - sec->keys);
-		if (idx < VMS_ARRAY_SIZE(seen) && seen[idx]) {
-			if (sec->name)
-				return fail_at(y, km, "duplicate key '%s' in sources.%s (first at line %zu)", key,
-					       sec->name, seen[idx]);
-			return fail_at(y, km, "duplicate key '%s' (first at line %zu)", key, seen[idx]);
-		}
-		if (idx < VMS_ARRAY_SIZE(seen))
-			seen[idx] = km.line + 1;
+		size_t first = seen_before(seen, VMS_ARRAY_SIZE(seen), (size_t)(k - sec->keys), km);
+		if (first && sec->name)
+			return fail_at(y, km, "duplicate key '%s' in sources.%s (first at line %zu)", key, sec->name,
+				       first);
+		if (first)
+			return fail_at(y, km, "duplicate key '%s' (first at line %zu)", key, first);
 		if (sec->name)
 			snprintf(path, sizeof(path), "sources.%s.%s", sec->name, k->name);
 		else
@@ -566,13 +587,9 @@ static int parse_sources(struct yload *y)
 		return fail_at(y, y->ev.start_mark, "sources: expected a mapping of source names, not %s",
 			       kind(&y->ev));
 	for (;;) {
-		r = next_item(y, YAML_MAPPING_END_EVENT);
-		if (r < 0)
+		r = next_scalar(y, YAML_MAPPING_END_EVENT, NULL, "a source name");
+		if (r <= 0)
 			return r;
-		if (r == 0)
-			return 0;
-		if (y->ev.type != YAML_SCALAR_EVENT)
-			return fail_at(y, y->ev.start_mark, "expected a source name, not %s", kind(&y->ev));
 		const char *name = (const char *)y->ev.data.scalar.value;
 		yaml_mark_t km = y->ev.start_mark;
 		const struct vms_conf_section *sec =
@@ -593,12 +610,9 @@ static int parse_sources(struct yload *y)
 		if (!sec->compiled)
 			return fail_at(y, km, "sources.%s: vmsampler was compiled without %s support", sec->name,
 				       sec->feature);
-		size_t idx = (size_t)(sec - vms_conf_sections);
-		if (idx < VMS_ARRAY_SIZE(seen) && seen[idx])
-			return fail_at(y, km, "duplicate key '%s' in sources (first at line %zu)", sec->name,
-				       seen[idx]);
-		if (idx < VMS_ARRAY_SIZE(seen))
-			seen[idx] = km.line + 1;
+		size_t first = seen_before(seen, VMS_ARRAY_SIZE(seen), (size_t)(sec - vms_conf_sections), km);
+		if (first)
+			return fail_at(y, km, "duplicate key '%s' in sources (first at line %zu)", sec->name, first);
 		r = next_node(y);
 		if (r < 0)
 			return r;
@@ -615,11 +629,9 @@ static int parse_sources(struct yload *y)
 
 static int parse_stream(struct yload *y)
 {
-	int r = next(y);
+	int r = next_is(y, YAML_STREAM_START_EVENT);
 	if (r < 0)
 		return r;
-	if (y->ev.type != YAML_STREAM_START_EVENT)
-		return fail_at(y, y->ev.start_mark, "unexpected YAML event");
 	r = next(y);
 	if (r < 0)
 		return r;
@@ -638,11 +650,9 @@ static int parse_stream(struct yload *y)
 		return fail_at(y, y->ev.start_mark, "expected a mapping of keys (like 'interval: 1s'), not %s",
 			       kind(&y->ev));
 	}
-	r = next(y);
+	r = next_is(y, YAML_DOCUMENT_END_EVENT);
 	if (r < 0)
 		return r;
-	if (y->ev.type != YAML_DOCUMENT_END_EVENT)
-		return fail_at(y, y->ev.start_mark, "unexpected YAML event");
 	r = next(y);
 	if (r < 0)
 		return r;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "binfmt.h"
+#include "grow.h"
 #include "log.h"
 
 #define RESCHEMA_ATTEMPTS 3
@@ -31,14 +32,10 @@ static struct vms_schema *live_find(struct vms_loop *l, uint32_t gen)
 
 static int live_add(struct vms_loop *l, struct vms_schema *s)
 {
-	if (l->nlive == l->caplive) {
-		unsigned cap = l->caplive ? l->caplive * 2 : 4;
-		struct vms_schema **n = realloc(l->live, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		l->live = n;
-		l->caplive = cap;
-	}
+	struct vms_schema **n = vms_grow_array(l->live, &l->caplive, l->nlive + 1, sizeof(*n), 4);
+	if (!n)
+		return -ENOMEM;
+	l->live = n;
 	l->live[l->nlive++] = vms_schema_ref(s);
 	return 0;
 }
@@ -905,8 +902,7 @@ int vms_loop_fini(struct vms_loop *l)
 	}
 	free(l->src);
 	vms_vmtab_clear(&l->vms);
-	for (unsigned i = 0; i < l->nlive; i++)
-		vms_schema_unref(l->live[i]);
+	vms_schema_unref_n(l->live, l->nlive);
 	free(l->live);
 	vms_schema_unref(l->schema);
 	vms_ring_destroy(&l->ring);

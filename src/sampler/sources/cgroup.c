@@ -67,9 +67,15 @@ static bool exists(const char *dir, const char *file)
 	return access(p, F_OK) == 0;
 }
 
-static int probe(struct vms_cgmount *m, const char *dir, const char *file)
+/* No mount found in mountinfo: m is root<sub> if that directory holds
+ * `file` (and m is not set yet). */
+static int probe(struct vms_cgmount *m, const char *root, const char *sub, const char *file)
 {
-	if (m->point || !exists(dir, file))
+	char dir[PATH_MAX];
+	if (m->point)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s%s", root, sub);
+	if (!exists(dir, file))
 		return 0;
 	m->point = strdup(dir);
 	m->root = strdup("/");
@@ -108,20 +114,18 @@ int vms_cgmounts_load(struct vms_cgmounts *m, int proc_dirfd, const char *root)
 		vms_procfile_close(&f);
 	}
 	if (r == 0 && !m->v2.point && !m->cpuacct.point && !m->memory.point) {
-		char d[PATH_MAX];
-		r = probe(&m->v2, root, "cgroup.controllers");
-		snprintf(d, sizeof(d), "%s/unified", root);
-		if (r == 0)
-			r = probe(&m->v2, d, "cgroup.controllers");
-		snprintf(d, sizeof(d), "%s/cpuacct", root);
-		if (r == 0)
-			r = probe(&m->cpuacct, d, "cpuacct.usage");
-		snprintf(d, sizeof(d), "%s/cpu,cpuacct", root);
-		if (r == 0)
-			r = probe(&m->cpuacct, d, "cpuacct.usage");
-		snprintf(d, sizeof(d), "%s/memory", root);
-		if (r == 0)
-			r = probe(&m->memory, d, "memory.usage_in_bytes");
+		const struct {
+			struct vms_cgmount *m;
+			const char *sub, *file;
+		} probes[] = {
+			{&m->v2, "", "cgroup.controllers"},
+			{&m->v2, "/unified", "cgroup.controllers"},
+			{&m->cpuacct, "/cpuacct", "cpuacct.usage"},
+			{&m->cpuacct, "/cpu,cpuacct", "cpuacct.usage"},
+			{&m->memory, "/memory", "memory.usage_in_bytes"},
+		};
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(probes) && r == 0; i++)
+			r = probe(probes[i].m, root, probes[i].sub, probes[i].file);
 	}
 	if (r < 0)
 		vms_cgmounts_free(m);

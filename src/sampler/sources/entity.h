@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cursor.h"
+#include "procfile.h"
 #include "source.h"
 
 struct vms_ent {
@@ -90,6 +92,33 @@ static inline void vms_enttab_bad(struct vms_enttab *t, struct vms_tick_ctx *tc)
  * declare time: one was added or removed before it).  NULL with *known
  * set: every entity of that name was read already. */
 struct vms_ent *vms_enttab_find(struct vms_enttab *t, const char *name, size_t len, bool *known);
+
+/* The tick's start for a source reading its own file f: f read again,
+ * the table's tick begun, c on f's text. */
+static inline int vms_enttab_read(struct vms_enttab *t, struct vms_procfile *f, struct vms_cur *c)
+{
+	int r = vms_procfile_read(f);
+	if (r < 0)
+		return r;
+	vms_enttab_begin(t);
+	vms_cur_init(c, f->buf, f->len);
+	return 0;
+}
+
+/* The entity expected at *pos when the tick does not sample it and the
+ * line at the cursor is its (`match`): that line is stepped over unparsed
+ * and *pos moves past it.  NULL otherwise. */
+static inline struct vms_ent *vms_enttab_skip(struct vms_enttab *t, uint32_t *pos, struct vms_cur *c,
+					      bool (*match)(const struct vms_cur *, const struct vms_ent *))
+{
+	struct vms_ent *e = *pos < t->n ? &t->ent[*pos] : NULL;
+	if (!e || e->slot >= 0 || vms_ent_seen(t, e) || !match(c, e))
+		return NULL;
+	vms_cur_skip_line(c);
+	vms_enttab_mark(t, e);
+	(*pos)++;
+	return e;
+}
 
 /* The entity of the line named name (len bytes): the one expected at *pos
  * (lines come in the order of declare time) or else vms_enttab_find()'s;

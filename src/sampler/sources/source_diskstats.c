@@ -184,18 +184,13 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	uint32_t pos = 0;
 	int r;
 
-	r = vms_procfile_read(&p->f);
+	r = vms_enttab_read(tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	vms_enttab_begin(tab);
-	vms_cur_init(&c, p->f.buf, p->f.len);
 	for (;;) {
-		struct vms_ent *e = pos < tab->n ? &tab->ent[pos] : NULL;
-		if (e && e->slot < 0 && !vms_ent_seen(tab, e) && dk_prefix_match(&c, e)) {
-			vms_cur_skip_line(&c);
+		struct vms_ent *e = vms_enttab_skip(tab, &pos, &c, dk_prefix_match);
+		if (e) {
 			t->parse_errors += !!(e->bits & DK_TOOLONG);
-			vms_enttab_mark(tab, e);
-			pos++;
 			continue;
 		}
 		r = vms_diskstats_next(&c, &dl);

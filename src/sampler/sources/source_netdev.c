@@ -166,13 +166,8 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	c.p += p->hdr_len;
 	vms_enttab_begin(tab);
 	for (;;) {
-		struct vms_ent *e = pos < tab->n ? &tab->ent[pos] : NULL;
-		if (e && e->slot < 0 && !vms_ent_seen(tab, e) && nd_prefix_match(&c, e)) {
-			vms_cur_skip_line(&c);
-			vms_enttab_mark(tab, e);
-			pos++;
+		if (vms_enttab_skip(tab, &pos, &c, nd_prefix_match))
 			continue;
-		}
 		r = vms_netdev_next(&c, &p->hdr, &nl);
 		if (r == 0)
 			break;
@@ -181,7 +176,7 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			pos++;
 			continue;
 		}
-		e = vms_enttab_line(tab, &pos, nl.name, nl.name_len, t, &r);
+		struct vms_ent *e = vms_enttab_line(tab, &pos, nl.name, nl.name_len, t, &r);
 		if (!e) {
 			if (r)
 				return r; /* a new interface */

@@ -181,11 +181,9 @@ static int ps_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	struct vms_enttab *tab = &p->tab;
 	int r;
 
-	r = vms_procfile_read(&p->f);
+	r = vms_enttab_read(tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	vms_enttab_begin(tab);
-	vms_cur_init(&c, p->f.buf, p->f.len);
 	for (;;) {
 		struct vms_ent *e;
 		if (!p->per_cpu && is_cpun_line(&c)) {

@@ -81,23 +81,23 @@ int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned m, unsigned idx)
 
 uint8_t vms_vmlay_group(const struct vms_vmlay *l, uint32_t i)
 {
+	const struct {
+		int32_t from, to; /* the group's columns: [from, to) */
+		uint8_t group;
+	} groups[] = {
+		{l->cpu, l->vcpu, VMS_VG_CPU},
+		{l->vcpu, l->net, VMS_VG_VCPU},
+		{l->net, l->io, VMS_VG_NET},
+		{l->io, l->mem, VMS_VG_IO},
+		{l->mem, l->balloon, VMS_VG_MEM},
+		{l->balloon, l->block, VMS_VG_BALLOON},
+		{l->block, l->block + VMS_VM_NBLOCK * l->ndisk, VMS_VG_BLOCK},
+		{l->check, l->check >= 0 ? l->slow_t : l->check, VMS_VG_CHECK},
+	};
 	int32_t c = (int32_t)i;
-	if (c >= l->cpu && c < l->vcpu)
-		return VMS_VG_CPU;
-	if (c >= l->vcpu && c < l->net)
-		return VMS_VG_VCPU;
-	if (c >= l->net && c < l->io)
-		return VMS_VG_NET;
-	if (c >= l->io && c < l->mem)
-		return VMS_VG_IO;
-	if (c >= l->mem && c < l->balloon)
-		return VMS_VG_MEM;
-	if (c >= l->balloon && c < l->block)
-		return VMS_VG_BALLOON;
-	if (c >= l->block && c < l->block + VMS_VM_NBLOCK * l->ndisk)
-		return VMS_VG_BLOCK;
-	if (l->check >= 0 && c >= l->check && c < l->slow_t)
-		return VMS_VG_CHECK;
+	for (size_t k = 0; k < VMS_ARRAY_SIZE(groups); k++)
+		if (c >= groups[k].from && c < groups[k].to)
+			return groups[k].group;
 	return 0;
 }
 

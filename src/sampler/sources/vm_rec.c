@@ -77,69 +77,64 @@ void vm_rec_queue_needs(struct vm *p, struct vmrec *r)
 		r->need_sent |= missing;
 }
 
+/* d, typed as the metric `info`. */
+static const struct vms_coldef *typed(struct vms_coldef *d, const struct vms_vmetric_info *info)
+{
+	d->kind = info->kind;
+	d->unit = info->unit;
+	d->wrap_bits = info->kind == VMS_KIND_COUNTER ? 64 : 0;
+	return d;
+}
+
+/* The columns "vm.<n>.<prefix><metric>" of the metrics first..last. */
+static void metric_cols(struct vms_schema_builder *b, struct vms_coldef *d, const char *n, const char *prefix,
+			unsigned first, unsigned last)
+{
+	for (unsigned m = first; m <= last; m++) {
+		const struct vms_vmetric_info *mi = vms_vmetric_find(m);
+		vms_schema_addf(b, typed(d, mi), "vm.%s.%s%s", n, prefix, mi->col);
+	}
+}
+
 int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc)
 {
 	const struct vms_vm *vm = &r->id;
 	struct vms_coldef d = {.key = vm->uuid};
 	const char *n = r->cname;
-#define COL(info, ...)                                                                   \
-	do {                                                                             \
-		d.kind = (info)->kind;                                                   \
-		d.unit = (info)->unit;                                                   \
-		d.wrap_bits = (info)->kind == VMS_KIND_COUNTER ? 64 : 0;                 \
-		vms_schema_addf(b, &d, __VA_ARGS__);                                     \
-	} while (0)
+	char prefix[512]; /* no longer than a column name */
 	static const struct vms_vmetric_info state = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_STATE, "state", NULL},
 					     path = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, "path", NULL},
 					     slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
-	const struct vms_vmetric_info *mi;
 
 	uint32_t old = r->pend ? r->lay.ncol : 0;
 	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, lc && lc->crosscheck);
-	COL(&state, "vm.%s.state", n);
-	COL(&path, "vm.%s.path", n);
-	for (unsigned m = VMS_VM_CPU_TIME; m <= VMS_VM_CPU_SYSTEM; m++) {
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
+	vms_schema_addf(b, typed(&d, &state), "vm.%s.state", n);
+	vms_schema_addf(b, typed(&d, &path), "vm.%s.path", n);
+	metric_cols(b, &d, n, "", VMS_VM_CPU_TIME, VMS_VM_CPU_SYSTEM);
+	for (unsigned i = 0; i < vm->nvcpu; i++) {
+		snprintf(prefix, sizeof(prefix), "vcpu%u.", i);
+		metric_cols(b, &d, n, prefix, VMS_VM_VCPU_TIME, VMS_VM_VCPU_SLICES);
 	}
-	for (unsigned i = 0; i < vm->nvcpu; i++)
-		for (unsigned m = VMS_VM_VCPU_TIME; m <= VMS_VM_VCPU_SLICES; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.vcpu%u.%s", n, i, mi->col);
-		}
-	for (unsigned t = 0; t < vm->ntap; t++)
-		for (unsigned m = VMS_VM_NET_RX_BYTES; m <= VMS_VM_NET_TX_DROP; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.net.%s.%s", n, vm->tap[t], mi->col);
-		}
-	for (unsigned m = VMS_VM_IO_READ; m <= VMS_VM_IO_CG_WRITE; m++) {
-		if (m >= VMS_VM_IO_CG_READ && r->lay.iocg < 0)
-			continue;
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
+	for (unsigned t = 0; t < vm->ntap; t++) {
+		snprintf(prefix, sizeof(prefix), "net.%s.", vm->tap[t]);
+		metric_cols(b, &d, n, prefix, VMS_VM_NET_RX_BYTES, VMS_VM_NET_TX_DROP);
 	}
-	for (unsigned m = VMS_VM_MEM_RSS; m <= VMS_VM_MEM_CGROUP; m++) {
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
-	}
+	metric_cols(b, &d, n, "", VMS_VM_IO_READ, r->lay.iocg < 0 ? VMS_VM_IO_WRITE : VMS_VM_IO_CG_WRITE);
+	metric_cols(b, &d, n, "", VMS_VM_MEM_RSS, VMS_VM_MEM_CGROUP);
 	for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
-		COL(&vms_vm_balloon[k], "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
+		vms_schema_addf(b, typed(&d, &vms_vm_balloon[k]), "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
 	for (unsigned i = 0; i < vm->ndisk; i++)
 		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
-			COL(&vms_vm_block[k], "vm.%s.block.%s.%s", n, vm->disk[i], vms_vm_block[k].col);
+			vms_schema_addf(b, typed(&d, &vms_vm_block[k]), "vm.%s.block.%s.%s", n, vm->disk[i],
+					vms_vm_block[k].col);
 	if (r->lay.check >= 0) {
-		for (unsigned m = VMS_VM_CHECK_CPU_TIME; m <= VMS_VM_CHECK_CPU_SYSTEM; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.%s", n, mi->col);
+		metric_cols(b, &d, n, "", VMS_VM_CHECK_CPU_TIME, VMS_VM_CHECK_CPU_SYSTEM);
+		for (unsigned i = 0; i < vm->nvcpu; i++) {
+			snprintf(prefix, sizeof(prefix), "lv.vcpu%u.", i);
+			metric_cols(b, &d, n, prefix, VMS_VM_CHECK_VCPU_TIME, VMS_VM_CHECK_VCPU_DELAY);
 		}
-		for (unsigned i = 0; i < vm->nvcpu; i++)
-			for (unsigned m = VMS_VM_CHECK_VCPU_TIME; m <= VMS_VM_CHECK_VCPU_DELAY; m++) {
-				mi = vms_vmetric_find(m);
-				COL(mi, "vm.%s.lv.vcpu%u.%s", n, i, mi->col);
-			}
 	}
-	COL(&slow, "vm.%s.slow_t", n);
-#undef COL
+	vms_schema_addf(b, typed(&d, &slow), "vm.%s.slow_t", n);
 	if (b->err)
 		return b->err;
 	if (old == r->lay.ncol)
