@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""vmsampler.py - load what vmsampler writes into Python.
+"""vmsampler - load what vmsampler writes into Python.
 
     import vmsampler
     df = vmsampler.load('run.vms')      # binary stream -> pandas DataFrame
@@ -18,6 +18,10 @@ The binary decoder follows vmsampler-format(5) (CRC-32C checked, deltas,
 keyframes, concatenated streams); the ring reader follows
 vmsampler-ring(5) with the same seqlock validation as libvmsampler: a
 slot is copied, then its sequence numbers say whether the copy is whole.
+
+The figures, sweeps and Parquet export (python3 -m vmsampler plot|sweep|
+parquet, see vmsampler.cli) live in submodules that need numpy and
+matplotlib (pyarrow for Parquet); importing this package needs neither.
 """
 
 import mmap
@@ -25,7 +29,8 @@ import os
 import struct
 import time
 
-__all__ = ['load', 'read_frames', 'Ring', 'Frame', 'FormatError', 'WriterGone']
+__all__ = ['load', 'read_frames', 'schemas', 'Ring', 'Frame', 'FormatError', 'WriterGone']
+__version__ = '0.1.0'
 
 FMT_MAGIC = b'VMSAMPL'
 RING_MAGIC = b'VMSRING'
@@ -257,6 +262,61 @@ def read_frames(path):
         yield from r.frames()
         return
     yield from _decode(data)
+
+
+def schemas(path):
+    """The SCHEMA records of a stream file, in file order, without
+    decoding its frames (record headers are CRC-checked, DATA payloads
+    skipped; SCHEMA payloads are CRC-checked); for a ring, its current
+    schema.  Cheap on a file of any size: it is mapped, not read."""
+    with open(path, 'rb') as fh:
+        if fh.read(7) == RING_MAGIC:
+            r = Ring(path)
+            gen = struct.unpack_from('<I', r._m, 200)[0]
+            s = r._schema(gen)
+            return [s] if s else []
+        fh.seek(0)
+        try:
+            m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+        except ValueError:  # empty file
+            return []
+    out = []
+    try:
+        p, n, rec, in_stream = 0, len(m), 0, False
+        while p < n:
+            if not in_stream or m[p:p + 8] == FMT_MAGIC + b'\x01':
+                if n - p < 32:
+                    break
+                if m[p:p + 7] != FMT_MAGIC:
+                    raise FormatError('not a vmsampler stream (no VMSAMPL magic)', p, 0)
+                if struct.unpack_from('<I', m, p + 28)[0] != crc32c(m[p:p + 28]):
+                    raise FormatError('file header CRC mismatch', p, 0)
+                p += max(32, struct.unpack_from('<I', m, p + 12)[0])
+                in_stream = True
+                continue
+            rec += 1
+            if n - p < 12:
+                break
+            hdr = m[p:p + 12]
+            if struct.unpack_from('<I', hdr, 8)[0] != crc32c(hdr[:8]):
+                if not any(m[p:p + 4096]):
+                    break  # zero-filled tail
+                raise FormatError('record header CRC mismatch', p, rec)
+            ln, typ, _ = struct.unpack_from('<IHH', hdr, 0)
+            if n - p < 16 + ln:
+                break  # torn
+            if typ == REC_SCHEMA:
+                pl = m[p + 12:p + 12 + ln]
+                if struct.unpack_from('<I', m, p + 12 + ln)[0] != crc32c(pl):
+                    raise FormatError('payload CRC mismatch', p, rec)
+                try:
+                    out.append(_schema(pl))
+                except (ValueError, struct.error) as e:
+                    raise FormatError(str(e), p, rec) from None
+            p += 16 + ln
+    finally:
+        m.close()
+    return out
 
 
 # ---- CSV ---------------------------------------------------------------------------
