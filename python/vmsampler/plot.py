@@ -96,6 +96,7 @@ class RunData:
 
     def __init__(self, path, panels=None, max_points=2000, vmsampler=None, warn=tool.default_warn):
         self.path = path
+        warn = tool.once(warn)
         self.panels = parse_panels(panels) if isinstance(panels, str) or panels is None else list(panels)
         want = set(self.panels)
         rs = tool.RateStream(path, select=lambda n: panel_of(n) in want, vmsampler=vmsampler, warn=warn)
@@ -117,11 +118,13 @@ class RunData:
             self.means = np.zeros((0, len(self.columns)))
             self.mean_interval = 0.0
             self._tot = np.zeros(len(self.columns))
+            self._cnt = np.zeros(len(self.columns), dtype=np.int64)
             return
         self.t_us, self.edges_us, self.means, self.rows = self.binned.result()
         self.nrows, self.k = self.binned.nrows, self.binned.k
         self.mean_interval = interval_sum / self.nrows
         cnt, tot = self.binned.totals()
+        self._cnt = cnt
         with np.errstate(invalid='ignore', divide='ignore'):
             self._tot = np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
         self.index = {c: i for i, c in enumerate(self.columns)}
@@ -135,6 +138,10 @@ class RunData:
 
     def has(self, name):
         return name in getattr(self, 'index', {})
+
+    def has_values(self, name):
+        """The column had a value in at least one interval."""
+        return self.has(name) and bool(self._cnt[self.index[name]])
 
 
 def _dates(us):
@@ -165,18 +172,18 @@ def build(data, title=None):
     x = _dates(data.t_us)
     edges = _dates(data.edges_us) if len(data.edges_us) else np.zeros(0)
     plan = []   # (panel, height in inches, what to draw)
-    cols = data.columns
+    cols = [c for c in data.columns if data.has_values(c)]   # a column never with a value: as if absent
     for p in data.panels:
         if p == 'cpu':
-            fields = [f for f in CPU_FIELDS if data.has('cpu.all.' + f)]
+            fields = [f for f in CPU_FIELDS if 'cpu.all.' + f in cols]
             if fields:
                 plan.append((p, 2.6, fields))
         elif p == 'load':
-            names = [c for c in LOAD_COLS if data.has(c)]
+            names = [c for c in LOAD_COLS if c in cols]
             if names:
                 plan.append((p, 2.0, names))
         elif p == 'cswch':
-            names = [c for c in ('stat.cswch/s', 'stat.intr/s') if data.has(c)]
+            names = [c for c in ('stat.cswch/s', 'stat.intr/s') if c in cols]
             if names:
                 plan.append((p, 2.0, names))
         elif p in ('disk-util', 'disk-aqu'):
@@ -262,6 +269,7 @@ def build(data, title=None):
         else:
             rows = what
             z = np.ma.masked_invalid(np.vstack([r[1] for r in rows]))
+            ax.grid(False)
             mesh = ax.pcolormesh(edges, np.arange(len(rows) + 1), z, cmap='viridis', shading='flat',
                                  vmin=0, vmax=max(1.0, float(z.max()) if z.count() else 1.0))
             mesh.set_gid('heatmap:' + p)

@@ -62,6 +62,7 @@ class RunStats:
 
     def __init__(self, path, metrics=None, vmsampler=None, warn=tool.default_warn):
         self.path = path
+        warn = tool.once(warn)
         globs = _metric_list(metrics)
 
         def select(name):

@@ -75,7 +75,9 @@ def _run(argv):
     return proc
 
 
-def _finish(proc, what, warn):
+def _finish(proc, what, warn, got_rows=True):
+    if proc.stdout:
+        proc.stdout.close()
     rc = proc.wait()
     proc.errfile.seek(0)
     err = proc.errfile.read().decode('utf-8', 'replace')
@@ -83,7 +85,7 @@ def _finish(proc, what, warn):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     if rc != 0:
         msg = lines[-1] if lines else '%s exited with status %d' % (what, rc)
-        if rc == 1 and warn:
+        if rc == 1 and warn and got_rows:
             # damage: dump printed every frame before it, as we read them
             warn(msg)
             return
@@ -95,6 +97,19 @@ def _finish(proc, what, warn):
 
 def default_warn(msg):
     print('vmsampler: %s' % msg.replace('vmsampler: ', ''), file=sys.stderr)
+
+
+def once(warn):
+    """warn, saying each message once (dump --rates and dump --events of
+    the same damaged file say the same)."""
+    seen = set()
+
+    def w(msg):
+        key = msg.split('; the frames before')[0].split(' (the ')[0]
+        if key not in seen:
+            seen.add(key)
+            warn(msg)
+    return w
 
 
 class RateStream:
@@ -116,16 +131,22 @@ class RateStream:
 
     def __iter__(self):
         argv = [self.bin, 'dump', self.path] + ([] if self.raw else ['--rates'])
+        open(self.path, 'rb').close()   # a missing file: one line, here
         proc = _run(argv)
         done = False
+        self.nrows = 0
         try:
-            yield from self._read(proc.stdout)
+            for ch in self._read(proc.stdout):
+                self.nrows += len(ch.values)
+                yield ch
             done = True
         finally:
             if not done:  # the consumer stopped early, or failed
                 proc.kill()
+                proc.stdout.close()
                 proc.wait()
-        _finish(proc, 'vmsampler dump', self.warn)
+                proc.errfile.close()
+        _finish(proc, 'vmsampler dump', self.warn, got_rows=self.nrows > 0)
 
     def _read(self, out):
         first = out.readline()
@@ -190,6 +211,7 @@ class Event:
 
 def events(path, vmsampler=None, warn=default_warn):
     """The EVENT records, as `vmsampler dump --events PATH` prints them."""
+    open(path, 'rb').close()
     proc = _run([find_bin(vmsampler), 'dump', '--events', path])
     out = proc.stdout.read().decode('utf-8', 'replace')
     _finish(proc, 'vmsampler dump --events', warn)
