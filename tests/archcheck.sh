@@ -59,7 +59,7 @@ check_bin() { # check_bin BINARY WHAT REGEX
 	hits=$(syms "$1" | grep -E "$3" | head -n 5 | tr '\n' ' ')
 	[ -z "$hits" ] || bad "${1##*/} links $2: $hits"
 }
-check_bin "$build/vmsampler" "reader-side code" '^vms_(reader|rates|dump|tail)_'
+check_bin "$build/vmsampler" "reader-side code" '^vms_(reader|rates|dump|tail|report)_'
 check_bin "$build/vmsampler-tools" "sampler code" '^vms_(loop|source|sched|config|cli|perf|vm_|vmtab|cgroup|virt_client)_?'
 if [ -e "$build/vmsampler-virt" ]; then
 	check_bin "$build/vmsampler-virt" "sampler or reader code" '^vms_(loop|source|sched|config|cli|reader|rates|dump|tail|sink)_'

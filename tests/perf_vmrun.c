@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 		*eq = '\0';
 		struct vms_vm vm = {.name = argv[i], .pid = atoi(eq + 1), .state = 1};
 		snprintf(vm.uuid, sizeof(vm.uuid), "00000000-0000-4000-8000-%012d", i);
-		if (vms_vmtab_upsert(&vm) < 0)
+		if (vms_vmtab_upsert(&l.vms, &vm) < 0)
 			return 1;
 	}
 	int secs = atoi(argv[1]);
@@ -75,6 +75,5 @@ int main(int argc, char **argv)
 	}
 	int r = vms_loop_fini(&l);
 	vms_config_free(&c);
-	vms_vmtab_clear();
 	return r < 0 ? 1 : 0;
 }

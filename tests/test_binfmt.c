@@ -786,7 +786,7 @@ static void test_disk_full_tmpfs(void **state)
 		fprintf(stderr, "tmpfs mount not permitted (%s): covered by the RLIMIT_FSIZE test\n",
 			strerror(errno));
 		rmdir(mnt);
-		skip();
+		vms_skip("VMS_REQUIRE_ROOT", "mounting a tmpfs needs root");
 	}
 	struct run r;
 	run_make(&r, 400);
@@ -827,5 +827,5 @@ int main(void)
 		cmocka_unit_test(test_disk_full_rlimit),
 		cmocka_unit_test(test_disk_full_tmpfs),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return vms_run_tests(tests, setup, teardown);
 }

@@ -383,5 +383,5 @@ int main(void)
 		cmocka_unit_test(test_bin_precedence),
 		cmocka_unit_test(test_bin_signals),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -706,5 +706,5 @@ int main(void)
 		cmocka_unit_test(test_format_from_output),
 		cmocka_unit_test(test_dup_equal),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

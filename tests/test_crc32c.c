@@ -93,5 +93,5 @@ int main(void)
 		cmocka_unit_test(test_incremental_and_unaligned),
 		cmocka_unit_test(test_sw_equals_default),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

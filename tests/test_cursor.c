@@ -117,5 +117,5 @@ int main(void)
 		cmocka_unit_test(test_u64_sep),    cmocka_unit_test(test_fixed),
 		cmocka_unit_test(test_lines),      cmocka_unit_test(test_rest_blank),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

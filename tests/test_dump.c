@@ -388,5 +388,5 @@ int main(void)
 		cmocka_unit_test(test_corrupt_middle),
 		cmocka_unit_test(test_foreign_and_usage),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return vms_run_tests(tests, setup, teardown);
 }

@@ -109,5 +109,5 @@ int main(void)
 		cmocka_unit_test(test_double),
 		cmocka_unit_test(test_local_offset),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

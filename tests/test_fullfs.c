@@ -315,5 +315,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sighup_full_disk_vms, fs_setup, fs_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_full_disk_csv, fs_setup, fs_teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -212,6 +212,22 @@ class Fifo(Base):
             self.assertEqual(w.wait(timeout=10), 0, opt)
             self.assertEqual(w.stderr.read(), '', opt)
 
+    def test_sigterm_at_any_moment_of_the_start(self):
+        # the signal may come before the wait for the other end begins (a
+        # loaded machine: a fresh CI run hung there): it must still end the
+        # run, with 0 once the handler is in place (-15 before it is)
+        fifo = self.p('ff2')
+        os.mkfifo(fifo)
+        for i in range(16):
+            for opt in ('-o', '-c'):
+                w = subprocess.Popen([BIN, '-q', opt, fifo], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+                self.procs.append(w)
+                time.sleep(0.005 * i)
+                w.send_signal(signal.SIGTERM)
+                self.assertIn(w.wait(timeout=10), (0, -signal.SIGTERM), (opt, i))
+                w.stderr.close()
+
     def test_fifo_with_a_reader(self):
         fifo = self.p('ff')
         os.mkfifo(fifo)

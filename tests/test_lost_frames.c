@@ -128,5 +128,5 @@ int main(void)
 		cmocka_unit_test(test_stalled_pipe),
 		cmocka_unit_test(test_sigterm_on_stalled_pipe),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

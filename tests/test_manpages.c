@@ -398,5 +398,5 @@ int main(void)
 		cmocka_unit_test(test_yaml_example_loads),
 		cmocka_unit_test(test_cli_examples_parse),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -182,5 +182,5 @@ int main(void)
 		cmocka_unit_test(test_dev_full),
 		cmocka_unit_test(test_closed_out_ensure),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -602,5 +602,5 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_truncated),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

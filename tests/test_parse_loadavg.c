@@ -75,5 +75,5 @@ int main(void)
 		cmocka_unit_test(test_fixtures),
 		cmocka_unit_test(test_malformed),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -691,5 +691,5 @@ int main(void)
 		cmocka_unit_test(test_cursor_helpers),
 		cmocka_unit_test(test_cursor_u64_list),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

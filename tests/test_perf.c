@@ -170,11 +170,11 @@ static uint64_t VMS_PRINTF(3, 4) val(struct h *h, const struct vms_frame *f, con
 	return f->v[i];
 }
 
-static void vm_register(const char *uuid, const char *name, pid_t pid)
+static void vm_register(struct vms_loop *l, const char *uuid, const char *name, pid_t pid)
 {
 	struct vms_vm vm = {.name = (char *)name, .state = 1, .pid = pid};
 	snprintf(vm.uuid, sizeof(vm.uuid), "%s", uuid);
-	assert_true(vms_vmtab_upsert(&vm) >= 0);
+	assert_true(vms_vmtab_upsert(&l->vms, &vm) >= 0);
 }
 
 static unsigned lines_with(const char *s, const char *a, const char *b)
@@ -196,7 +196,7 @@ static unsigned lines_with(const char *s, const char *a, const char *b)
 #define need_root()                                                                        \
 	do {                                                                               \
 		if (geteuid() != 0)                                                        \
-			skip();                                                            \
+			vms_skip("VMS_REQUIRE_PERF", "host-wide perf counters need root");  \
 	} while (0)
 
 static bool has_pmu(void)
@@ -269,11 +269,10 @@ static void test_pingpong(void **state)
 	const unsigned N = 20000;
 	int cpu = first_cpu();
 
-	vms_vmtab_clear();
 	assert_int_equal(h_init(&h, "{host: [context-switches, task-clock], "
 				    "vm: [context-switches, cpu-migrations, task-clock]}"),
 			 0);
-	vm_register(UUID_SELF, "self", getpid());
+	vm_register(&h.l, UUID_SELF, "self", getpid());
 	const struct vms_frame *f = h_tick(&h);
 	/* the VM's columns, keyed by its UUID */
 	int ci = col_idx(&h, "vm.self.perf.context-switches");
@@ -319,7 +318,6 @@ static void test_pingpong(void **state)
 	/* no hardware group here, no hw_ columns */
 	assert_true(col_idx(&h, "perf.all.hw_time_enabled") < 0);
 	h_fini(&h);
-	vms_vmtab_clear();
 }
 
 /* ---- tracepoints ---------------------------------------------------------- */
@@ -357,11 +355,10 @@ static void test_tracepoints(void **state)
 	struct h h;
 	unsigned fds0 = count_fds();
 	need_root();
-	vms_vmtab_clear();
 	assert_int_equal(h_init(&h, "{host: [\"sched:sched_switch\", \"kvm:kvm_exit\", \"block:block_rq_issue\", "
 				    "context-switches], vm: [\"sched:sched_switch\", \"kvm:kvm_exit\"]}"),
 			 0);
-	vm_register(UUID_SELF, "self", getpid());
+	vm_register(&h.l, UUID_SELF, "self", getpid());
 	const struct vms_frame *f = h_tick(&h);
 	assert_true(col_idx(&h, "perf.all.block:block_rq_issue") >= 0);
 	uint64_t sw0 = val(&h, f, "perf.all.sched:sched_switch");
@@ -388,7 +385,6 @@ static void test_tracepoints(void **state)
 	else
 		print_message("kvm:kvm_exit host-wide: %llu (a KVM guest is running)\n", (unsigned long long)kvm);
 	h_fini(&h);
-	vms_vmtab_clear();
 	assert_int_equal(count_fds(), fds0);
 }
 
@@ -401,8 +397,7 @@ static void test_hardware_unavailable(void **state)
 	struct h h;
 	char *err;
 	if (has_pmu())
-		skip(); /* this host counts cycles: nothing unavailable to see */
-	vms_vmtab_clear();
+		vms_skip(NULL, "this host counts cycles: no unavailable hardware event to see");
 	memset(&h, 0, sizeof(h));
 	h.dir = tmpdir_make();
 	vms_config_defaults(&h.conf);
@@ -425,7 +420,7 @@ static void test_hardware_unavailable(void **state)
 	assert_int_equal(lines_with(err, "per-VM event cycles is unavailable", "ENOENT"), 1);
 	assert_int_equal(vms_log_count - logs, 3);
 	free(err);
-	vm_register(UUID_SELF, "self", getpid());
+	vm_register(&h.l, UUID_SELF, "self", getpid());
 	const struct vms_frame *f = h_tick(&h);
 	/* no column, rather than a 0 */
 	assert_true(col_idx(&h, "perf.all.cycles") < 0);
@@ -440,7 +435,6 @@ static void test_hardware_unavailable(void **state)
 		h_tick(&h);
 	assert_int_equal(vms_log_count, logs); /* said once, at the start */
 	h_fini(&h);
-	vms_vmtab_clear();
 
 	/* required: the run does not start */
 	assert_int_equal(h_init(&h, "{host: [cs, {event: cycles, required: true}]}"), -ENOENT);
@@ -543,7 +537,7 @@ static void test_eacces_nonroot(void **state)
 	(void)state;
 	char *dir, *out, *err;
 	if (geteuid() != 0)
-		skip(); /* it drops root's privileges */
+		vms_skip("VMS_REQUIRE_ROOT", "it drops root's privileges: it must start as root");
 	dir = tmpdir_make();
 	chmod(dir, 0777);
 	/* the defaults: 3 host, 3 per-VM events, all refused */
@@ -602,12 +596,11 @@ static void test_thread_churn(void **state)
 	struct tt_thread *orig[4];
 	const unsigned CYCLES = 3000;
 
-	vms_vmtab_clear();
 	assert_int_equal(pipe(g.fd), 0);
 	for (int i = 0; i < 4; i++)
 		orig[i] = tt_start(gate_thread, &g);
 	assert_int_equal(h_init(&h, "{host: [], vm: [context-switches, cpu-migrations, task-clock]}"), 0);
-	vm_register(UUID_SELF, "self", getpid());
+	vm_register(&h.l, UUID_SELF, "self", getpid());
 	const struct vms_frame *f = h_tick(&h);
 	unsigned fds_attached = count_fds();
 	uint64_t last = val(&h, f, "vm.self.perf.context-switches");
@@ -655,7 +648,6 @@ static void test_thread_churn(void **state)
 	assert_int_equal(count_fds(), want);
 	assert_int_equal(vms_log_count, logs); /* no message for any of it */
 	h_fini(&h);
-	vms_vmtab_clear();
 }
 
 /* A VM process: threads that switch all the time, then it exits. */
@@ -675,7 +667,6 @@ static void test_vm_exits(void **state)
 	int ready[2];
 	char c;
 
-	vms_vmtab_clear();
 	unsigned fds0 = count_fds();
 	assert_int_equal(pipe(ready), 0);
 	pid_t pid = fork();
@@ -693,7 +684,7 @@ static void test_vm_exits(void **state)
 	close(ready[1]);
 	assert_int_equal(h_init(&h, "{host: [], vm: [context-switches, cpu-migrations]}"), 0);
 	unsigned fds_before = count_fds();
-	vm_register(UUID_CHILD, "child", pid);
+	vm_register(&h.l, UUID_CHILD, "child", pid);
 	const struct vms_frame *f = h_tick(&h);
 	/* 4 threads x 2 events */
 	assert_int_equal(count_fds(), fds_before + 1 + 4 * 2); /* + its /proc/PID/task */
@@ -715,12 +706,12 @@ static void test_vm_exits(void **state)
 	/* and when it leaves the VM table, so do its columns (the loop says
 	 * that the schema changed; the perf source says nothing) */
 	err_capture(&h);
-	vms_vmtab_remove(UUID_CHILD);
+	vms_vmtab_remove(&h.l.vms, UUID_CHILD);
 	f = h_tick(&h);
 	assert_true(col_idx(&h, "vm.child.perf.context-switches") < 0);
 	unsigned fds_removed = count_fds();
 	/* a VM whose process is gone already: columns, no counters, no message */
-	vm_register(UUID_CHILD, "child", pid);
+	vm_register(&h.l, UUID_CHILD, "child", pid);
 	f = h_tick(&h);
 	assert_int_equal(val(&h, f, "vm.child.perf.context-switches"), VMS_NONE);
 	char *err = err_release(&h);
@@ -728,7 +719,6 @@ static void test_vm_exits(void **state)
 	free(err);
 	assert_int_equal(fds_removed, fds_before + 1); /* + the saved stderr */
 	h_fini(&h);
-	vms_vmtab_clear();
 	assert_int_equal(count_fds(), fds0);
 }
 
@@ -765,7 +755,7 @@ static void budget_child(rlim_t soft, rlim_t hard, const char *out, const char *
 		_exit(103);
 	if (vms_loop_init(&l, &c, NULL) < 0)
 		_exit(104);
-	vm_register(UUID_SELF, "self", getpid());
+	vm_register(&l, UUID_SELF, "self", getpid());
 	struct vms_tickinfo ti = {.idx = 1, .deadline_ns = mono_ns()};
 	vms_loop_tick(&l, &ti);
 	const struct vms_frame *f = vms_ring_get(&l.ring, vms_ring_last(&l.ring));
@@ -827,19 +817,18 @@ static void test_sample_no_alloc(void **state)
 	(void)state;
 	need_root();
 #if !HAVE_COUNTING_MALLOC
-	skip();
+	vms_skip("VMS_REQUIRE_NOALLOC", "no counting allocator in this build (ASan owns malloc)");
 #else
 	struct h h;
 	struct gate g;
 	struct tt_thread *t[3];
-	vms_vmtab_clear();
 	assert_int_equal(pipe(g.fd), 0);
 	for (int i = 0; i < 3; i++)
 		t[i] = tt_start(gate_thread, &g);
 	assert_int_equal(h_init(&h, "{host: [cs, migrations, faults, \"sched:sched_switch\"], "
 				    "vm: [cs, migrations, \"kvm:kvm_exit\"]}"),
 			 0);
-	vm_register(UUID_SELF, "self", getpid());
+	vm_register(&h.l, UUID_SELF, "self", getpid());
 	for (int i = 0; i < 5; i++)
 		h_tick(&h);
 	unsigned long logs = vms_log_count;
@@ -857,7 +846,6 @@ static void test_sample_no_alloc(void **state)
 		tt_join(t[i]);
 	close(g.fd[0]);
 	h_fini(&h);
-	vms_vmtab_clear();
 #endif
 }
 
@@ -878,5 +866,5 @@ int main(void)
 		fprintf(stderr, "test_perf: not root: host-wide counters are refused, most tests skip\n");
 	if (getenv("VMS_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("VMS_TEST_FILTER"));
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -140,5 +140,5 @@ int main(void)
 		cmocka_unit_test(test_seq_file_longer_than_a_page),
 		cmocka_unit_test(test_regular_file_grows),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -576,5 +576,5 @@ int main(void)
 		cmocka_unit_test(test_rates_projection),
 		cmocka_unit_test(test_rates_vm_and_every),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return vms_run_tests(tests, setup, teardown);
 }

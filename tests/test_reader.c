@@ -650,5 +650,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ring_create_safety_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_writer_killed, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

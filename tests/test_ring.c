@@ -220,5 +220,5 @@ int main(void)
 		cmocka_unit_test(test_file_ring_reserved),
 		cmocka_unit_test(test_ring_events),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

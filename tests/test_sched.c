@@ -132,5 +132,5 @@ int main(void)
 		cmocka_unit_test(test_first_aligned),
 		cmocka_unit_test(test_durations),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -95,5 +95,5 @@ int main(void)
 		cmocka_unit_test(test_refcount),
 		cmocka_unit_test(test_name_too_long),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

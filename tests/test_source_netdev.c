@@ -464,5 +464,5 @@ int main(void)
 		cmocka_unit_test(test_no_allocation),
 		cmocka_unit_test(test_open_close),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -243,5 +243,5 @@ int main(void)
 		cmocka_unit_test(test_budget_wins),
 		cmocka_unit_test(test_backoff_hold_skip),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

@@ -376,5 +376,5 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_metrics),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

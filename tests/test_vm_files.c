@@ -630,5 +630,5 @@ int main(void)
 		cmocka_unit_test(test_reader_gone),
 		cmocka_unit_test(test_layout),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return vms_run_tests(tests, NULL, NULL);
 }

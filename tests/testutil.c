@@ -89,3 +89,33 @@ void write_file(const char *path, const char *data, size_t len)
 	assert_int_equal(write(fd, data, len), (ssize_t)len);
 	close(fd);
 }
+
+/* ---- skips (testutil.h) ---------------------------------------------------- */
+
+static unsigned capability_skips;
+
+void vms_skip_note(const char *require, const char *why)
+{
+	if (!require) {
+		fprintf(stderr, "SKIP (does not apply here): %s\n", why);
+		return;
+	}
+	const char *v = getenv(require);
+	if (v && strcmp(v, "1") == 0)
+		fail_msg("%s, and %s=1 requires this test to run", why, require);
+	fprintf(stderr, "SKIP (%s=1 would make it a failure): %s\n", require, why);
+	capability_skips++;
+}
+
+int vms_run_group(const struct CMUnitTest *t, size_t n, CMFixtureFunction setup, CMFixtureFunction teardown)
+{
+	int failed = _cmocka_run_group_tests("tests", t, n, setup, teardown);
+	if (failed)
+		return failed;
+	if (capability_skips) {
+		fprintf(stderr, "%u of %zu tests could not run here: exit 77 (SKIP); the others passed\n",
+			capability_skips, n);
+		return 77;
+	}
+	return 0;
+}

@@ -20,4 +20,26 @@ void rm_rf(const char *path);
 /* Write a file (creating parent directories). */
 void write_file(const char *path, const char *data, size_t len);
 
+/* A test that cannot run here (not root, no counting allocator under
+ * ASan, no permission to mount): a real SKIP, never a pass.  It is noted,
+ * and the binary exits 77 (meson's SKIP) if nothing failed; but when the
+ * environment variable `require` is "1" (scripts/test.sh sets
+ * VMS_REQUIRE_PERF, VMS_REQUIRE_ROOT and VMS_REQUIRE_NOALLOC where these
+ * tests can run), it fails instead.  require NULL: the test does not apply
+ * to this host (a skip that is no missing capability; exit status
+ * unchanged). */
+#define vms_skip(require, why)                                                                     \
+	do {                                                                                       \
+		vms_skip_note(require, why);                                                       \
+		skip();                                                                            \
+	} while (0)
+/* The note alone, for a test that goes on without the part it cannot
+ * check. */
+void vms_skip_note(const char *require, const char *why);
+/* cmocka_run_group_tests, with the skips' exit status: failures -> their
+ * count; else skips for a missing capability -> 77; else 0. */
+int vms_run_group(const struct CMUnitTest *t, size_t n, CMFixtureFunction setup, CMFixtureFunction teardown);
+#define vms_run_tests(tests, setup, teardown) \
+	vms_run_group(tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
+
 #endif

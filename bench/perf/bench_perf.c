@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 		snprintf(vm.uuid, sizeof(vm.uuid), "00000000-0000-4000-8000-%012u", i);
 		snprintf(name, sizeof(name), "vm%02u", i);
 		vm.name = name;
-		vms_vmtab_upsert(&vm);
+		vms_vmtab_upsert(&l.vms, &vm);
 	}
 	uint64_t t0 = clk(CLOCK_MONOTONIC);
 	struct vms_tickinfo ti = {.idx = 1, .deadline_ns = t0};

@@ -33,7 +33,9 @@
 
 #include <libvirt/virterror.h>
 
-#include "virt_agent.h"
+#include "agent.h"
+#include "virt_dom.h"
+#include "virt_stats.h"
 #include <vmsampler/format.h>
 
 #define RETRY_FIRST (250 * VMS_NSEC_PER_MSEC)

@@ -23,7 +23,8 @@
 
 #include "parse.h"
 #include "procfile.h"
-#include "virt_agent.h"
+#include "agent.h"
+#include "virt_dom.h"
 
 void vms_adom_free(struct adom *o)
 {

@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "virt_agent.h"
+#include "agent.h"
+#include "virt_dom.h"
+#include "virt_stats.h"
 
 #define MAXP 512 /* values in one STATS message; more are split */
 

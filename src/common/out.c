@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int setup(struct vms_out *o, int fd, bool owns, size_t bufsize)
@@ -111,18 +112,48 @@ static int check_target(int fd, const struct stat *st, unsigned how)
 		      : "exists; not overwriting it (--force overwrites)");
 }
 
+int vms_open_wait(const char *path, int flags, mode_t mode)
+{
+	struct stat st;
+	bool fifo = stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+	for (;;) {
+		if (vms_out_stop)
+			return -EINTR;
+		int fd = open(path, flags | (fifo ? O_NONBLOCK : 0), mode);
+		if (fd < 0 && errno == EINTR)
+			continue;
+		if (fd < 0 && !(fifo && errno == ENXIO)) /* ENXIO: a FIFO without a reader */
+			return -errno;
+		if (fd >= 0 && fifo && (flags & O_ACCMODE) == O_RDONLY) {
+			/* a reader waits for a writer to come (POLLIN or POLLHUP) */
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+			while (!vms_out_stop && poll(&p, 1, 20) == 0)
+				;
+			if (vms_out_stop) {
+				close(fd);
+				return -EINTR;
+			}
+		}
+		if (fd >= 0) {
+			if (fifo)
+				fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+			return fd;
+		}
+		nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+	}
+}
+
 int vms_out_open_fd(const char *path, unsigned how)
 {
 	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | ((how & VMS_OUT_APPEND) ? O_APPEND : 0) |
 		    ((how & VMS_OUT_FORCE) ? 0 : O_NOFOLLOW);
 	int fd;
 	refusal[0] = '\0';
-	/* a FIFO blocks here until its reader comes: a signal ends the wait */
-	while ((fd = open(path, flags, 0644)) < 0) {
-		if (errno == ELOOP && !(how & VMS_OUT_FORCE))
+	/* a FIFO waits here until its reader comes: a signal ends the wait */
+	if ((fd = vms_open_wait(path, flags, 0644)) < 0) {
+		if (fd == -ELOOP && !(how & VMS_OUT_FORCE))
 			return refuse(-ELOOP, "is a symbolic link; not following it (--force follows it)");
-		if (errno != EINTR || vms_out_stop)
-			return -errno;
+		return fd;
 	}
 	struct stat st;
 	int r = fstat(fd, &st) < 0 ? -errno : 0;

@@ -140,6 +140,24 @@ int vms_sink_close_out(struct vms_sink *s, struct vms_out *o);
  * so n's offsets are taken again from the file. */
 void vms_sink_adopt_out(struct vms_out *o, struct vms_out *n);
 
+/* The ops table vms_sink_<id> of the sink named "<id>": its private state
+ * is struct <id>, its ops <id>_open, _begin, _write, _flush, _reopen,
+ * _close and _pollfd; the optional event op follows as a designated
+ * initializer (.event = bin_event). */
+#define VMS_SINK_OPS(id, ...)                                               \
+	const struct vms_sink_ops vms_sink_##id = {                          \
+		.name = #id,                                                 \
+		.priv_size = sizeof(struct id),                              \
+		.open = id##_open,                                           \
+		.begin = id##_begin,                                         \
+		.write = id##_write,                                         \
+		.flush = id##_flush,                                         \
+		.reopen = id##_reopen,                                       \
+		.close = id##_close,                                         \
+		.pollfd = id##_pollfd,                                       \
+		__VA_ARGS__                                                  \
+	}
+
 extern const struct vms_sink_ops vms_sink_csv;
 extern const struct vms_sink_ops vms_sink_bin;
 

@@ -176,15 +176,4 @@ static int bin_pollfd(struct vms_sink *s)
 	return vms_out_pending(&b->out) ? b->out.fd : -1;
 }
 
-const struct vms_sink_ops vms_sink_bin = {
-	.name = "bin",
-	.priv_size = sizeof(struct bin),
-	.open = bin_open,
-	.begin = bin_begin,
-	.write = bin_write,
-	.event = bin_event,
-	.flush = bin_flush,
-	.reopen = bin_reopen,
-	.close = bin_close,
-	.pollfd = bin_pollfd,
-};
+VMS_SINK_OPS(bin, .event = bin_event);

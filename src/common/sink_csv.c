@@ -309,14 +309,4 @@ static int csv_pollfd(struct vms_sink *s)
 	return vms_out_pending(&c->out) ? c->out.fd : -1;
 }
 
-const struct vms_sink_ops vms_sink_csv = {
-	.name = "csv",
-	.priv_size = sizeof(struct csv),
-	.open = csv_open,
-	.begin = csv_begin,
-	.write = csv_write,
-	.flush = csv_flush,
-	.reopen = csv_reopen,
-	.close = csv_close,
-	.pollfd = csv_pollfd,
-};
+VMS_SINK_OPS(csv);

@@ -43,6 +43,10 @@
  *   aqu-sz     = Δtime_in_queue / Δt / 1000
  *   %util      = Δio_ticks / Δt / 10 (ms busy per s, in %)
  *   in_flight  is a gauge and passes through.
+ *   await      = (Δrd_ticks + Δwr_ticks + Δdc_ticks) / (Δrd_ios + Δwr_ios
+ *                + Δdc_ios) (ms; 0 if no I/O)     sar -d (rd_stats.c
+ *   areq-sz    = (Δrd_sectors + Δwr_sectors + Δdc_sectors) / 2 / (Δrd_ios
+ *                + Δwr_ios + Δdc_ios) (kB; 0 if no I/O)  compute_ext_disk_stats)
  * Network (pr_stats.c print_net_dev_stats / print_net_edev_stats, `sar -n
  * DEV,EDEV`): rxpck/s txpck/s rxkB/s (Δbytes / 1024 / Δt) txkB/s rxcmp/s
  * txcmp/s rxmcst/s rxerr/s txerr/s coll/s rxdrop/s txdrop/s txcarr/s
@@ -61,6 +65,11 @@
  *                         cg_rkB/s cg_wkB/s from the cgroup's io.stat)
  *   anything else         the generic rules below (balloon and block
  *                         counters get c/s, gauges pass through)
+ *   and a VM's totals (`vmsampler report --vm`):
+ *   vm.N.%steal           ΣΔvcpuK.delay / (vCPUs * Δt) * 100: the share of
+ *                         the interval its vCPUs waited for a host CPU
+ *   vm.N.dlyms/s          ΣΔvcpuK.delay / Δt / 10^6: ms of run delay per s
+ *   vm.N.rxkB/s txkB/s    ΣΔnet.T.rx_bytes, tx_bytes / 1024 / Δt over its taps
  * Any other counter c -> c/s = Δc / 10^scale / Δt; any other gauge passes
  * through.
  *
@@ -80,7 +89,13 @@
  * registered again): the columns that read that counter are empty and the
  * row gets VMS_RATE_RESET.  Sysstat's %-style "0 when it went backwards"
  * (iostat's r/s etc.) is not used: a wrap is computed, a reset is shown
- * as unknown rather than as a false 0. */
+ * as unknown rather than as a false 0.
+ *
+ * Several intervals (vms_rate_term, for `vmsampler report`): each output
+ * is a ratio n / d of sums of Δs (Δt for a rate), so the value over
+ * several intervals is the ratio of the summed terms: sar's "counters at
+ * the end minus at the start over the whole time", with wraps and resets
+ * handled in each interval (an interval with a reset adds nothing). */
 #include "rates.h"
 
 #include <math.h>
@@ -260,6 +275,29 @@ static struct vms_rate_col *add(struct builder *b, uint8_t op, int32_t a, const 
 	return c;
 }
 
+/* A VMS_ROP_SUM column over num[0..nnum) and den[0..nden). */
+static void add_sum(struct builder *b, const char *prefix, size_t plen, const char *suffix,
+		    const int32_t *num, unsigned nnum, const int32_t *den, unsigned nden, double mul)
+{
+	if (!nnum)
+		return;
+	int32_t *xs = malloc((nnum + nden) * sizeof(*xs));
+	struct vms_rate_col *c = xs ? add(b, VMS_ROP_SUM, num[0], prefix, plen, suffix) : NULL;
+	if (!c) {
+		free(xs);
+		if (!b->err)
+			b->err = -ENOMEM;
+		return;
+	}
+	memcpy(xs, num, nnum * sizeof(*xs));
+	if (nden)
+		memcpy(xs + nnum, den, nden * sizeof(*xs));
+	c->xs = xs;
+	c->nnum = (uint16_t)nnum;
+	c->nden = (uint16_t)nden;
+	c->mul = mul;
+}
+
 static void plan_cpu(struct builder *b, const char *name, size_t plen, const int32_t *f, bool all)
 {
 	struct vms_rate_plan *p = b->p;
@@ -299,6 +337,7 @@ static void plan_cpu(struct builder *b, const char *name, size_t plen, const int
 		if (c) {
 			c->grp = p->ncpu;
 			c->field = (uint8_t)k;
+			c->cpu_all = all;
 		}
 	}
 	p->ncpu++;
@@ -354,6 +393,28 @@ static void plan_disk(struct builder *b, const char *name, size_t plen, const in
 		c->mul = 1.0 / 10;
 	if (f[DF_IN_FLIGHT] >= 0 && (c = add(b, VMS_ROP_GAUGE, f[DF_IN_FLIGHT], name, plen, "in_flight")))
 		c->scale = b->p->schema->cols[f[DF_IN_FLIGHT]].scale;
+	/* sar -d: await and areq-sz over reads, writes and discards together */
+	if (f[DF_RD_IOS] >= 0 && f[DF_WR_IOS] >= 0) {
+		int32_t ios[3], tk[3], sec[3];
+		unsigned n = 0, nt = 0, ns = 0;
+		static const int dirs[3][3] = {{DF_RD_IOS, DF_RD_TICKS, DF_RD_SECTORS},
+					       {DF_WR_IOS, DF_WR_TICKS, DF_WR_SECTORS},
+					       {DF_DC_IOS, DF_DC_TICKS, DF_DC_SECTORS}};
+		for (int d = 0; d < 3; d++) {
+			if (f[dirs[d][0]] < 0)
+				continue;
+			ios[n++] = f[dirs[d][0]];
+			if (f[dirs[d][1]] >= 0)
+				tk[nt++] = f[dirs[d][1]];
+			if (f[dirs[d][2]] >= 0)
+				sec[ns++] = f[dirs[d][2]];
+		}
+		/* every direction counted has its ticks and sectors */
+		if (nt == n)
+			add_sum(b, name, plen, "await", tk, nt, ios, n, 1);
+		if (ns == n)
+			add_sum(b, name, plen, "areq-sz", sec, ns, ios, n, 0.5);
+	}
 }
 
 static void plan_net(struct builder *b, const char *name, size_t plen, const int32_t *f)
@@ -392,6 +453,74 @@ static void plan_vm(struct builder *b, enum group_kind k, const char *name, size
 		plan_each(b, name, plen, f, 3, vcpu_out, vcpu_mul);
 	else
 		plan_each(b, name, plen, f, 4, io_out, kib);
+}
+
+/* "vcpu<digits>.delay" */
+static bool is_vcpu_delay(const char *rest)
+{
+	if (strncmp(rest, "vcpu", 4) != 0 || rest[4] < '0' || rest[4] > '9')
+		return false;
+	rest += 4;
+	while (*rest >= '0' && *rest <= '9')
+		rest++;
+	return strcmp(rest, ".delay") == 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t l = strlen(s), sl = strlen(suffix);
+	return l >= sl && strcmp(s + l - sl, suffix) == 0;
+}
+
+/* Each VM's totals over its vCPUs and its taps (after its own columns). */
+static void plan_vm_totals(struct builder *b)
+{
+	const struct vms_schema *s = b->p->schema;
+	size_t n = s->ncols ? s->ncols : 1;
+	bool *done = calloc(n, sizeof(*done));
+	int32_t *dl = malloc(n * sizeof(*dl)), *rx = malloc(n * sizeof(*rx)), *tx = malloc(n * sizeof(*tx));
+	if (!done || !dl || !rx || !tx) {
+		b->err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < s->ncols && !b->err; i++) {
+		const char *name = s->cols[i].name;
+		if (done[i] || strncmp(name, "vm.", 3) != 0)
+			continue;
+		const char *dot = strchr(name + 3, '.');
+		if (!dot || dot == name + 3)
+			continue;
+		size_t plen = (size_t)(dot - name) + 1; /* "vm.NAME." */
+		unsigned nd = 0, nr = 0, nt = 0;
+		for (uint32_t j = i; j < s->ncols; j++) {
+			const char *nj = s->cols[j].name;
+			if (done[j] || strncmp(nj, name, plen) != 0)
+				continue;
+			done[j] = true;
+			const char *rest = nj + plen;
+			if (s->cols[j].kind != VMS_KIND_COUNTER)
+				continue;
+			if (is_vcpu_delay(rest))
+				dl[nd++] = (int32_t)j;
+			else if (strncmp(rest, "net.", 4) == 0 && ends_with(rest, ".rx_bytes"))
+				rx[nr++] = (int32_t)j;
+			else if (strncmp(rest, "net.", 4) == 0 && ends_with(rest, ".tx_bytes"))
+				tx[nt++] = (int32_t)j;
+		}
+		if (nd > UINT16_MAX || nr > UINT16_MAX || nt > UINT16_MAX)
+			continue;
+		if (nd) {
+			add_sum(b, name, plen, "%steal", dl, nd, NULL, 0, 1e-7 / nd);
+			add_sum(b, name, plen, "dlyms/s", dl, nd, NULL, 0, 1e-6);
+		}
+		add_sum(b, name, plen, "rxkB/s", rx, nr, NULL, 0, 1.0 / 1024);
+		add_sum(b, name, plen, "txkB/s", tx, nt, NULL, 0, 1.0 / 1024);
+	}
+out:
+	free(done);
+	free(dl);
+	free(rx);
+	free(tx);
 }
 
 static void plan_single(struct builder *b, uint32_t i)
@@ -467,6 +596,8 @@ int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out)
 			plan_vm(&b, k, name, plen, f);
 	}
 	free(done);
+	if (!b.err)
+		plan_vm_totals(&b);
 	if (b.err) {
 		vms_rate_plan_free(p);
 		return b.err;
@@ -479,8 +610,10 @@ void vms_rate_plan_free(struct vms_rate_plan *p)
 {
 	if (!p)
 		return;
-	for (uint32_t i = 0; i < p->ncols; i++)
+	for (uint32_t i = 0; i < p->ncols; i++) {
 		free(p->cols[i].name);
+		free(p->cols[i].xs);
+	}
 	free(p->cols);
 	free(p->cpu);
 	free(p);
@@ -540,7 +673,8 @@ static bool cdelta(struct ctx *x, int32_t i, uint64_t *d)
 	return false;
 }
 
-/* One CPU line: sysstat's percentages (see the top of this file). */
+/* One CPU line: the ticks behind sysstat's percentages (see the top of
+ * this file); the percentage is dv[k] / total * 100. */
 static void cpu_group(struct vms_cpu_group *g, const struct ctx *x)
 {
 	const uint64_t *pv = x->pv, *cv = x->cv;
@@ -570,73 +704,126 @@ static void cpu_group(struct vms_cpu_group *g, const struct ctx *x)
 		ishift += (uint64_t)(up - uc);
 	if (c[VMS_CF_NICE] >= p[VMS_CF_NICE] && nc < np)
 		ishift += (uint64_t)(np - nc);
-	uint64_t total = D(VMS_CF_USER) + D(VMS_CF_NICE) + D(VMS_CF_SYSTEM) + D(VMS_CF_IOWAIT) +
-			 D(VMS_CF_IDLE) + D(VMS_CF_STEAL) + D(VMS_CF_IRQ) + D(VMS_CF_SOFTIRQ) + ishift;
-	if (total == 0) {
-		for (int k = 0; k < VMS_CPU_NPCT; k++)
-			g->pct[k] = 0;
-		g->pct[VMS_CPU_IDLE] = g->all ? 0 : 100; /* tickless (mpstat.c) */
-		g->ok = true;
-		return;
-	}
-	double t = (double)total;
-	g->pct[VMS_CPU_USR] = uc < up ? 0 : (double)(uc - up) / t * 100;
-	g->pct[VMS_CPU_NICE] = nc < np ? 0 : (double)(nc - np) / t * 100;
-	g->pct[VMS_CPU_SYS] = (double)D(VMS_CF_SYSTEM) / t * 100;
-	g->pct[VMS_CPU_IOWAIT] = (double)D(VMS_CF_IOWAIT) / t * 100;
-	g->pct[VMS_CPU_IRQ] = (double)D(VMS_CF_IRQ) / t * 100;
-	g->pct[VMS_CPU_SOFT] = (double)D(VMS_CF_SOFTIRQ) / t * 100;
-	g->pct[VMS_CPU_STEAL] = (double)D(VMS_CF_STEAL) / t * 100;
-	g->pct[VMS_CPU_GUEST] = (double)D(VMS_CF_GUEST) / t * 100;
-	g->pct[VMS_CPU_GNICE] = (double)D(VMS_CF_GUEST_NICE) / t * 100;
-	g->pct[VMS_CPU_IDLE] = (double)D(VMS_CF_IDLE) / t * 100;
+	g->total = D(VMS_CF_USER) + D(VMS_CF_NICE) + D(VMS_CF_SYSTEM) + D(VMS_CF_IOWAIT) +
+		   D(VMS_CF_IDLE) + D(VMS_CF_STEAL) + D(VMS_CF_IRQ) + D(VMS_CF_SOFTIRQ) + ishift;
+	g->dv[VMS_CPU_USR] = uc < up ? 0 : (uint64_t)(uc - up);
+	g->dv[VMS_CPU_NICE] = nc < np ? 0 : (uint64_t)(nc - np);
+	g->dv[VMS_CPU_SYS] = D(VMS_CF_SYSTEM);
+	g->dv[VMS_CPU_IOWAIT] = D(VMS_CF_IOWAIT);
+	g->dv[VMS_CPU_IRQ] = D(VMS_CF_IRQ);
+	g->dv[VMS_CPU_SOFT] = D(VMS_CF_SOFTIRQ);
+	g->dv[VMS_CPU_STEAL] = D(VMS_CF_STEAL);
+	g->dv[VMS_CPU_GUEST] = D(VMS_CF_GUEST);
+	g->dv[VMS_CPU_GNICE] = D(VMS_CF_GUEST_NICE);
+	g->dv[VMS_CPU_IDLE] = D(VMS_CF_IDLE);
 #undef D
 	g->ok = true;
 }
 
-static unsigned compute(struct vms_rate_plan *p, struct ctx *x, double *out)
+/* The term of plan column c over the interval of x. */
+static struct vms_rate_term term(struct vms_rate_plan *p, struct ctx *x, const struct vms_rate_col *c)
 {
-	for (uint32_t g = 0; g < p->ncpu; g++)
-		cpu_group(&p->cpu[g], x);
-	for (uint32_t k = 0; k < p->ncols; k++) {
-		const struct vms_rate_col *c = &p->cols[k];
-		const uint64_t *cur = x->cv;
-		uint64_t da = 0, db = 0, dc = 0;
-		double v = NAN, dt_s;
-		switch (c->op) {
-		case VMS_ROP_GAUGE:
-			if (cur[c->a] != VMS_NONE)
-				v = vms_unscale((double)cur[c->a], c->scale);
-			break;
-		case VMS_ROP_PER_S:
-			dt_s = common_dt(x, c->a, c->b, c->c);
-			if (dt_s > 0 && cdelta(x, c->a, &da) && (c->b < 0 || cdelta(x, c->b, &db)) &&
-			    (c->c < 0 || cdelta(x, c->c, &dc)))
-				v = ((double)da + (double)db + (double)dc) * c->mul / dt_s;
-			break;
-		case VMS_ROP_PCT_OF:
-			if (common_dt(x, c->a, c->b, -1) > 0 && cdelta(x, c->a, &da) && cdelta(x, c->b, &db))
-				v = da + db ? (double)da / ((double)da + (double)db) * 100 : 0;
-			break;
-		case VMS_ROP_PER_OP:
-			if (common_dt(x, c->a, c->b, -1) > 0 && cdelta(x, c->a, &da) && cdelta(x, c->b, &db))
-				v = db ? (double)da * c->mul / (double)db : 0;
-			break;
-		case VMS_ROP_CPU:
-			if (p->cpu[c->grp].ok)
-				v = p->cpu[c->grp].pct[c->field];
-			break;
+	struct vms_rate_term t = {NAN, 0};
+	const uint64_t *cur = x->cv;
+	uint64_t da = 0, db = 0, dc = 0;
+	double dt_s;
+	switch (c->op) {
+	case VMS_ROP_GAUGE:
+		if (cur[c->a] != VMS_NONE)
+			t = (struct vms_rate_term){vms_unscale((double)cur[c->a], c->scale), 1};
+		break;
+	case VMS_ROP_PER_S:
+		dt_s = common_dt(x, c->a, c->b, c->c);
+		if (dt_s > 0 && cdelta(x, c->a, &da) && (c->b < 0 || cdelta(x, c->b, &db)) &&
+		    (c->c < 0 || cdelta(x, c->c, &dc)))
+			t = (struct vms_rate_term){(double)da + (double)db + (double)dc, dt_s};
+		break;
+	case VMS_ROP_PCT_OF:
+		if (common_dt(x, c->a, c->b, -1) > 0 && cdelta(x, c->a, &da) && cdelta(x, c->b, &db))
+			t = (struct vms_rate_term){(double)da, (double)da + (double)db};
+		break;
+	case VMS_ROP_PER_OP:
+		if (common_dt(x, c->a, c->b, -1) > 0 && cdelta(x, c->a, &da) && cdelta(x, c->b, &db))
+			t = (struct vms_rate_term){(double)da, (double)db};
+		break;
+	case VMS_ROP_CPU: {
+		struct vms_cpu_group *g = &p->cpu[c->grp];
+		if (g->stamp != p->stamp) {
+			cpu_group(g, x);
+			g->stamp = p->stamp;
 		}
-		out[k] = v;
+		if (g->ok)
+			t = (struct vms_rate_term){(double)g->dv[c->field], (double)g->total};
+		break;
 	}
-	return x->flags;
+	case VMS_ROP_SUM: {
+		/* one interval for every input */
+		unsigned n = (unsigned)c->nnum + c->nden;
+		dt_s = col_dt(x, c->xs[0]);
+		if (!(dt_s > 0 && isfinite(dt_s)))
+			break;
+		double sn = 0, sd = 0;
+		for (unsigned k = 0; k < n; k++) {
+			if (col_dt(x, c->xs[k]) != dt_s || !cdelta(x, c->xs[k], &da))
+				return t;
+			if (k < c->nnum)
+				sn += (double)da;
+			else
+				sd += (double)da;
+		}
+		t = (struct vms_rate_term){sn, c->nden ? sd : dt_s};
+		break;
+	}
+	}
+	return t;
+}
+
+double vms_rate_value(const struct vms_rate_col *c, const struct vms_rate_term *t)
+{
+	if (isnan(t->n))
+		return NAN;
+	switch (c->op) {
+	case VMS_ROP_GAUGE:
+		return t->d == 1 ? t->n : t->n / t->d; /* a sum: the mean */
+	case VMS_ROP_PER_S:
+		return t->d > 0 ? t->n * c->mul / t->d : NAN;
+	case VMS_ROP_PCT_OF:
+		return t->d != 0 ? t->n / t->d * 100 : 0;
+	case VMS_ROP_PER_OP:
+	case VMS_ROP_SUM:
+		return t->d != 0 ? t->n * c->mul / t->d : 0;
+	case VMS_ROP_CPU:
+		if (t->d == 0)
+			/* tickless: a CPU idles; "all" cannot be (mpstat.c, pr_stats.c) */
+			return c->field == VMS_CPU_IDLE && !c->cpu_all ? 100 : 0;
+		return t->n / t->d * 100;
+	}
+	return NAN;
+}
+
+unsigned vms_rate_terms_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
+			   const double *dt, const uint32_t *sel, uint32_t nsel,
+			   struct vms_rate_term *t)
+{
+	struct ctx x = {.s = p->schema, .pv = prev, .cv = cur, .dt = dt};
+	p->stamp++;
+	if (!sel)
+		nsel = p->ncols;
+	for (uint32_t i = 0; i < nsel; i++)
+		t[i] = term(p, &x, &p->cols[sel ? sel[i] : i]);
+	return x.flags;
 }
 
 unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
 			     const double *dt, double *out)
 {
 	struct ctx x = {.s = p->schema, .pv = prev, .cv = cur, .dt = dt};
-	return compute(p, &x, out);
+	p->stamp++;
+	for (uint32_t k = 0; k < p->ncols; k++) {
+		struct vms_rate_term t = term(p, &x, &p->cols[k]);
+		out[k] = vms_rate_value(&p->cols[k], &t);
+	}
+	return x.flags;
 }
 
 /* ---- the CSV writer ---------------------------------------------------- */
@@ -856,6 +1043,48 @@ void vms_rate_last_put(struct vms_rate_last *l, const struct vms_frame *f)
 			l->v[i] = f->v[i];
 			l->t[i] = f->t_mono_ns;
 		}
+}
+
+void vms_rate_last_dt_some(struct vms_rate_last *l, uint64_t t_mono_ns, const uint32_t *cols, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = cols[k];
+		l->dt[i] = l->t[i] && t_mono_ns > l->t[i] ? (double)(t_mono_ns - l->t[i]) / 1e9 : 0;
+	}
+}
+
+void vms_rate_last_put_some(struct vms_rate_last *l, const struct vms_frame *f, const uint32_t *cols,
+			    uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = cols[k];
+		if (f->v[i] != VMS_NONE) {
+			l->v[i] = f->v[i];
+			l->t[i] = f->t_mono_ns;
+		}
+	}
+}
+
+void vms_rate_inputs(const struct vms_rate_plan *p, uint32_t k, bool *used)
+{
+	const struct vms_rate_col *c = &p->cols[k];
+	if (c->op == VMS_ROP_CPU) {
+		for (int f = 0; f < VMS_CF_N; f++)
+			if (p->cpu[c->grp].f[f] >= 0)
+				used[p->cpu[c->grp].f[f]] = true;
+		return;
+	}
+	if (c->op == VMS_ROP_SUM) {
+		for (unsigned i = 0; i < (unsigned)c->nnum + c->nden; i++)
+			used[c->xs[i]] = true;
+		return;
+	}
+	if (c->a >= 0)
+		used[c->a] = true;
+	if (c->b >= 0)
+		used[c->b] = true;
+	if (c->c >= 0)
+		used[c->c] = true;
 }
 
 void vms_rate_last_free(struct vms_rate_last *l)

@@ -27,6 +27,9 @@ enum vms_rate_op {
 	VMS_ROP_PCT_OF,   /* Δa / (Δa + Δb) * 100, 0 when both are 0 (%rrqm) */
 	VMS_ROP_PER_OP,   /* Δa * mul / Δb, 0 when Δb is 0 (r_await, rareq-sz) */
 	VMS_ROP_CPU,      /* cpu group `grp`, percentage `field` (enum vms_cpu_pct) */
+	VMS_ROP_SUM,      /* ΣΔ xs[0..nnum) * mul / ΣΔ xs[nnum..nnum+nden), 0 when that
+			   * is 0; per second (/ Δt) when nden is 0 (sar's await,
+			   * areq-sz; a VM's totals over its vCPUs and taps) */
 };
 
 enum vms_cpu_pct {
@@ -41,7 +44,10 @@ struct vms_rate_col {
 	int8_t scale;       /* VMS_ROP_GAUGE: the input's scale */
 	int32_t a, b, c;    /* input columns (-1: none) */
 	uint32_t grp;       /* VMS_ROP_CPU: index into cpu groups */
+	bool cpu_all;       /* VMS_ROP_CPU: the group is cpu.all */
 	double mul;
+	int32_t *xs;        /* VMS_ROP_SUM: input columns (owned) */
+	uint16_t nnum, nden;
 };
 
 /* /proc/stat fields of one CPU line, in this order; -1 when the kernel
@@ -54,8 +60,10 @@ enum vms_cpu_field {
 struct vms_cpu_group {
 	int32_t f[VMS_CF_N];
 	bool all;                  /* cpu.all (sar's and mpstat's "all") */
-	double pct[VMS_CPU_NPCT];  /* scratch: this interval's values */
-	bool ok;                   /* scratch: pct valid */
+	/* scratch: this interval's ticks per percentage and their total */
+	uint64_t dv[VMS_CPU_NPCT], total;
+	bool ok;                   /* scratch: dv valid */
+	uint64_t stamp;            /* scratch: the call that computed dv */
 };
 
 struct vms_rate_plan {
@@ -64,6 +72,7 @@ struct vms_rate_plan {
 	uint32_t ncols;
 	struct vms_cpu_group *cpu;
 	uint32_t ncpu;
+	uint64_t stamp;             /* scratch: calls of vms_rate_terms_dt() */
 };
 
 /* Build the plan of schema s (kept by pointer: it must outlive the plan). */
@@ -78,6 +87,38 @@ void vms_rate_plan_free(struct vms_rate_plan *p);
  * VMS_RATE_RESET flags it met. */
 unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
 			     const double *dt, double *out);
+
+/* One output column over one interval, or summed over several intervals
+ * (a row of `report --interval`, sar's Average: counters at the end minus
+ * at the start over the total time, resets and wraps handled interval by
+ * interval): the value is vms_rate_value(col, term).  n is NAN when the
+ * value is unknown (a reset, a missing value, no interval). */
+struct vms_rate_term {
+	double n, d;
+};
+
+/* The terms of the plan columns sel[0..nsel) into t[0..nsel) (sel NULL:
+ * every column, t[k] for column k), over the interval prev -> cur (as
+ * vms_rate_compute_dt).  Returns the VMS_RATE_WRAP / VMS_RATE_RESET flags
+ * met in those columns. */
+unsigned vms_rate_terms_dt(struct vms_rate_plan *p, const uint64_t *prev, const uint64_t *cur,
+			   const double *dt, const uint32_t *sel, uint32_t nsel,
+			   struct vms_rate_term *t);
+/* The value of column c from its term (one interval, or a sum): NAN when
+ * unknown.  For one interval this is exactly vms_rate_compute_dt()'s. */
+double vms_rate_value(const struct vms_rate_col *c, const struct vms_rate_term *t);
+/* acc += t (an unknown t adds nothing). */
+static inline void vms_rate_term_add(struct vms_rate_term *acc, const struct vms_rate_term *t)
+{
+	if (t->n != t->n)
+		return;
+	if (acc->n != acc->n) {
+		*acc = *t;
+		return;
+	}
+	acc->n += t->n;
+	acc->d += t->d;
+}
 
 /* v / 10^scale: a column's raw value in its unit (no libm: the sampler
  * does not load it for this). */
@@ -105,6 +146,13 @@ void vms_rate_last_dt(struct vms_rate_last *l, uint64_t t_mono_ns);
 void vms_rate_last_put(struct vms_rate_last *l, const struct vms_frame *f);
 /* Free, and forget everything (sch NULL). */
 void vms_rate_last_free(struct vms_rate_last *l);
+/* The same two for the columns cols[0..n) only (a reader that computes
+ * some rates: vms_rate_inputs() gives their columns). */
+void vms_rate_last_dt_some(struct vms_rate_last *l, uint64_t t_mono_ns, const uint32_t *cols, uint32_t n);
+void vms_rate_last_put_some(struct vms_rate_last *l, const struct vms_frame *f, const uint32_t *cols,
+			    uint32_t n);
+/* Mark in used[] (one per schema column) the inputs of plan column k. */
+void vms_rate_inputs(const struct vms_rate_plan *p, uint32_t k, bool *used);
 
 /* ---- the CSV writer of `dump --rates` ------------------------------------ */
 

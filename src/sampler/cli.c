@@ -213,9 +213,9 @@ int vms_cli_parse(struct vms_cli *cli, int argc, char **argv, char *err, size_t 
 	}
 	if (optind < argc) {
 		const char *a = argv[optind];
-		if (strcmp(a, "dump") == 0 || strcmp(a, "tail") == 0)
+		if (strcmp(a, "dump") == 0 || strcmp(a, "tail") == 0 || strcmp(a, "report") == 0)
 			snprintf(err, errlen, "'%s' must be the first argument: vmsampler %s %s", a, a,
-				 a[0] == 'd' ? "FILE.vms" : "RING|FILE.vms");
+				 a[0] == 'd' ? "FILE.vms" : a[0] == 't' ? "RING|FILE.vms" : "FILE.vms|RING");
 		else
 			snprintf(err, errlen, "unexpected argument '%.64s'", a);
 		return -EINVAL;
@@ -242,6 +242,8 @@ void vms_cli_help(FILE *f)
 	fputs("       vmsampler dump FILE.vms [--rates | --events] [-o OUT] [--force]\n", f);
 	fputs("       vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates] [-n N] [--new]\n"
 	      "                      [--no-follow]\n", f);
+	fputs("       vmsampler report FILE.vms|RING [--interval N] [--from T] [--to T]\n"
+	      "                        [--summary] [--vm] [--json]\n", f);
 	fputs("Sample the counters of a Linux host from /proc (and perf_event, in a build\n"
 	      "with perf; and per-VM statistics, in a build with libvirt) at a fixed\n"
 	      "interval and write them as CSV or binary frames, until SIGINT or SIGTERM\n"

@@ -204,6 +204,27 @@ static int check_node(struct yload *y)
 	return 0;
 }
 
+/* The next node (a value), checked. */
+static int next_node(struct yload *y)
+{
+	int r = next(y);
+	return r < 0 ? r : check_node(y);
+}
+
+/* The next item of a collection (a key, an element): 1 with its event
+ * current and checked, 0 at the collection's end (an event of type end),
+ * or -errno. */
+static int next_item(struct yload *y, yaml_event_type_t end)
+{
+	int r = next(y);
+	if (r < 0)
+		return r;
+	if (y->ev.type == end)
+		return 0;
+	r = check_node(y);
+	return r < 0 ? r : 1;
+}
+
 /* A scalar for messages: at most len - 1 bytes, NUL bytes shown as '?'
  * (other control characters are replaced in the finished message). */
 static const char *shown(char *buf, size_t len, const yaml_event_t *e)
@@ -246,14 +267,11 @@ static int parse_globs(struct yload *y, struct vms_globs *g, const char *path)
 	struct vms_globs n = {NULL, 0};
 	int r;
 	for (;;) {
-		r = next(y);
+		r = next_item(y, YAML_SEQUENCE_END_EVENT);
 		if (r < 0)
 			goto fail;
-		if (y->ev.type == YAML_SEQUENCE_END_EVENT)
+		if (r == 0)
 			break;
-		r = check_node(y);
-		if (r < 0)
-			goto fail;
 		if (y->ev.type != YAML_SCALAR_EVENT) {
 			r = fail_at(y, y->ev.start_mark, "%s: expected a pattern, not %s", path, kind(&y->ev));
 			goto fail;
@@ -308,14 +326,11 @@ static int parse_event_item(struct yload *y, const char *path, char **name, bool
 	yaml_mark_t start = y->ev.start_mark;
 	bool seen_req = false;
 	for (;;) {
-		r = next(y);
+		r = next_item(y, YAML_MAPPING_END_EVENT);
 		if (r < 0)
 			goto fail;
-		if (y->ev.type == YAML_MAPPING_END_EVENT)
+		if (r == 0)
 			break;
-		r = check_node(y);
-		if (r < 0)
-			goto fail;
 		if (y->ev.type != YAML_SCALAR_EVENT) {
 			r = fail_at(y, y->ev.start_mark, "%s: expected a key, not %s", path, kind(&y->ev));
 			goto fail;
@@ -337,10 +352,7 @@ static int parse_event_item(struct yload *y, const char *path, char **name, bool
 			r = fail_at(y, km, "%s: duplicate key '%s' in an event", path, key);
 			goto fail;
 		}
-		r = next(y);
-		if (r < 0)
-			goto fail;
-		r = check_node(y);
+		r = next_node(y);
 		if (r < 0)
 			goto fail;
 		if (y->ev.type != YAML_SCALAR_EVENT) {
@@ -397,14 +409,11 @@ static int parse_events(struct yload *y, struct vms_perf_events *ev, const char 
 		yaml_mark_t nm = {0, 0, 0};
 		struct vms_perf_evspec spec;
 
-		r = next(y);
+		r = next_item(y, YAML_SEQUENCE_END_EVENT);
 		if (r < 0)
 			goto fail;
-		if (y->ev.type == YAML_SEQUENCE_END_EVENT)
+		if (r == 0)
 			break;
-		r = check_node(y);
-		if (r < 0)
-			goto fail;
 		yaml_mark_t item = y->ev.start_mark;
 		r = parse_event_item(y, path, &name, &required, &nm);
 		if (r < 0)
@@ -493,14 +502,11 @@ static int parse_section(struct yload *y, const struct vms_conf_section *sec)
 	int r;
 
 	for (;;) {
-		r = next(y);
+		r = next_item(y, YAML_MAPPING_END_EVENT);
 		if (r < 0)
 			return r;
-		if (y->ev.type == YAML_MAPPING_END_EVENT)
+		if (r == 0)
 			return 0;
-		r = check_node(y);
-		if (r < 0)
-			return r;
 		if (y->ev.type != YAML_SCALAR_EVENT)
 			return fail_at(y, y->ev.start_mark, "expected a key, not %s", kind(&y->ev));
 		const char *key = (const char *)y->ev.data.scalar.value;
@@ -529,10 +535,7 @@ static int parse_section(struct yload *y, const struct vms_conf_section *sec)
 			snprintf(path, sizeof(path), "sources.%s.%s", sec->name, k->name);
 		else
 			snprintf(path, sizeof(path), "%s", k->name);
-		r = next(y);
-		if (r < 0)
-			return r;
-		r = check_node(y);
+		r = next_node(y);
 		if (r < 0)
 			return r;
 		r = k->type == VMS_CONF_SOURCES ? parse_sources(y) : parse_value(y, k, base, path);
@@ -563,14 +566,11 @@ static int parse_sources(struct yload *y)
 		return fail_at(y, y->ev.start_mark, "sources: expected a mapping of source names, not %s",
 			       kind(&y->ev));
 	for (;;) {
-		r = next(y);
+		r = next_item(y, YAML_MAPPING_END_EVENT);
 		if (r < 0)
 			return r;
-		if (y->ev.type == YAML_MAPPING_END_EVENT)
+		if (r == 0)
 			return 0;
-		r = check_node(y);
-		if (r < 0)
-			return r;
 		if (y->ev.type != YAML_SCALAR_EVENT)
 			return fail_at(y, y->ev.start_mark, "expected a source name, not %s", kind(&y->ev));
 		const char *name = (const char *)y->ev.data.scalar.value;
@@ -599,10 +599,7 @@ static int parse_sources(struct yload *y)
 				       seen[idx]);
 		if (idx < VMS_ARRAY_SIZE(seen))
 			seen[idx] = km.line + 1;
-		r = next(y);
-		if (r < 0)
-			return r;
-		r = check_node(y);
+		r = next_node(y);
 		if (r < 0)
 			return r;
 		if (is_null_scalar(&y->ev))
@@ -630,10 +627,7 @@ static int parse_stream(struct yload *y)
 		return 0; /* nothing but comments: all defaults */
 	if (y->ev.type != YAML_DOCUMENT_START_EVENT)
 		return fail_at(y, y->ev.start_mark, "unexpected YAML event");
-	r = next(y);
-	if (r < 0)
-		return r;
-	r = check_node(y);
+	r = next_node(y);
 	if (r < 0)
 		return r;
 	if (y->ev.type == YAML_MAPPING_START_EVENT) {
@@ -717,10 +711,8 @@ int vms_config_load_file(struct vms_config *c, const char *path, char *err, size
 		err[0] = '\0';
 	/* a FIFO waits here for its writer; SIGINT/SIGTERM end the wait
 	 * (main's start-up handler sets vms_out_stop) */
-	while ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR && !vms_out_stop)
-		;
-	if (fd < 0) {
-		r = -errno;
+	if ((fd = vms_open_wait(path, O_RDONLY | O_CLOEXEC, 0)) < 0) {
+		r = fd;
 		return fail_file(&y, r, "%s", strerror(-r));
 	}
 	buf = malloc(cap);

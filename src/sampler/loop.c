@@ -230,7 +230,7 @@ static int rebuild_schema(struct vms_loop *l)
 	vms_schema_addf(&b,
 			&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
 			"vms.parse_errors");
-	if (l->ctl.lfd >= 0) {
+	if (l->ctl_path) {
 		vms_schema_addf(&b,
 				&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
 				"vms.marks");
@@ -304,6 +304,7 @@ int vms_loop_take(struct vms_loop *l, const struct vms_tickinfo *ti, int64_t t_r
 		.t_mono_ns = ti->deadline_ns + ti->late_ns,
 		.t_real_ns = t_real_ns,
 		.idx = ti->idx,
+		.vms = &l->vms,
 	};
 	l->tick_idx = ti->idx;
 	account_overrun(l);
@@ -332,7 +333,7 @@ int vms_loop_take(struct vms_loop *l, const struct vms_tickinfo *ti, int64_t t_r
 	}
 	l->parse_errors += t.parse_errors;
 	f->v[l->self_base] = l->parse_errors;
-	if (l->ctl.lfd >= 0) {
+	if (l->ctl_path) {
 		f->v[l->self_base + 1] = l->ctl.marks;
 		f->v[l->self_base + 2] = l->ctl.refused;
 	}
@@ -551,6 +552,8 @@ static int open_sources(struct vms_loop *l)
 		src->sconf = sc;
 		src->proc_dirfd = l->proc_dirfd;
 		src->loop = l;
+		src->vms = &l->vms;
+		src->vms_w = ops->produces_vms ? &l->vms : NULL;
 		src->index = (uint16_t)l->nsrc;
 		src->every = sc && sc->every ? sc->every : 1;
 		src->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
@@ -588,8 +591,9 @@ static uint64_t on_mark(void *ctx, const char *text, const char *who)
 	return l->ring.next_seq ? l->ring.next_seq : 1;
 }
 
-/* The control socket: control_path, or RING.ctl beside a shared ring. */
-static int open_control(struct vms_loop *l)
+/* Where the control socket goes: control_path, or RING.ctl beside a
+ * shared ring (the columns are declared for it before it is opened). */
+static int control_path(struct vms_loop *l)
 {
 	const char *cp = l->conf->control_path;
 	if (cp && strcmp(cp, "none") == 0)
@@ -600,8 +604,15 @@ static int open_control(struct vms_loop *l)
 		l->ctl_path = NULL;
 	else if (!l->conf->ring_path)
 		return 0;
+	return l->ctl_path ? 0 : -ENOMEM;
+}
+
+/* Opened after the ring: a live ring at the path is the first thing to
+ * say. */
+static int open_control(struct vms_loop *l)
+{
 	if (!l->ctl_path)
-		return -ENOMEM;
+		return 0;
 	char why[256];
 	int r = vms_control_open(&l->ctl, l->ctl_path, on_mark, l, why, sizeof(why));
 	if (r < 0)
@@ -666,7 +677,7 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 	r = open_sources(l);
 	if (r < 0)
 		return r;
-	r = open_control(l);
+	r = control_path(l);
 	if (r < 0)
 		return r;
 	r = rebuild_schema(l);
@@ -693,6 +704,9 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		vms_err("cannot allocate the ring: %s", strerror(-r));
 		return r;
 	}
+	r = open_control(l);
+	if (r < 0)
+		return r;
 	r = open_sinks(l);
 	if (r < 0)
 		return r;
@@ -890,6 +904,7 @@ int vms_loop_fini(struct vms_loop *l)
 		free(l->src[i].priv);
 	}
 	free(l->src);
+	vms_vmtab_clear(&l->vms);
 	for (unsigned i = 0; i < l->nlive; i++)
 		vms_schema_unref(l->live[i]);
 	free(l->live);

@@ -18,6 +18,7 @@
 #include "sched.h"
 #include "sink.h"
 #include "source.h"
+#include "vmtab.h"
 
 #define VMS_EVQ 256
 
@@ -29,6 +30,7 @@ struct vms_loop {
 
 	struct vms_source *src;
 	unsigned nsrc;
+	struct vms_vmtab vms;       /* the VM set: its producer fills it, the sources read it */
 	struct vms_sink *sink;
 	unsigned nsink;
 

@@ -122,8 +122,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	int r, rc;
 
-	if (argc > 1 && (strcmp(argv[1], "dump") == 0 || strcmp(argv[1], "tail") == 0 ||
-			 strcmp(argv[1], "mark") == 0))
+	if (argc > 1 && (!strcmp(argv[1], "dump") || !strcmp(argv[1], "tail") || !strcmp(argv[1], "mark") ||
+			 !strcmp(argv[1], "report")))
 		return run_tool(argv);
 	r = vms_cli_parse(&cli, argc, argv, err, sizeof(err));
 	if (r == -ENOMEM) {

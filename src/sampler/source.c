@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* source.c - the registry of compiled-in sources, in frame order. */
+/* source.c - the registry of compiled-in sources, in frame order.  The
+ * order is only that of the columns: what one source produces for another
+ * (the VM set) goes through the loop (struct vms_loop's vms). */
 #include <string.h>
 
 #include "source.h"
@@ -22,12 +24,9 @@ const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_diskstats,
 	&vms_source_netdev,
 #if HAVE_LIBVIRT
-	/* after netdev: both read /proc/net/dev once per tick, and netdev
-	 * leaves out the VMs' taps */
-	&vms_source_vm,
+	&vms_source_vm, /* the VM set's producer (produces_vms) */
 #endif
 #if HAVE_PERF
-	/* last: it reads the VM table the per-VM source fills */
 	&vms_source_perf,
 #endif
 };

@@ -26,6 +26,9 @@
  *                          open failed part-way.
  * An open that fails because the configuration requires what is missing
  * (a required perf event) sets src->fatal: the run does not start.
+ * The VM set (the running VMs, their threads and taps) is the loop's:
+ * src->vms for open/declare/idle, t->vms in the tick; its producer writes
+ * it through src->vms_w.
  * Optional hooks for sources with their own I/O (libvirt, perf):
  *   pollfds/ready          fds to add to the loop's single ppoll
  *   idle(src, until_ns)    slow-path work after the tick's frame was
@@ -40,6 +43,7 @@
 #include "schema.h"
 
 struct vms_loop;
+struct vms_vmtab;
 
 struct vms_tick_ctx {
 	uint64_t t_mono_ns;   /* when this tick's reads started */
@@ -47,6 +51,7 @@ struct vms_tick_ctx {
 	uint64_t idx;         /* deadline index */
 	uint32_t parse_errors; /* malformed lines skipped this tick (add to it) */
 	uint32_t flags;       /* frame flags to set (VMS_FRAME_SCALED); or into it */
+	const struct vms_vmtab *vms; /* the VM set (the loop's), as between ticks */
 };
 
 struct vms_source;
@@ -58,6 +63,10 @@ struct vms_source_ops {
 	int (*declare)(struct vms_source *src, struct vms_schema_builder *b);
 	int (*sample)(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t);
 	void (*close)(struct vms_source *src);
+	/* it produces the VM set (the vm source): the loop gives it src->vms_w.
+	 * It changes the set only outside sample() (open, ready, idle), so no
+	 * source depends on the order of the registry to see it. */
+	bool produces_vms;
 	/* optional */
 	int (*pollfds)(struct vms_source *src, struct pollfd *fds, int max);
 	void (*ready)(struct vms_source *src, const struct pollfd *fds, int n);
@@ -71,6 +80,8 @@ struct vms_source {
 	const struct vms_source_conf *sconf; /* this source's section, if any */
 	int proc_dirfd;
 	struct vms_loop *loop;
+	const struct vms_vmtab *vms; /* the VM set, owned by the loop (set before open) */
+	struct vms_vmtab *vms_w;     /* the same, writable: the producer's only (ops->produces_vms) */
 	uint16_t index;
 	uint32_t base;   /* first column in the frame */
 	uint32_t ncols;  /* columns declared */
@@ -85,6 +96,22 @@ struct vms_source {
 	int8_t say;            /* a state change to log after the tick: +1 recovered, -1 failed */
 	unsigned npoll;        /* fds it added to this wait */
 };
+
+/* The ops table vms_source_<id> of the source named "<id>": its private
+ * state is struct <id>, its ops are <prefix>_open, _declare, _sample and
+ * _close, and the optional ones follow as designated initializers:
+ *   VMS_SOURCE_OPS(perf, perf, .idle = perf_idle);
+ */
+#define VMS_SOURCE_OPS(id, prefix, ...)                                     \
+	const struct vms_source_ops vms_source_##id = {                      \
+		.name = #id,                                                 \
+		.priv_size = sizeof(struct id),                              \
+		.open = prefix##_open,                                       \
+		.declare = prefix##_declare,                                 \
+		.sample = prefix##_sample,                                   \
+		.close = prefix##_close,                                     \
+		__VA_ARGS__                                                  \
+	}
 
 /* The registry: every compiled-in source, in frame order. */
 extern const struct vms_source_ops *const vms_source_registry[];

@@ -20,6 +20,7 @@
 #include "rates.h"
 #include "reader_int.h"
 #include "sink.h"
+#include "tool.h"
 
 static const char usage_text[] =
 	"Usage: vmsampler dump FILE.vms [--rates | --events] [-o OUT] [--force]\n"
@@ -39,14 +40,6 @@ static const char usage_text[] =
 	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged or\n"
 	"foreign input, an OUT it refuses to overwrite or an I/O error, 2 usage\n"
 	"error.  See vmsampler-format(5).\n";
-
-/* One line, as every usage error of vmsampler. */
-static int usage_error(const char *msg, const char *arg)
-{
-	fprintf(stderr, "vmsampler dump: %s%s%s. Try 'vmsampler dump --help'.\n", msg,
-		arg ? ": " : "", arg ? arg : "");
-	return 2;
-}
 
 /* The CSV sink driven the way the loop drives it (begin on a new
  * generation, write, flush), but allowed to wait for its output. */
@@ -140,17 +133,14 @@ int vms_dump_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
-					   optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+			return vms_tool_bad_option("dump", c, argv);
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error(optind == argc ? "missing FILE" : "more than one FILE", NULL);
+		return vms_tool_usage("dump", optind == argc ? "missing FILE" : "more than one FILE", NULL);
 	if (rates_mode && events_mode)
-		return usage_error("--rates and --events exclude each other", NULL);
+		return vms_tool_usage("dump", "--rates and --events exclude each other", NULL);
 	const char *in = argv[optind];
 
 	int r, rc = 0;

@@ -12,6 +12,8 @@
 #ifndef VMS_DUMP_H
 #define VMS_DUMP_H
 
+#include <stdint.h>
+
 /* argv[0] is "dump". */
 int vms_dump_main(int argc, char **argv);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* main.c - vmsampler-tools, the reader side's program: `vmsampler dump`
- * and `vmsampler tail` (and what comes next) are this program, which the
+/* main.c - vmsampler-tools, the reader side's program: `vmsampler dump`,
+ * `vmsampler tail` and `vmsampler report` are this program, which the
  * sampler's binary runs in its own process (sampler/libexec.h).  Thin
  * front ends over libvmsampler; argv is the sampler's, unchanged:
  * argv[1] names the tool. */
@@ -9,6 +9,7 @@
 
 #include "dump.h"
 #include "mark.h"
+#include "report.h"
 #include "tail.h"
 
 int main(int argc, char **argv)
@@ -19,6 +20,8 @@ int main(int argc, char **argv)
 		return vms_tail_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "mark") == 0)
 		return vms_mark_main(argc - 1, argv + 1);
-	fprintf(stderr, "vmsampler-tools: usage: vmsampler dump|tail|mark ARGS (see vmsampler(1))\n");
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return vms_report_main(argc - 1, argv + 1);
+	fprintf(stderr, "vmsampler-tools: usage: vmsampler dump|tail|mark|report ARGS (see vmsampler(1))\n");
 	return 2;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ctl_proto.h"
+#include "tool.h"
 
 static const char usage_text[] =
 	"Usage: vmsampler mark (--ring PATH | --control PATH | --pid PID) TEXT\n"
@@ -30,13 +31,6 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 marked, 1 the sampler refused the mark or did not answer,\n"
 	"2 usage error.  See vmsampler(1).\n";
-
-static int usage_error(const char *msg, const char *arg)
-{
-	fprintf(stderr, "vmsampler mark: %s%s%s. Try 'vmsampler mark --help'.\n", msg, arg ? ": " : "",
-		arg ? arg : "");
-	return 2;
-}
 
 int vms_mark_main(int argc, char **argv)
 {
@@ -68,36 +62,33 @@ int vms_mark_main(int argc, char **argv)
 			errno = 0;
 			pid = strtol(optarg, &end, 10);
 			if (errno || *end || pid <= 0 || pid > INT_MAX)
-				return usage_error("--pid needs a process id", optarg);
+				return vms_tool_usage("mark", "--pid needs a process id", optarg);
 			how++;
 			break;
 		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
-					   argv[optind - 1]);
+			return vms_tool_bad_option("mark", c, argv);
 		}
 	}
 	if (how != 1)
-		return usage_error(how ? "give one of --ring, --control and --pid"
+		return vms_tool_usage("mark", how ? "give one of --ring, --control and --pid"
 				       : "which sampler? give --ring, --control or --pid",
 				   NULL);
 	if (optind != argc - 1)
-		return usage_error(optind == argc ? "missing TEXT" : "more than one TEXT (quote it)", NULL);
+		return vms_tool_usage("mark", optind == argc ? "missing TEXT" : "more than one TEXT (quote it)", NULL);
 	const char *text = argv[optind];
 	const char *why = vms_ctl_text_problem(text, strlen(text));
 	if (why)
-		return usage_error(why, NULL);
+		return vms_tool_usage("mark", why, NULL);
 	if (ring) {
 		if (snprintf(path, sizeof(path), "%s.ctl", ring) >= (int)sizeof(path))
-			return usage_error("path too long", ring);
+			return vms_tool_usage("mark", "path too long", ring);
 	} else if (control) {
 		if (snprintf(path, sizeof(path), "%s", control) >= (int)sizeof(path))
-			return usage_error("path too long", control);
+			return vms_tool_usage("mark", "path too long", control);
 	} else {
 		int e = vms_ctl_find((pid_t)pid, path, sizeof(path));
 		if (e < 0) {

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "reader_int.h"
 #include "ring.h"
+#include "tool.h"
 
 static const char usage_text[] =
 	"Usage: vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates | --events]\n"
@@ -47,14 +48,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-/* One line, as every usage error of vmsampler. */
-static int usage_error(const char *msg, const char *arg)
-{
-	fprintf(stderr, "vmsampler tail: %s%s%s. Try 'vmsampler tail --help'.\n", msg, arg ? ": " : "",
-		arg ? arg : "");
-	return 2;
 }
 
 struct tail {
@@ -212,7 +205,7 @@ int vms_tail_main(int argc, char **argv)
 			errno = 0;
 			unsigned long long v = strtoull(optarg, &end, 10);
 			if (errno || *end || !*optarg || optarg[0] == '-')
-				return usage_error("--count needs a non-negative integer", optarg);
+				return vms_tool_usage("tail", "--count needs a non-negative integer", optarg);
 			count = v;
 			break;
 		}
@@ -226,17 +219,14 @@ int vms_tail_main(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return fflush(stdout) == 0 ? 0 : 1;
-		case ':':
-			return usage_error("option needs an argument", argv[optind - 1]);
 		default:
-			return usage_error(optopt ? "unknown option" : "unknown or ambiguous option",
-					   optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+			return vms_tool_bad_option("tail", c, argv);
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error(optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
+		return vms_tool_usage("tail", optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
 	if (events && (t.rates || t.globs))
-		return usage_error("--events excludes --rates and --columns", NULL);
+		return vms_tool_usage("tail", "--events excludes --rates and --columns", NULL);
 	const char *in = argv[optind];
 
 	struct sigaction sa = {.sa_handler = on_signal};

@@ -9,9 +9,24 @@ interval-weighted average of `vmsampler dump --rates`:
   CPU % (every state sar shows) within 1 point,
   cswch/s, the root disk's tps/wkB/s and lo's packets/s and kB/s within 2 %.
 
+`vmsampler report --json` on the same file is compared the same way: its
+Average rows against sar's Average lines, `sar -u ALL` (1 point), `sar -q`
+(gauges read at other instants, up to a second apart: runq-sz within 3
+tasks, as the load's threads block and wake within milliseconds, blocked
+within 1, plist-sz within 2 %; the load averages, which the kernel updates
+every 5 s, so that for each update one sample of the 10 may fall on the
+other side of it, within the sum of their steps during the run / 10 +
+0.01, the steps taken from our own samples), `sar -w` (cswch/s; not proc/s: the
+other processes of a shared machine fork in bursts) and `sar -I SUM`, and
+`sar -d` for the root disk: rates within 2 %; areq-sz, await and aqu-sz,
+ratios of two such rates, within 4 % (and 0.02, the printed digit), %util
+within 2 % or 0.5 point.  Its per-second Average values must also equal
+the interval-weighted mean of dump --rates to the printed digit.
+
 Needs: sysstat (sadc, sar), root not required.  Exit 77 (skip) only when
 sysstat is missing and VMS_REQUIRE_E2E is not set.
 """
+import json
 import os
 import shutil
 import socket
@@ -100,7 +115,8 @@ def sar_average(sa, args, key_col=None, key=None):
         if len(parts) < 2:
             continue
         # sar 12.6 puts DEV last in -d -p; find the header by its names
-        if not parts[0].startswith("Average") and {"CPU", "proc/s", "DEV", "IFACE"} & set(parts):
+        if not parts[0].startswith("Average") and {"CPU", "proc/s", "DEV", "IFACE", "runq-sz",
+                                                   "INTR"} & set(parts):
             header = parts[1:]
             continue
         if parts[0].startswith("Average") and header:
@@ -128,6 +144,69 @@ def vms_average(csv_text):
     return avg
 
 
+def report_checks(vms, out, sa, disk, cpu, w, d, va):
+    """`vmsampler report --json` on the run: its Average rows against sar's
+    Average lines (see the top of this file for the tolerances)."""
+    rep = subprocess.run([vms, "report", out, "--json"], capture_output=True, text=True,
+                         env=dict(os.environ, TZ="UTC"))
+    if rep.returncode:
+        fail("report: " + rep.stderr)
+    rj = json.loads(rep.stdout)
+    if rj["error"] is not None:
+        fail("report: " + rj["error"])
+
+    def ravg(name, entity):
+        for sec in rj["sections"]:
+            if sec["name"] != name:
+                continue
+            for a in sec["average"]:
+                if a["entity"] == entity:
+                    if a["rows"] != N - 1:
+                        fail("report %s %s: %d rows, expected %d" % (name, entity, a["rows"], N - 1))
+                    return dict(zip(sec["columns"], a["values"]))
+        fail("report has no %s section for %s" % (name, entity))
+
+    checks = []
+    rc = ravg("cpu", "all")
+    for col in ("%usr", "%nice", "%sys", "%iowait", "%steal", "%irq", "%soft", "%guest",
+                "%gnice", "%idle"):
+        if rc[col] is None:
+            if cpu[col] > 0.5:
+                fail("report has no %s but sar shows %.2f" % (col, cpu[col]))
+            continue
+        checks.append(("report cpu " + col, rc[col], cpu[col], 1.0, False))
+    q = sar_average(sa, ["-q"])
+    rq = ravg("queue", "")
+    raw = subprocess.run([vms, "dump", out], capture_output=True, text=True, check=True).stdout
+    lines = raw.strip().splitlines()
+    head = lines[0].split(",")
+    for col, tol in (("runq-sz", 3), ("blocked", 1), ("plist-sz", (0.02, 0))):
+        checks.append(("report " + col, rq[col], q[col], tol, False))
+    for col, name in (("ldavg-1", "load.1m"), ("ldavg-5", "load.5m"), ("ldavg-15", "load.15m")):
+        j = head.index(name)
+        v = [float(l.split(",")[j]) for l in lines[1:]]
+        steps = sum(abs(b - a) for a, b in zip(v, v[1:]))
+        checks.append(("report " + col, rq[col], q[col], steps / (N - 1) + 0.01, False))
+    rt = ravg("task", "")
+    checks.append(("report cswch/s", rt["cswch/s"], w["cswch/s"], 0.02, True))
+    intr = sar_average(sa, ["-I", "SUM"], "INTR", "sum")
+    checks.append(("report intr/s", rt["intr/s"], intr["all"], 0.02, True))
+    rd = ravg("disk", disk)
+    for col in ("tps", "wkB/s"):
+        checks.append(("report %s %s" % (disk, col), rd[col], d[col], 0.02, True))
+    for col in ("areq-sz", "await", "aqu-sz"):
+        checks.append(("report %s %s" % (disk, col), rd[col], d[col], (0.04, 0.02), True))
+    checks.append(("report %s %%util" % disk, rd["%util"], d["%util"], (0.02, 0.5), True))
+    # the per-second Averages are the interval-weighted means of dump --rates
+    # (percentages are not: sar weighs them by the ticks of each interval)
+    for name, ours in (("stat.cswch/s", rt["cswch/s"]), ("stat.intr/s", rt["intr/s"]),
+                       ("disk.%s.wkB/s" % disk, rd["wkB/s"]), ("disk.%s.tps" % disk, rd["tps"])):
+        # (both rounded to the printed digit: dump's rows, report's average)
+        if abs(ours - va[name]) > 0.0101 + 1e-9 * abs(ours):
+            fail("report Average %s %.2f, the mean of dump --rates %.4f" % (name, ours, va[name]))
+    return checks
+
+
 def main():
     vms = os.environ.get("VMS_BIN")
     if not vms:
@@ -149,7 +228,7 @@ def main():
         # interval, which begins before vmsampler's first sample (a cold
         # page cache put 5 MB of reads, +50 % tps, into sar's average)
         subprocess.run([vms, "-q", "-n", "1", "-o", "/dev/null"], check=True)
-        s = subprocess.Popen([SADC, "-S", "DISK", "1", str(N), sa])
+        s = subprocess.Popen([SADC, "-S", "DISK,INT", "1", str(N), sa])
         v = subprocess.Popen([vms, "-i", "1s", "-n", str(N), "-o", out])
         rs, rv = s.wait(), v.wait()
         load.end()
@@ -182,10 +261,16 @@ def main():
         for k in ("rxpck/s", "txpck/s", "rxkB/s", "txkB/s"):
             checks.append(("lo " + k, va["net.lo." + k], n[k], 0.02, True))
 
+        checks += report_checks(vms, out, sa, disk, cpu, w, d, va)
+
         bad = 0
         for what, ours, theirs, tol, rel in checks:
             diff = abs(ours - theirs)
-            ok = diff <= (tol * abs(theirs) if rel else tol)
+            # (tol, floor): relative, but at least the absolute floor
+            if isinstance(tol, tuple):
+                ok = diff <= max(tol[0] * abs(theirs), tol[1])
+            else:
+                ok = diff <= (tol * abs(theirs) if rel else tol)
             print("%-4s %-16s vmsampler %12.2f   sar %12.2f   diff %s" % (
                 "ok" if ok else "BAD", what, ours, theirs,
                 ("%.2f %%" % (100 * diff / theirs) if theirs else "inf") if rel else "%.2f pt" % diff))

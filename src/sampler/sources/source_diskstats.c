@@ -19,28 +19,19 @@
 
 #include <limits.h>
 
+#include "entity.h"
 #include "parse.h"
 #include "procfile.h"
 #include "source.h"
 
-struct dk_ent {
-	const char *prefix;  /* the line up to the end of the name, NUL-terminated */
-	const char *name;    /* the tail of prefix */
-	uint32_t prefix_len, name_len;
-	uint8_t nfields;     /* 4, 11, 15 or 17 */
-	bool partition;
-	bool selected;
-	bool toolong;        /* a name longer than a file name: skipped, counted */
-	int32_t slot;        /* first column, -1 if not sampled */
-	uint32_t seen;       /* stamp of the last sample that read it */
-};
+/* The entities are the lines, in file order: prefix is the line up to the
+ * end of the name, nfields 4, 11, 15 or 17, and bits: */
+#define DK_PARTITION 1u
+#define DK_TOOLONG 2u /* a name longer than a file name: skipped, counted */
 
 struct diskstats {
 	struct vms_procfile f;
-	struct dk_ent *ent;  /* in file order */
-	uint32_t nent;
-	char *str;           /* prefixes and names */
-	uint32_t stamp;
+	struct vms_enttab tab;
 };
 
 /* Column attributes per field. */
@@ -72,15 +63,6 @@ static unsigned dk_field(unsigned nfields, unsigned i)
 	return nfields == 4 ? dk_fields4[i] : i;
 }
 
-static void dk_forget(struct diskstats *p)
-{
-	free(p->ent);
-	free(p->str);
-	p->ent = NULL;
-	p->str = NULL;
-	p->nent = 0;
-}
-
 static int dk_open(struct vms_source *src)
 {
 	struct diskstats *p = src->priv;
@@ -108,15 +90,16 @@ static bool dk_part_of(const char *name, size_t len, const char *disk, size_t dl
 	return all_digits(name + dlen, len - dlen);
 }
 
-static void dk_classify(struct diskstats *p)
+static void dk_classify(struct vms_enttab *t)
 {
-	for (uint32_t i = 0; i < p->nent; i++) {
-		struct dk_ent *e = &p->ent[i];
-		e->partition = e->nfields == 4;
-		for (uint32_t j = 0; j < p->nent && !e->partition; j++)
-			if (j != i &&
-			    dk_part_of(e->name, e->name_len, p->ent[j].name, p->ent[j].name_len))
-				e->partition = true;
+	for (uint32_t i = 0; i < t->n; i++) {
+		struct vms_ent *e = &t->ent[i];
+		bool part = e->nfields == 4;
+		for (uint32_t j = 0; j < t->n && !part; j++)
+			part = j != i &&
+			       dk_part_of(e->name, e->name_len, t->ent[j].name, t->ent[j].name_len);
+		if (part)
+			e->bits |= DK_PARTITION;
 	}
 }
 
@@ -127,23 +110,19 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 	struct vms_disk_line dl;
 	struct vms_cur c;
 	uint32_t nlines = 1, slot = 0;
-	size_t soff = 0;
 	int r;
 
-	dk_forget(p);
+	vms_enttab_free(&p->tab);
 	r = vms_procfile_read(&p->f);
 	if (r < 0)
 		return r;
 	const char *fend = p->f.buf + p->f.len;
 	for (const char *q = p->f.buf; (q = memchr(q, '\n', (size_t)(fend - q))); q++)
 		nlines++;
-	p->ent = calloc(nlines, sizeof(*p->ent));
 	/* each prefix is at most its line, plus a NUL */
-	p->str = malloc(p->f.len + nlines);
-	if (!p->ent || !p->str) {
-		dk_forget(p);
-		return -ENOMEM;
-	}
+	r = vms_enttab_reset(&p->tab, nlines, p->f.len + nlines);
+	if (r < 0)
+		return r;
 
 	vms_cur_init(&c, p->f.buf, p->f.len);
 	for (;;) {
@@ -153,43 +132,31 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 			break;
 		if (r < 0)
 			continue; /* a damaged line declares nothing */
-		struct dk_ent *e = &p->ent[p->nent++];
-		size_t plen = (size_t)(dl.name + dl.name_len - ls);
-		char *s = p->str + soff;
-		memcpy(s, ls, plen);
-		s[plen] = '\0';
-		soff += plen + 1;
-		e->prefix = s;
-		e->prefix_len = (uint32_t)plen;
-		e->name = s + plen - dl.name_len;
-		e->name_len = (uint32_t)dl.name_len;
+		struct vms_ent *e = vms_enttab_add(&p->tab, ls, (size_t)(dl.name + dl.name_len - ls),
+						   dl.name, dl.name_len);
 		e->nfields = (uint8_t)dl.nfields;
-		e->slot = -1;
 	}
-	dk_classify(p);
+	dk_classify(&p->tab);
 
-	for (uint32_t i = 0; i < p->nent; i++) {
-		struct dk_ent *e = &p->ent[i];
-		bool dup = false;
+	p->tab.nwant = p->tab.n; /* every line, sampled or not */
+	for (uint32_t i = 0; i < p->tab.n; i++) {
+		struct vms_ent *e = &p->tab.ent[i];
 		if (e->name_len > NAME_MAX) {
 			/* no block device has such a name (it is a file in /sys):
 			 * a damaged line, skipped and counted at every sample,
 			 * not a column name that stops the start */
-			e->toolong = true;
+			e->bits |= DK_TOOLONG;
 			continue;
 		}
-		for (uint32_t j = 0; j < i && !dup; j++)
-			dup = p->ent[j].name_len == e->name_len &&
-			      memcmp(p->ent[j].name, e->name, e->name_len) == 0;
-		if (dup)
+		if (vms_enttab_dup(&p->tab, e))
 			continue; /* a second line of the same name: not sampled */
-		if (e->partition && !(sc && sc->partitions))
+		if ((e->bits & DK_PARTITION) && !(sc && sc->partitions))
 			continue;
 		if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
 			continue;
-		e->selected = true;
-		e->slot = (int32_t)slot;
 		unsigned n = dk_ncols(e->nfields);
+		e->slot = (int32_t)slot;
+		e->ncols = n;
 		for (unsigned k = 0; k < n; k++) {
 			unsigned f = dk_field(e->nfields, k);
 			vms_schema_addf(b, &dk_def[f], "disk.%s.%s", e->name,
@@ -202,32 +169,10 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 
 /* The line at the cursor is the expected device's (same major, minor and
  * name, then a blank). */
-static bool dk_prefix_match(const struct vms_cur *c, const struct dk_ent *e)
+static bool dk_prefix_match(const struct vms_cur *c, const struct vms_ent *e)
 {
 	return vms_cur_left(c) > e->prefix_len && memcmp(c->p, e->prefix, e->prefix_len) == 0 &&
 	       (c->p[e->prefix_len] == ' ' || c->p[e->prefix_len] == '\t');
-}
-
-static bool dk_name_is(const struct dk_ent *e, const struct vms_disk_line *dl)
-{
-	return e->name_len == dl->name_len && memcmp(e->name, dl->name, dl->name_len) == 0;
-}
-
-/* A device not where it was at declare time (one was added or removed
- * before it): the first of that name not yet read in this sample.  NULL
- * with *known set: every device of that name was read already. */
-static struct dk_ent *dk_lookup(struct diskstats *p, const struct vms_disk_line *dl, uint32_t stamp,
-				bool *known)
-{
-	*known = false;
-	for (uint32_t i = 0; i < p->nent; i++) {
-		if (!dk_name_is(&p->ent[i], dl))
-			continue;
-		if (p->ent[i].seen != stamp)
-			return &p->ent[i];
-		*known = true;
-	}
-	return NULL;
 }
 
 static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
@@ -235,23 +180,21 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	struct diskstats *p = src->priv;
 	struct vms_disk_line dl;
 	struct vms_cur c;
-	uint32_t stamp, pos = 0, seen = 0, bad = 0;
+	struct vms_enttab *tab = &p->tab;
+	uint32_t pos = 0;
 	int r;
 
 	r = vms_procfile_read(&p->f);
 	if (r < 0)
 		return r;
-	stamp = ++p->stamp;
-	if (VMS_UNLIKELY(stamp == 0))
-		stamp = p->stamp = 1; /* 0 is "never seen" */
+	vms_enttab_begin(tab);
 	vms_cur_init(&c, p->f.buf, p->f.len);
 	for (;;) {
-		struct dk_ent *e = pos < p->nent ? &p->ent[pos] : NULL;
-		if (e && !e->selected && e->seen != stamp && dk_prefix_match(&c, e)) {
+		struct vms_ent *e = pos < tab->n ? &tab->ent[pos] : NULL;
+		if (e && e->slot < 0 && !vms_ent_seen(tab, e) && dk_prefix_match(&c, e)) {
 			vms_cur_skip_line(&c);
-			t->parse_errors += e->toolong;
-			e->seen = stamp;
-			seen++;
+			t->parse_errors += !!(e->bits & DK_TOOLONG);
+			vms_enttab_mark(tab, e);
 			pos++;
 			continue;
 		}
@@ -259,34 +202,24 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		if (r == 0)
 			break;
 		if (r < 0) {
-			bad++;
-			t->parse_errors++;
+			vms_enttab_bad(tab, t);
 			pos++;
 			continue;
 		}
-		if (!e || e->seen == stamp || !dk_name_is(e, &dl)) {
-			bool known;
-			e = dk_lookup(p, &dl, stamp, &known);
-			if (!e && !known)
-				return VMS_RESCHEMA; /* a new device */
-			if (!e) {
-				/* one more line of a device already read: damaged */
-				bad++;
-				t->parse_errors++;
-				continue;
-			}
-		}
-		pos = (uint32_t)(e - p->ent) + 1;
-		if (VMS_UNLIKELY(e->selected && dl.nfields != e->nfields)) {
-			/* a cut line that still has a valid count: not believed */
-			bad++;
-			t->parse_errors++;
+		e = vms_enttab_line(tab, &pos, dl.name, dl.name_len, t, &r);
+		if (!e) {
+			if (r)
+				return r; /* a new device */
 			continue;
 		}
-		e->seen = stamp;
-		seen++;
-		t->parse_errors += e->toolong;
-		if (!e->selected)
+		if (VMS_UNLIKELY(e->slot >= 0 && dl.nfields != e->nfields)) {
+			/* a cut line that still has a valid count: not believed */
+			vms_enttab_bad(tab, t);
+			continue;
+		}
+		vms_enttab_mark(tab, e);
+		t->parse_errors += !!(e->bits & DK_TOOLONG);
+		if (e->slot < 0)
 			continue;
 		uint64_t *s = slots + e->slot;
 		if (e->nfields == 4) {
@@ -298,16 +231,7 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			memcpy(s, dl.v, e->nfields * sizeof(uint64_t));
 		}
 	}
-	if (VMS_LIKELY(seen == p->nent))
-		return 0;
-	if (p->nent - seen > bad)
-		return VMS_RESCHEMA; /* a device went away */
-	for (uint32_t i = 0; i < p->nent; i++) {
-		struct dk_ent *e = &p->ent[i];
-		if (e->selected && e->seen != stamp)
-			vms_slots_none(slots + e->slot, dk_ncols(e->nfields));
-	}
-	return 0;
+	return vms_enttab_end(tab, slots); /* VMS_RESCHEMA: a device went away */
 }
 
 static void dk_close(struct vms_source *src)
@@ -316,14 +240,7 @@ static void dk_close(struct vms_source *src)
 	if (!p)
 		return;
 	vms_procfile_close(&p->f);
-	dk_forget(p);
+	vms_enttab_free(&p->tab);
 }
 
-const struct vms_source_ops vms_source_diskstats = {
-	.name = "diskstats",
-	.priv_size = sizeof(struct diskstats),
-	.open = dk_open,
-	.declare = dk_declare,
-	.sample = dk_sample,
-	.close = dk_close,
-};
+VMS_SOURCE_OPS(diskstats, dk);

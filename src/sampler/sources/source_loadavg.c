@@ -54,11 +54,4 @@ static void la_close(struct vms_source *src)
 	vms_procfile_close(&p->f);
 }
 
-const struct vms_source_ops vms_source_loadavg = {
-	.name = "loadavg",
-	.priv_size = sizeof(struct loadavg),
-	.open = la_open,
-	.declare = la_declare,
-	.sample = la_sample,
-	.close = la_close,
-};
+VMS_SOURCE_OPS(loadavg, la);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "entity.h"
 #include "parse.h"
 #include "procfile.h"
 #include "source.h"
@@ -19,12 +20,6 @@
 /* CPU numbers at or above this are not believed (NR_CPUS is at most 8192
  * today); such a line counts as malformed. */
 #define PS_MAX_CPU 65536u
-
-struct ps_ent {
-	int32_t slot;     /* first column of the entity, -1: not declared */
-	uint8_t nfields;  /* CPU lines: fields declared */
-	uint32_t seen;    /* stamp of the last sample that filled it */
-};
 
 /* keyed lines, in column order */
 static const struct {
@@ -44,23 +39,32 @@ static const struct {
 struct procstat {
 	struct vms_procfile f;
 	bool per_cpu;
-	struct ps_ent all;
-	struct ps_ent key[PS_NKEY]; /* indexed by enum vms_stat_key */
-	struct ps_ent *cpu;         /* indexed by CPU number */
-	uint32_t ncpu_map;          /* entries in cpu[] */
-	uint32_t nent;              /* entities declared (all, CPUs, keys) */
-	uint32_t stamp;
+	/* the entities, slot -1 if not declared: cpu.all, the keyed lines
+	 * (by enum vms_stat_key), then the CPUs by number; nwant: those
+	 * declared */
+	struct vms_enttab tab;
+	uint32_t ncpu_map;          /* CPU entities */
 };
+
+static struct vms_ent *ps_all(struct procstat *p)
+{
+	return &p->tab.ent[0];
+}
+
+static struct vms_ent *ps_key(struct procstat *p, unsigned key)
+{
+	return &p->tab.ent[1 + key];
+}
+
+static struct vms_ent *ps_cpu(struct procstat *p, uint32_t cpu)
+{
+	return &p->tab.ent[1 + PS_NKEY + cpu];
+}
 
 static void ps_forget(struct procstat *p)
 {
-	free(p->cpu);
-	p->cpu = NULL;
+	vms_enttab_free(&p->tab);
 	p->ncpu_map = 0;
-	p->nent = 0;
-	p->all = (struct ps_ent){.slot = -1};
-	for (unsigned k = 0; k < PS_NKEY; k++)
-		p->key[k] = (struct ps_ent){.slot = -1};
 }
 
 static int ps_open(struct vms_source *src)
@@ -109,29 +113,25 @@ static int ps_declare(struct vms_source *src, struct vms_schema_builder *b)
 			anycpu = true;
 		}
 	}
-	if (anycpu) {
-		p->ncpu_map = maxcpu + 1;
-		p->cpu = malloc(p->ncpu_map * sizeof(*p->cpu));
-		if (!p->cpu) {
-			p->ncpu_map = 0;
-			return -ENOMEM;
-		}
-		for (uint32_t i = 0; i < p->ncpu_map; i++)
-			p->cpu[i] = (struct ps_ent){.slot = -1};
-	}
+	r = vms_enttab_reset(&p->tab, 1 + PS_NKEY + (anycpu ? maxcpu + 1 : 0), 0);
+	if (r < 0)
+		return r;
+	while (vms_enttab_add(&p->tab, NULL, 0, NULL, 0))
+		;
+	p->ncpu_map = anycpu ? maxcpu + 1 : 0;
 
 	/* pass 2: note each entity (the first line wins over duplicates) */
 	vms_cur_init(&c, p->f.buf, p->f.len);
 	while ((r = vms_stat_next(&c, &sl)) != 0) {
-		struct ps_ent *e = NULL;
+		struct vms_ent *e = NULL;
 		if (r < 0)
 			continue;
 		if (sl.key == VMS_STAT_CPU_ALL)
-			e = &p->all;
+			e = ps_all(p);
 		else if (sl.key == VMS_STAT_CPU && sl.cpu < p->ncpu_map)
-			e = &p->cpu[sl.cpu];
+			e = ps_cpu(p, sl.cpu);
 		else if (sl.key != VMS_STAT_OTHER && sl.key != VMS_STAT_CPU)
-			e = &p->key[sl.key];
+			e = ps_key(p, sl.key);
 		if (e && e->slot < 0) {
 			e->slot = 0; /* placed below, in column order */
 			e->nfields = (uint8_t)sl.nfields;
@@ -139,40 +139,38 @@ static int ps_declare(struct vms_source *src, struct vms_schema_builder *b)
 	}
 
 	/* columns: cpu.all, cpu.N in CPU order, then the keyed lines */
-	if (p->all.slot >= 0) {
-		p->all.slot = (int32_t)slot;
-		for (unsigned f = 0; f < p->all.nfields; f++)
+	struct vms_ent *all = ps_all(p);
+	if (all->slot >= 0) {
+		all->slot = (int32_t)slot;
+		all->ncols = all->nfields;
+		for (unsigned f = 0; f < all->nfields; f++)
 			vms_schema_addf(b, &tick, "cpu.all.%s", vms_stat_cpu_field_names[f]);
-		slot += p->all.nfields;
-		p->nent++;
+		slot += all->nfields;
+		p->tab.nwant++;
 	}
 	for (uint32_t n = 0; n < p->ncpu_map; n++) {
-		struct ps_ent *e = &p->cpu[n];
+		struct vms_ent *e = ps_cpu(p, n);
 		if (e->slot < 0)
 			continue;
 		e->slot = (int32_t)slot;
+		e->ncols = e->nfields;
 		for (unsigned f = 0; f < e->nfields; f++)
 			vms_schema_addf(b, &tick, "cpu.%u.%s", n, vms_stat_cpu_field_names[f]);
 		slot += e->nfields;
-		p->nent++;
+		p->tab.nwant++;
 	}
 	for (unsigned k = 0; k < VMS_ARRAY_SIZE(ps_keys); k++) {
-		struct ps_ent *e = &p->key[ps_keys[k].key];
+		struct vms_ent *e = ps_key(p, ps_keys[k].key);
 		if (e->slot < 0)
 			continue;
 		e->slot = (int32_t)slot++;
+		e->ncols = 1;
 		vms_schema_addf(b, ps_keys[k].gauge ? &tasks : &count, "stat.%s", ps_keys[k].name);
-		p->nent++;
+		p->tab.nwant++;
 	}
 	if (b->err)
 		return b->err;
-	return p->nent ? 0 : -ENODATA;
-}
-
-static void ps_none(uint64_t *slots, const struct ps_ent *e, unsigned n)
-{
-	if (e->slot >= 0)
-		vms_slots_none(slots + e->slot, n);
+	return p->tab.nwant ? 0 : -ENODATA;
 }
 
 static int ps_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
@@ -180,18 +178,16 @@ static int ps_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	struct procstat *p = src->priv;
 	struct vms_stat_line sl;
 	struct vms_cur c;
-	uint32_t stamp, seen = 0, bad = 0;
+	struct vms_enttab *tab = &p->tab;
 	int r;
 
 	r = vms_procfile_read(&p->f);
 	if (r < 0)
 		return r;
-	stamp = ++p->stamp;
-	if (VMS_UNLIKELY(stamp == 0))
-		stamp = p->stamp = 1; /* 0 is "never seen" */
+	vms_enttab_begin(tab);
 	vms_cur_init(&c, p->f.buf, p->f.len);
 	for (;;) {
-		struct ps_ent *e;
+		struct vms_ent *e;
 		if (!p->per_cpu && is_cpun_line(&c)) {
 			vms_cur_skip_line(&c);
 			continue;
@@ -200,68 +196,51 @@ static int ps_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		if (r == 0)
 			break;
 		if (r < 0) {
-			bad++;
-			t->parse_errors++;
+			vms_enttab_bad(tab, t);
 			continue;
 		}
 		switch (sl.key) {
 		case VMS_STAT_OTHER:
 			continue;
 		case VMS_STAT_CPU_ALL:
-			e = &p->all;
+			e = ps_all(p);
 			break;
 		case VMS_STAT_CPU:
 			if (!p->per_cpu)
 				continue; /* one the fast skip missed (" cpu3 ...") */
 			if (sl.cpu >= PS_MAX_CPU) {
-				bad++;
-				t->parse_errors++;
+				vms_enttab_bad(tab, t);
 				continue;
 			}
 			if (sl.cpu >= p->ncpu_map)
 				return VMS_RESCHEMA; /* a CPU came online */
-			e = &p->cpu[sl.cpu];
+			e = ps_cpu(p, sl.cpu);
 			break;
 		default:
-			e = &p->key[sl.key];
+			e = ps_key(p, sl.key);
 			break;
 		}
 		if (VMS_UNLIKELY(e->slot < 0))
 			return VMS_RESCHEMA; /* a line we did not declare */
-		if (VMS_UNLIKELY(e->seen == stamp)) {
-			bad++; /* the same entity twice: keep the first */
-			t->parse_errors++;
+		if (VMS_UNLIKELY(vms_ent_seen(tab, e))) {
+			vms_enttab_bad(tab, t); /* the same entity twice: keep the first */
 			continue;
 		}
 		if (sl.key == VMS_STAT_CPU_ALL || sl.key == VMS_STAT_CPU) {
 			if (VMS_UNLIKELY(sl.nfields != e->nfields)) {
 				/* a cut line that still has 4+ fields: not believed */
-				bad++;
-				t->parse_errors++;
+				vms_enttab_bad(tab, t);
 				continue;
 			}
 			memcpy(slots + e->slot, sl.v, e->nfields * sizeof(uint64_t));
 		} else {
 			slots[e->slot] = sl.v[0];
 		}
-		e->seen = stamp;
-		seen++;
+		vms_enttab_mark(tab, e);
 	}
-	if (VMS_LIKELY(seen == p->nent))
-		return 0;
 	/* something declared was not read: a damaged line explains it, else
-	 * the entity is gone (a CPU went offline) */
-	if (p->nent - seen > bad)
-		return VMS_RESCHEMA;
-	if (p->all.seen != stamp)
-		ps_none(slots, &p->all, p->all.nfields);
-	for (uint32_t n = 0; n < p->ncpu_map; n++)
-		if (p->cpu[n].seen != stamp)
-			ps_none(slots, &p->cpu[n], p->cpu[n].nfields);
-	for (unsigned k = 0; k < PS_NKEY; k++)
-		if (p->key[k].seen != stamp)
-			ps_none(slots, &p->key[k], 1);
-	return 0;
+	 * the entity is gone (a CPU went offline: VMS_RESCHEMA) */
+	return vms_enttab_end(tab, slots);
 }
 
 static void ps_close(struct vms_source *src)
@@ -270,16 +249,7 @@ static void ps_close(struct vms_source *src)
 	if (!p)
 		return;
 	vms_procfile_close(&p->f);
-	free(p->cpu);
-	p->cpu = NULL;
-	p->ncpu_map = 0;
+	ps_forget(p);
 }
 
-const struct vms_source_ops vms_source_procstat = {
-	.name = "procstat",
-	.priv_size = sizeof(struct procstat),
-	.open = ps_open,
-	.declare = ps_declare,
-	.sample = ps_sample,
-	.close = ps_close,
-};
+VMS_SOURCE_OPS(procstat, ps);

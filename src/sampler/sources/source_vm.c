@@ -13,7 +13,8 @@
  * virt_proto.h.
  *
  * This source
- *   - owns the VM table (vmtab.h): the agent's DOM/GONE/SYNC messages
+ *   - produces the VM set (vmtab.h; the loop owns it and gives it to
+ *     this source as src->vms_w): the agent's DOM/GONE/SYNC messages
  *     update it between ticks (ready()), and a change makes sample()
  *     return VMS_RESCHEMA so that every source re-declares;
  *   - reads each VM's fast counters from the kernel every tick
@@ -29,7 +30,8 @@
  *     left out of the slow path for a while (doubling).
  * sample() allocates nothing, logs nothing and never blocks.  Messages
  * about the connection and the agent are logged from ready() and idle(),
- * outside the tick, once per change of state. */
+ * outside the tick, once per change of state.  This file holds the ops
+ * and the agent; vm_rec.c the records of the VMs and their columns. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,74 +49,8 @@
 #include "virt_client.h"
 #include "vm_kernel.h"
 #include "vms_build.h"
+#include "vm_int.h"
 #include "vmtab.h"
-
-#define SCRATCH (64 * 1024)
-#define RESPAWN_FIRST VMS_NSEC_PER_SEC
-#define RESPAWN_MAX (60 * VMS_NSEC_PER_SEC)
-#define STUCK_HOLD_FIRST (60 * VMS_NSEC_PER_SEC)
-#define STUCK_HOLD_MAX (1800 * VMS_NSEC_PER_SEC)
-#define OUT_KEEP 8192 /* bytes of unsent messages before ticks are dropped */
-#define HOST_COLS 3   /* virt.connected, virt.domains, virt.agent_restarts */
-#define FAST_GROUPS (VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET)
-
-struct vmrec {
-	struct vms_vm id;      /* copy of the table entry the files were opened for */
-	char *cname;           /* the name as it appears in column names */
-	struct vms_vmk k;
-	struct vms_vmlay lay;
-	uint32_t base;         /* first column, relative to the source */
-	uint8_t *grp;          /* group of each column */
-	uint64_t *pend;        /* values from the agent for the next frame */
-	int64_t pend_slow_t;   /* when libvirt returned the slow ones, 0: none */
-	bool pend_any;
-	uint8_t need_sent;
-	bool gone;
-	bool keep;             /* declare: still in the table */
-};
-
-struct aux {
-	char uuid[VMS_UUID_LEN + 1];
-	uint8_t fallback;      /* groups the agent serves every tick */
-	bool listed;
-};
-
-struct stuck {
-	char uuid[VMS_UUID_LEN + 1];
-	uint64_t until;
-	uint64_t hold;
-};
-
-struct vmsrc {
-	const struct vms_libvirt_conf *lc;
-	struct vms_cgmounts cg;
-	struct vms_procfile *nd;   /* /proc/net/dev, shared with netdev */
-	struct vms_nettab nt;
-	char *scratch;
-	struct vmrec *rec;
-	unsigned nrec;
-	uint64_t vmgen;
-
-	/* the agent */
-	struct vms_vclient cl;
-	char **argv;
-	char *uri;                 /* for messages */
-	uint64_t respawn_at, respawn_wait, started_at;
-	uint64_t restarts;
-	uint64_t last_rx, unacked_since;
-	uint64_t tick_due, tick_sent, tick_acked;
-	bool hello;
-	bool fatal;                /* protocol mismatch: do not restart */
-	bool connected, ever_connected, said_unavailable, lost_marked;
-	bool synced;               /* a full listing arrived */
-	struct aux *aux;
-	unsigned naux, capaux;
-	char batch[VMS_VP_BATCH_MAX][VMS_UUID_LEN + 1];
-	unsigned nbatch;
-	bool batch_open;
-	struct stuck *stuck;
-	unsigned nstuck;
-};
 
 static uint64_t now_ns(const struct vms_source *src)
 {
@@ -133,7 +69,7 @@ static void event(struct vms_source *src, uint32_t type, const char *subject, co
 
 /* ---- the agent's identity table --------------------------------------------- */
 
-static struct aux *aux_find(struct vmsrc *p, const char *uuid)
+struct aux *vm_aux_find(struct vm *p, const char *uuid)
 {
 	for (unsigned i = 0; i < p->naux; i++)
 		if (strcmp(p->aux[i].uuid, uuid) == 0)
@@ -141,9 +77,9 @@ static struct aux *aux_find(struct vmsrc *p, const char *uuid)
 	return NULL;
 }
 
-static struct aux *aux_get(struct vmsrc *p, const char *uuid)
+static struct aux *aux_get(struct vm *p, const char *uuid)
 {
-	struct aux *a = aux_find(p, uuid);
+	struct aux *a = vm_aux_find(p, uuid);
 	if (a)
 		return a;
 	if (p->naux == p->capaux) {
@@ -160,9 +96,9 @@ static struct aux *aux_get(struct vmsrc *p, const char *uuid)
 	return a;
 }
 
-static void aux_drop(struct vmsrc *p, const char *uuid)
+static void aux_drop(struct vm *p, const char *uuid)
 {
-	struct aux *a = aux_find(p, uuid);
+	struct aux *a = vm_aux_find(p, uuid);
 	if (a)
 		*a = p->aux[--p->naux];
 }
@@ -185,7 +121,7 @@ static void argv_free(char **argv)
 
 static int build_argv(struct vms_source *src, char *path)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	const struct vms_libvirt_conf *lc = p->lc;
 	uint64_t tick = src->conf->interval_ns * (src->every ? src->every : 1);
 	uint64_t budget = lc->budget_ns ? lc->budget_ns : tick / 20;
@@ -220,7 +156,7 @@ static int build_argv(struct vms_source *src, char *path)
 
 static void mark_lost(struct vms_source *src, const char *why)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (!p->lost_marked)
 		event(src, VMS_EV_LIBVIRT_LOST, p->uri, why);
 	p->lost_marked = true;
@@ -229,7 +165,7 @@ static void mark_lost(struct vms_source *src, const char *why)
 
 static int spawn(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	int r = vms_vclient_spawn(&p->cl, p->argv);
 	if (r < 0)
 		return r;
@@ -247,7 +183,7 @@ static int spawn(struct vms_source *src)
 /* The agent is gone (exited, or killed): restart it later. */
 static void agent_down(struct vms_source *src, bool killed, const char *why)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	uint64_t now = now_ns(src);
 	vms_vclient_stop(&p->cl, killed ? 0 : 200);
 	if (now - p->started_at > 10 * RESPAWN_MAX)
@@ -263,207 +199,16 @@ static void agent_down(struct vms_source *src, bool killed, const char *why)
 	mark_lost(src, why);
 }
 
-/* ---- declaring ----------------------------------------------------------------- */
-
-static void rec_free(struct vmrec *r)
-{
-	vms_vmk_close(&r->k);
-	vms_vm_clear(&r->id);
-	free(r->cname);
-	free(r->grp);
-	free(r->pend);
-	memset(r, 0, sizeof(*r));
-}
-
-/* The name in column names: characters other than letters, digits and
- * "_-+:@" become '_' (a '.' would split the hierarchy). */
-static char *col_name(const char *name)
-{
-	char *s = strdup(name);
-	for (char *c = s; c && *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      strchr("_-+:@", *c)))
-			*c = '_';
-	return s;
-}
-
-static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm *vm)
-{
-	struct vmsrc *p = src->priv;
-	memset(r, 0, sizeof(*r));
-	if (vms_vm_dup(&r->id, vm) < 0)
-		return -ENOMEM;
-	r->cname = col_name(vm->name);
-	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg) < 0) {
-		rec_free(r);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Requests for what the kernel cannot serve (not for the agent that is
- * serving it already). */
-static void queue_needs(struct vmsrc *p, struct vmrec *r)
-{
-	struct aux *a = aux_find(p, r->id.uuid);
-	uint8_t want = VMS_VG_CPU | (r->id.nvcpu ? VMS_VG_VCPU : 0) | (r->id.ntap ? VMS_VG_NET : 0);
-	uint8_t missing = (uint8_t)(want & ~r->k.have & ~(a ? a->fallback : 0) & ~r->need_sent);
-	if (!missing || p->cl.fd < 0)
-		return;
-	vms_vp_begin(&p->cl.out, VMS_VP_NEED);
-	vms_vp_uuid(&p->cl.out, r->id.uuid);
-	vms_vp_u8(&p->cl.out, missing);
-	if (vms_vp_end(&p->cl.out) == 0)
-		r->need_sent |= missing;
-}
-
-static int declare_vm(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc)
-{
-	const struct vms_vm *vm = &r->id;
-	struct vms_coldef d = {.key = vm->uuid};
-	const char *n = r->cname;
-#define COL(info, ...)                                                                   \
-	do {                                                                             \
-		d.kind = (info)->kind;                                                   \
-		d.unit = (info)->unit;                                                   \
-		d.wrap_bits = (info)->kind == VMS_KIND_COUNTER ? 64 : 0;                 \
-		vms_schema_addf(b, &d, __VA_ARGS__);                                     \
-	} while (0)
-	static const struct vms_vmetric_info state = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_STATE, "state", NULL},
-					     path = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, "path", NULL},
-					     slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
-	const struct vms_vmetric_info *mi;
-
-	uint32_t old = r->pend ? r->lay.ncol : 0;
-	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, lc && lc->crosscheck);
-	COL(&state, "vm.%s.state", n);
-	COL(&path, "vm.%s.path", n);
-	for (unsigned m = VMS_VM_CPU_TIME; m <= VMS_VM_CPU_SYSTEM; m++) {
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
-	}
-	for (unsigned i = 0; i < vm->nvcpu; i++)
-		for (unsigned m = VMS_VM_VCPU_TIME; m <= VMS_VM_VCPU_SLICES; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.vcpu%u.%s", n, i, mi->col);
-		}
-	for (unsigned t = 0; t < vm->ntap; t++)
-		for (unsigned m = VMS_VM_NET_RX_BYTES; m <= VMS_VM_NET_TX_DROP; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.net.%s.%s", n, vm->tap[t], mi->col);
-		}
-	for (unsigned m = VMS_VM_IO_READ; m <= VMS_VM_IO_CG_WRITE; m++) {
-		if (m >= VMS_VM_IO_CG_READ && r->lay.iocg < 0)
-			continue;
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
-	}
-	for (unsigned m = VMS_VM_MEM_RSS; m <= VMS_VM_MEM_CGROUP; m++) {
-		mi = vms_vmetric_find(m);
-		COL(mi, "vm.%s.%s", n, mi->col);
-	}
-	for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
-		COL(&vms_vm_balloon[k], "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
-	for (unsigned i = 0; i < vm->ndisk; i++)
-		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
-			COL(&vms_vm_block[k], "vm.%s.block.%s.%s", n, vm->disk[i], vms_vm_block[k].col);
-	if (r->lay.check >= 0) {
-		for (unsigned m = VMS_VM_CHECK_CPU_TIME; m <= VMS_VM_CHECK_CPU_SYSTEM; m++) {
-			mi = vms_vmetric_find(m);
-			COL(mi, "vm.%s.%s", n, mi->col);
-		}
-		for (unsigned i = 0; i < vm->nvcpu; i++)
-			for (unsigned m = VMS_VM_CHECK_VCPU_TIME; m <= VMS_VM_CHECK_VCPU_DELAY; m++) {
-				mi = vms_vmetric_find(m);
-				COL(mi, "vm.%s.lv.vcpu%u.%s", n, i, mi->col);
-			}
-	}
-	COL(&slow, "vm.%s.slow_t", n);
-#undef COL
-	if (b->err)
-		return b->err;
-	if (old == r->lay.ncol)
-		return 0; /* the same VM and layout: values on their way stay */
-	free(r->grp);
-	free(r->pend);
-	r->grp = malloc(r->lay.ncol);
-	r->pend = malloc(r->lay.ncol * sizeof(*r->pend));
-	if (!r->grp || !r->pend)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < r->lay.ncol; i++) {
-		r->grp[i] = vms_vmlay_group(&r->lay, i);
-		r->pend[i] = VMS_NONE;
-	}
-	r->pend_any = false;
-	r->pend_slow_t = 0;
-	return 0;
-}
-
-/* Make the records follow the table: keep the files of VMs whose identity
- * did not change, open those of new ones, close the others. */
-static int reconcile(struct vms_source *src)
-{
-	struct vmsrc *p = src->priv;
-	const struct vms_vmtab *t = vms_vmtab();
-	struct vmrec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
-	if (!nr)
-		return -ENOMEM;
-	for (unsigned i = 0; i < p->nrec; i++)
-		p->rec[i].keep = false;
-	int r = 0;
-	for (unsigned i = 0; i < t->n; i++) {
-		const struct vms_vm *vm = &t->vm[i];
-		struct vmrec *old = NULL;
-		for (unsigned k = 0; k < p->nrec && !old; k++)
-			if (!p->rec[k].keep && strcmp(p->rec[k].id.uuid, vm->uuid) == 0)
-				old = &p->rec[k];
-		if (old && vms_vm_same_files(&old->id, vm)) {
-			nr[i] = *old;
-			nr[i].id.state = vm->state;
-			nr[i].id.reason = vm->reason;
-			old->keep = true;
-			continue;
-		}
-		r = rec_open(src, &nr[i], vm);
-		if (r < 0) {
-			for (unsigned k = 0; k < i; k++)
-				if (!nr[k].keep)
-					rec_free(&nr[k]);
-			free(nr);
-			return r;
-		}
-		nr[i].keep = true;
-	}
-	for (unsigned i = 0; i < p->nrec; i++)
-		if (!p->rec[i].keep)
-			rec_free(&p->rec[i]);
-	free(p->rec);
-	p->rec = nr;
-	p->nrec = t->n;
-	/* two VMs whose names clean up to the same string: the later one gets
-	 * its UUID's first group appended */
-	for (unsigned i = 0; i < p->nrec; i++)
-		for (unsigned k = 0; k < i; k++)
-			if (strcmp(p->rec[i].cname, p->rec[k].cname) == 0) {
-				char *n = NULL;
-				if (asprintf(&n, "%s~%.8s", p->rec[i].cname, p->rec[i].id.uuid) < 0)
-					return -ENOMEM;
-				free(p->rec[i].cname);
-				p->rec[i].cname = n;
-			}
-	return 0;
-}
-
 static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	const struct vms_coldef conn = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_NONE};
 	const struct vms_coldef doms = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
 	const struct vms_coldef rst = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
 	int r;
 
-	p->vmgen = vms_vmtab_gen();
-	r = reconcile(src);
+	p->vmgen = vms_vmtab_gen(src->vms);
+	r = vm_reconcile(src);
 	if (r < 0)
 		return r;
 	/* room to index /proc/net/dev without allocating in the tick */
@@ -486,11 +231,11 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 	for (unsigned i = 0; i < p->nrec; i++) {
 		struct vmrec *v = &p->rec[i];
 		v->base = vms_schema_builder_count(b);
-		r = declare_vm(b, v, p->lc);
+		r = vm_rec_declare(b, v, p->lc);
 		if (r < 0)
 			return r;
 		v->gone = false;
-		queue_needs(p, v);
+		vm_rec_queue_needs(p, v);
 	}
 	return b->err;
 }
@@ -499,8 +244,8 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 
 static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
-	struct vmsrc *p = src->priv;
-	if (VMS_UNLIKELY(vms_vmtab_gen() != p->vmgen))
+	struct vm *p = src->priv;
+	if (VMS_UNLIKELY(vms_vmtab_gen(t->vms) != p->vmgen))
 		return VMS_RESCHEMA;
 	p->tick_due = t->idx + 1; /* 0 means "none": tick indexes may start at 0 */
 	slots[0] = p->connected;
@@ -544,7 +289,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 
 /* ---- agent messages -------------------------------------------------------------- */
 
-static struct vmrec *rec_find(struct vmsrc *p, const char *uuid)
+static struct vmrec *rec_find(struct vm *p, const char *uuid)
 {
 	for (unsigned i = 0; i < p->nrec; i++)
 		if (strcmp(p->rec[i].id.uuid, uuid) == 0)
@@ -564,7 +309,7 @@ static void str_copy(char *dst, size_t cap, struct vms_vp_str s)
 
 static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	struct vms_vp_conn c;
 	char msg[256], drv[64];
 	if (vms_vp_conn_dec(m, &c) < 0)
@@ -606,7 +351,7 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 
 static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	struct vms_vp_dom d;
 	if (vms_vp_dom_dec(m, &d) < 0)
 		return false;
@@ -632,7 +377,7 @@ static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 	if (a) {
 		a->fallback = d.fallback;
 		a->listed = true;
-		vms_vmtab_upsert(&vm);
+		vms_vmtab_upsert(src->vms_w, &vm);
 	}
 	free(vm.name);
 	free(vm.vcpu_tid);
@@ -660,16 +405,16 @@ static bool on_event(struct vms_source *src, const struct vms_vp_msg *m)
 
 static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (!n->c) {
 		for (unsigned i = 0; i < p->naux; i++)
 			p->aux[i].listed = false;
 		return;
 	}
 	p->synced = true;
-	const struct vms_vmtab *t = vms_vmtab();
+	const struct vms_vmtab *t = src->vms;
 	for (unsigned i = 0; i < t->n;) {
-		struct aux *a = aux_find(p, t->vm[i].uuid);
+		struct aux *a = vm_aux_find(p, t->vm[i].uuid);
 		if (a && a->listed) {
 			i++;
 			continue;
@@ -677,11 +422,11 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 		char uuid[VMS_UUID_LEN + 1];
 		memcpy(uuid, t->vm[i].uuid, sizeof(uuid));
 		aux_drop(p, uuid);
-		vms_vmtab_remove(uuid);
+		vms_vmtab_remove(src->vms_w, uuid);
 	}
 }
 
-static bool on_stats(struct vmsrc *p, const struct vms_vp_msg *m)
+static bool on_stats(struct vm *p, const struct vms_vp_msg *m)
 {
 	struct vms_vp_stats s;
 	if (vms_vp_stats_dec(m, &s) < 0)
@@ -706,7 +451,7 @@ static bool on_stats(struct vmsrc *p, const struct vms_vp_msg *m)
 
 static void send_holds(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	uint64_t now = now_ns(src);
 	for (unsigned i = 0; i < p->nstuck; i++) {
 		if (p->stuck[i].until <= now)
@@ -722,7 +467,7 @@ static void send_holds(struct vms_source *src)
 /* false: the stream is broken (a message that does not decode) */
 static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	struct vms_vp_num n;
 	struct vms_vp_uuids u;
 	switch (m->type) {
@@ -740,7 +485,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 		p->hello = true;
 		send_holds(src);
 		for (unsigned i = 0; i < p->nrec; i++)
-			queue_needs(p, &p->rec[i]);
+			vm_rec_queue_needs(p, &p->rec[i]);
 		return true;
 	}
 	case VMS_VP_CONN:
@@ -751,7 +496,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 		if (vms_vp_num_dec(m, &n) < 0)
 			return false;
 		aux_drop(p, n.uuid);
-		vms_vmtab_remove(n.uuid);
+		vms_vmtab_remove(src->vms_w, n.uuid);
 		return true;
 	case VMS_VP_EVENT:
 		return on_event(src, m);
@@ -790,7 +535,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 
 static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (n < 1 || p->cl.fd < 0 || !fds[0].revents)
 		return;
 	if (fds[0].revents & POLLOUT)
@@ -818,7 +563,7 @@ static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n)
 
 static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (p->cl.fd < 0 || max < 1)
 		return 0;
 	fds[0] = (struct pollfd){.fd = p->cl.fd,
@@ -831,7 +576,7 @@ static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
  * announced are left alone for a while, doubling each time. */
 static void watchdog(struct vms_source *src, uint64_t now)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	char names[160] = "";
 	size_t off = 0;
 	if (p->batch_open) {
@@ -853,7 +598,7 @@ static void watchdog(struct vms_source *src, uint64_t now)
 			if (s->hold > STUCK_HOLD_MAX)
 				s->hold = STUCK_HOLD_MAX;
 			s->until = now + s->hold;
-			const struct vms_vm *vm = vms_vmtab_find(p->batch[i]);
+			const struct vms_vm *vm = vms_vmtab_find(src->vms, p->batch[i]);
 			if (off < sizeof(names))
 				off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", off ? ", " : "",
 							vm ? vm->name : p->batch[i]);
@@ -871,7 +616,7 @@ static void watchdog(struct vms_source *src, uint64_t now)
 
 static void vm_idle(struct vms_source *src, uint64_t until_ns)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	(void)until_ns;
 	uint64_t now = now_ns(src);
 
@@ -879,9 +624,9 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 	 * usually comes first), unless the agent announced a new process for
 	 * the same UUID meanwhile */
 	for (unsigned i = 0; i < p->nrec; i++) {
-		const struct vms_vm *vm = p->rec[i].gone ? vms_vmtab_find(p->rec[i].id.uuid) : NULL;
+		const struct vms_vm *vm = p->rec[i].gone ? vms_vmtab_find(src->vms, p->rec[i].id.uuid) : NULL;
 		if (vm && vm->pid == p->rec[i].id.pid)
-			vms_vmtab_remove(p->rec[i].id.uuid);
+			vms_vmtab_remove(src->vms_w, p->rec[i].id.uuid);
 	}
 
 	if (p->cl.fd >= 0) {
@@ -919,7 +664,7 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
  * columns instead of rolling over after its first row. */
 static void first_listing(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	uint64_t wait = p->lc->timeout_ns < 5 * VMS_NSEC_PER_SEC ? p->lc->timeout_ns : 5 * VMS_NSEC_PER_SEC;
 	uint64_t end = now_ns(src) + wait;
 	while (p->cl.fd >= 0 && !p->synced && !p->said_unavailable && !p->fatal) {
@@ -938,13 +683,13 @@ static void first_listing(struct vms_source *src)
 
 static void vm_close(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	if (!p)
 		return;
 	vms_vclient_stop(&p->cl, 1000);
 	vms_vclient_free(&p->cl);
 	for (unsigned i = 0; i < p->nrec; i++)
-		rec_free(&p->rec[i]);
+		vm_rec_free(&p->rec[i]);
 	free(p->rec);
 	p->rec = NULL;
 	p->nrec = 0;
@@ -959,17 +704,20 @@ static void vm_close(struct vms_source *src)
 	argv_free(p->argv);
 	free(p->uri);
 	memset(p, 0, sizeof(*p));
-	vms_vmtab_clear();
+	if (src->vms_w)
+		vms_vmtab_clear(src->vms_w);
 }
 
 static int vm_open(struct vms_source *src)
 {
-	struct vmsrc *p = src->priv;
+	struct vm *p = src->priv;
 	int r;
 
 	vms_vclient_init(&p->cl);
 	p->lc = &src->conf->libvirt;
-	vms_vmtab_clear();
+	if (!src->vms_w)
+		return -EINVAL; /* the loop gives the VM set to its producer */
+	vms_vmtab_clear(src->vms_w);
 	p->uri = strdup(p->lc->uri ? p->lc->uri : "libvirt's default URI");
 	p->scratch = malloc(SCRATCH);
 	if (!p->uri || !p->scratch)
@@ -1001,14 +749,4 @@ static int vm_open(struct vms_source *src)
 	return 0;
 }
 
-const struct vms_source_ops vms_source_vm = {
-	.name = "vm",
-	.priv_size = sizeof(struct vmsrc),
-	.open = vm_open,
-	.declare = vm_declare,
-	.sample = vm_sample,
-	.close = vm_close,
-	.pollfds = vm_pollfds,
-	.ready = vm_ready,
-	.idle = vm_idle,
-};
+VMS_SOURCE_OPS(vm, vm, .produces_vms = true, .pollfds = vm_pollfds, .ready = vm_ready, .idle = vm_idle);

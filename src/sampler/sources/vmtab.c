@@ -1,21 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+/* vmtab.c - a table of running VMs (vmtab.h): copies, comparisons, and
+ * the changes that move its generation. */
 #include "vmtab.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static struct vms_vmtab tab;
-
-const struct vms_vmtab *vms_vmtab(void)
+const struct vms_vm *vms_vmtab_find(const struct vms_vmtab *t, const char *uuid)
 {
-	return &tab;
-}
-
-const struct vms_vm *vms_vmtab_find(const char *uuid)
-{
-	for (unsigned i = 0; i < tab.n; i++)
-		if (strcmp(tab.vm[i].uuid, uuid) == 0)
-			return &tab.vm[i];
+	for (unsigned i = 0; t && i < t->n; i++)
+		if (strcmp(t->vm[i].uuid, uuid) == 0)
+			return &t->vm[i];
 	return NULL;
 }
 
@@ -117,52 +112,52 @@ void vms_vm_clear(struct vms_vm *vm)
 	vm_free(vm);
 }
 
-int vms_vmtab_upsert(const struct vms_vm *vm)
+int vms_vmtab_upsert(struct vms_vmtab *t, const struct vms_vm *vm)
 {
 	struct vms_vm nv;
-	for (unsigned i = 0; i < tab.n; i++) {
-		if (strcmp(tab.vm[i].uuid, vm->uuid) != 0)
+	for (unsigned i = 0; i < t->n; i++) {
+		if (strcmp(t->vm[i].uuid, vm->uuid) != 0)
 			continue;
-		if (vm_eq(&tab.vm[i], vm))
+		if (vm_eq(&t->vm[i], vm))
 			return 0;
 		if (vm_copy(&nv, vm) < 0)
 			return -ENOMEM;
-		vm_free(&tab.vm[i]);
-		tab.vm[i] = nv;
-		tab.gen++;
+		vm_free(&t->vm[i]);
+		t->vm[i] = nv;
+		t->gen++;
 		return 1;
 	}
-	struct vms_vm *n = realloc(tab.vm, (tab.n + 1) * sizeof(*n));
+	struct vms_vm *n = realloc(t->vm, (t->n + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	tab.vm = n;
-	if (vm_copy(&tab.vm[tab.n], vm) < 0)
+	t->vm = n;
+	if (vm_copy(&t->vm[t->n], vm) < 0)
 		return -ENOMEM;
-	tab.n++;
-	tab.gen++;
+	t->n++;
+	t->gen++;
 	return 1;
 }
 
-int vms_vmtab_remove(const char *uuid)
+int vms_vmtab_remove(struct vms_vmtab *t, const char *uuid)
 {
-	for (unsigned i = 0; i < tab.n; i++) {
-		if (strcmp(tab.vm[i].uuid, uuid) != 0)
+	for (unsigned i = 0; i < t->n; i++) {
+		if (strcmp(t->vm[i].uuid, uuid) != 0)
 			continue;
-		vm_free(&tab.vm[i]);
-		memmove(&tab.vm[i], &tab.vm[i + 1], (tab.n - i - 1) * sizeof(tab.vm[0]));
-		tab.n--;
-		tab.gen++;
+		vm_free(&t->vm[i]);
+		memmove(&t->vm[i], &t->vm[i + 1], (t->n - i - 1) * sizeof(t->vm[0]));
+		t->n--;
+		t->gen++;
 		return 1;
 	}
 	return 0;
 }
 
-void vms_vmtab_clear(void)
+void vms_vmtab_clear(struct vms_vmtab *t)
 {
-	for (unsigned i = 0; i < tab.n; i++)
-		vm_free(&tab.vm[i]);
-	free(tab.vm);
-	uint64_t g = tab.gen;
-	memset(&tab, 0, sizeof(tab));
-	tab.gen = g + 1;
+	for (unsigned i = 0; i < t->n; i++)
+		vm_free(&t->vm[i]);
+	free(t->vm);
+	uint64_t g = t->gen;
+	memset(t, 0, sizeof(*t));
+	t->gen = g + 1;
 }

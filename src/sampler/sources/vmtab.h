@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* vmtab.h - the table of running VMs, shared by the per-VM sources.
+/* vmtab.h - a table of running VMs: the VM set of a run.
  *
- * The vm source owns it: it learns domains (UUID, name, state, QEMU pid,
- * vCPU threads, taps, disks) from libvirt through its agent, and updates
- * the table between ticks.  Other sources (perf) read it: when
- * vms_vmtab_gen() changed since their last declare(), their sample()
- * returns VMS_RESCHEMA and they re-declare from the table.  VMs are keyed
- * by UUID; the name is only a label (a VM can be renamed). */
+ * The loop owns one (struct vms_loop's vms) and hands it to the sources:
+ * the source that produces it (ops->produces_vms: the vm source) learns
+ * domains (UUID, name, state, QEMU pid, vCPU threads, taps, disks) from
+ * libvirt through its agent and updates the table between ticks (open,
+ * ready, idle; never in sample).  The others (netdev, perf) read it
+ * (src->vms, and the tick context's vms): when vms_vmtab_gen() changed
+ * since their last declare(), their sample() returns VMS_RESCHEMA and
+ * they re-declare from the table.  VMs are keyed by UUID; the name is
+ * only a label (a VM can be renamed). */
 #ifndef VMS_VMTAB_H
 #define VMS_VMTAB_H
 
@@ -36,11 +39,10 @@ struct vms_vmtab {
 	uint64_t gen;      /* bumped whenever the set or an identity changes */
 };
 
-/* The process-wide table (empty when no vm source runs). */
-const struct vms_vmtab *vms_vmtab(void);
-static inline uint64_t vms_vmtab_gen(void) { return vms_vmtab()->gen; }
+/* An empty table is all zeroes.  Its generation (0 for no table). */
+static inline uint64_t vms_vmtab_gen(const struct vms_vmtab *t) { return t ? t->gen : 0; }
 /* The VM with this UUID, or NULL. */
-const struct vms_vm *vms_vmtab_find(const char *uuid);
+const struct vms_vm *vms_vmtab_find(const struct vms_vmtab *t, const char *uuid);
 
 /* Deep copy of one VM (dst is overwritten): 0 or -ENOMEM. */
 int vms_vm_dup(struct vms_vm *dst, const struct vms_vm *src);
@@ -50,12 +52,13 @@ void vms_vm_clear(struct vms_vm *vm);
  * files a reader keeps open for a VM are still the right ones. */
 bool vms_vm_same_files(const struct vms_vm *a, const struct vms_vm *b);
 
-/* Mutation: the vm source (and tests).  Not for the tick: these allocate.
+/* Mutation: the VM set's producer (and tests).  Not for the tick: these allocate.
  * upsert copies *vm and bumps the generation only if something changed;
  * returns 1 if it changed, 0 if not, -errno. */
-int vms_vmtab_upsert(const struct vms_vm *vm);
+int vms_vmtab_upsert(struct vms_vmtab *t, const struct vms_vm *vm);
 /* 1 if removed, 0 if it was not there. */
-int vms_vmtab_remove(const char *uuid);
-void vms_vmtab_clear(void);
+int vms_vmtab_remove(struct vms_vmtab *t, const char *uuid);
+/* Empty it (frees what it holds; the generation moves on). */
+void vms_vmtab_clear(struct vms_vmtab *t);
 
 #endif

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* virt_agent.h - vmsampler-virt, the libvirt agent of the vm source
- * (private to virt_agent.c, virt_dom.c and virt_stats.c).
+/* agent.h - the state shared by the parts of vmsampler-virt, the libvirt
+ * agent of the vm source: the agent (virt_agent.c), its domains
+ * (virt_dom.c, virt_dom.h) and a tick's libvirt work (virt_stats.c,
+ * virt_stats.h).  Each of the three includes this header; this header
+ * includes none of theirs.
  *
  * One thread: libvirt's default event loop runs the sampler's socket, the
  * lifecycle events and the connection's keepalive; work (a tick's
  * libvirt calls, a reconnect, refreshing identities after events) is
  * done between two turns of the loop.  The agent logs only its own
  * faults; what the sampler should say goes to it in messages. */
-#ifndef VMS_VIRT_AGENT_H
-#define VMS_VIRT_AGENT_H
+#ifndef VMS_AGENT_H
+#define VMS_AGENT_H
 
 #include <libvirt/libvirt.h>
 #include <sys/types.h>
@@ -78,25 +81,11 @@ struct agent {
 	bool quit;
 };
 
+/* virt_agent.c: the agent's clocks, and its writes to the sampler */
 uint64_t vms_agent_mono(void);
 int64_t vms_agent_real(void);
 /* Write the messages built in a->w (unless a->hold); a failed write ends
  * the agent. */
 void vms_agent_send(struct agent *a);
-
-/* virt_dom.c */
-/* Fill o from the domain (state, XML, pid, threads); the XML is parsed
- * here and nowhere else (lifecycle events and (re)connects). */
-int vms_adom_load(struct agent *a, virDomainPtr dom, struct adom *o);
-void vms_adom_free(struct adom *o);
-void vms_adom_send(struct agent *a, const struct adom *o);
-/* Its QEMU is stopped (SIGSTOP, state T/t): libvirt's call would hang. */
-bool vms_adom_stopped(const struct adom *o);
-
-/* virt_stats.c */
-/* A tick's libvirt work: fast values of the fallback domains, then one
- * slow batch. */
-void vms_agent_fast(struct agent *a);
-void vms_agent_slow(struct agent *a);
 
 #endif

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* vm_int.h - the vm source's own header (vm_rec.c, source_vm.c): its
+ * state, the record of each VM (the files kept open for it, its columns),
+ * and the calls between the two files.  The design is described at the
+ * top of source_vm.c. */
+#ifndef VMS_VM_INT_H
+#define VMS_VM_INT_H
+
+#include "cgroup.h"
+#include "procfile.h"
+#include "source.h"
+#include "virt_client.h"
+#include "vm_kernel.h"
+#include "vmtab.h"
+
+#define SCRATCH (64 * 1024)
+#define RESPAWN_FIRST VMS_NSEC_PER_SEC
+#define RESPAWN_MAX (60 * VMS_NSEC_PER_SEC)
+#define STUCK_HOLD_FIRST (60 * VMS_NSEC_PER_SEC)
+#define STUCK_HOLD_MAX (1800 * VMS_NSEC_PER_SEC)
+#define OUT_KEEP 8192 /* bytes of unsent messages before ticks are dropped */
+#define HOST_COLS 3   /* virt.connected, virt.domains, virt.agent_restarts */
+#define FAST_GROUPS (VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET)
+
+struct vmrec {
+	struct vms_vm id;      /* copy of the table entry the files were opened for */
+	char *cname;           /* the name as it appears in column names */
+	struct vms_vmk k;
+	struct vms_vmlay lay;
+	uint32_t base;         /* first column, relative to the source */
+	uint8_t *grp;          /* group of each column */
+	uint64_t *pend;        /* values from the agent for the next frame */
+	int64_t pend_slow_t;   /* when libvirt returned the slow ones, 0: none */
+	bool pend_any;
+	uint8_t need_sent;
+	bool gone;
+	bool keep;             /* declare: still in the table */
+};
+
+struct aux {
+	char uuid[VMS_UUID_LEN + 1];
+	uint8_t fallback;      /* groups the agent serves every tick */
+	bool listed;
+};
+
+struct stuck {
+	char uuid[VMS_UUID_LEN + 1];
+	uint64_t until;
+	uint64_t hold;
+};
+
+struct vm {
+	const struct vms_libvirt_conf *lc;
+	struct vms_cgmounts cg;
+	struct vms_procfile *nd;   /* /proc/net/dev, shared with netdev */
+	struct vms_nettab nt;
+	char *scratch;
+	struct vmrec *rec;
+	unsigned nrec;
+	uint64_t vmgen;
+
+	/* the agent */
+	struct vms_vclient cl;
+	char **argv;
+	char *uri;                 /* for messages */
+	uint64_t respawn_at, respawn_wait, started_at;
+	uint64_t restarts;
+	uint64_t last_rx, unacked_since;
+	uint64_t tick_due, tick_sent, tick_acked;
+	bool hello;
+	bool fatal;                /* protocol mismatch: do not restart */
+	bool connected, ever_connected, said_unavailable, lost_marked;
+	bool synced;               /* a full listing arrived */
+	struct aux *aux;
+	unsigned naux, capaux;
+	char batch[VMS_VP_BATCH_MAX][VMS_UUID_LEN + 1];
+	unsigned nbatch;
+	bool batch_open;
+	struct stuck *stuck;
+	unsigned nstuck;
+};
+
+/* source_vm.c */
+struct aux *vm_aux_find(struct vm *p, const char *uuid);
+
+/* vm_rec.c: the records of the VMs, and their columns */
+void vm_rec_free(struct vmrec *r);
+/* Requests for what the kernel cannot serve (not for the agent that is
+ * serving it already). */
+void vm_rec_queue_needs(struct vm *p, struct vmrec *r);
+int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc);
+/* Make the records follow the table: keep the files of VMs whose identity
+ * did not change, open those of new ones, close the others. */
+int vm_reconcile(struct vms_source *src);
+
+#endif

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/* vm_rec.c - the vm source's records (vm_int.h): for each VM of the VM
+ * set, the kernel files opened at declare time and kept while the VM
+ * lives, what the agent must send for it, and the layout of its columns;
+ * reconcile() makes the records follow the VM set between ticks. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "libexec.h"
+#include "log.h"
+#include "loop.h"
+#include "procfile.h"
+#include "source.h"
+#include "virt_client.h"
+#include "vm_kernel.h"
+#include "vms_build.h"
+#include "vm_int.h"
+#include "vmtab.h"
+
+/* ---- declaring ----------------------------------------------------------------- */
+
+void vm_rec_free(struct vmrec *r)
+{
+	vms_vmk_close(&r->k);
+	vms_vm_clear(&r->id);
+	free(r->cname);
+	free(r->grp);
+	free(r->pend);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The name in column names: characters other than letters, digits and
+ * "_-+:@" become '_' (a '.' would split the hierarchy). */
+static char *col_name(const char *name)
+{
+	char *s = strdup(name);
+	for (char *c = s; c && *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      strchr("_-+:@", *c)))
+			*c = '_';
+	return s;
+}
+
+static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm *vm)
+{
+	struct vm *p = src->priv;
+	memset(r, 0, sizeof(*r));
+	if (vms_vm_dup(&r->id, vm) < 0)
+		return -ENOMEM;
+	r->cname = col_name(vm->name);
+	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg) < 0) {
+		vm_rec_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Requests for what the kernel cannot serve (not for the agent that is
+ * serving it already). */
+void vm_rec_queue_needs(struct vm *p, struct vmrec *r)
+{
+	struct aux *a = vm_aux_find(p, r->id.uuid);
+	uint8_t want = VMS_VG_CPU | (r->id.nvcpu ? VMS_VG_VCPU : 0) | (r->id.ntap ? VMS_VG_NET : 0);
+	uint8_t missing = (uint8_t)(want & ~r->k.have & ~(a ? a->fallback : 0) & ~r->need_sent);
+	if (!missing || p->cl.fd < 0)
+		return;
+	vms_vp_begin(&p->cl.out, VMS_VP_NEED);
+	vms_vp_uuid(&p->cl.out, r->id.uuid);
+	vms_vp_u8(&p->cl.out, missing);
+	if (vms_vp_end(&p->cl.out) == 0)
+		r->need_sent |= missing;
+}
+
+int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc)
+{
+	const struct vms_vm *vm = &r->id;
+	struct vms_coldef d = {.key = vm->uuid};
+	const char *n = r->cname;
+#define COL(info, ...)                                                                   \
+	do {                                                                             \
+		d.kind = (info)->kind;                                                   \
+		d.unit = (info)->unit;                                                   \
+		d.wrap_bits = (info)->kind == VMS_KIND_COUNTER ? 64 : 0;                 \
+		vms_schema_addf(b, &d, __VA_ARGS__);                                     \
+	} while (0)
+	static const struct vms_vmetric_info state = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_STATE, "state", NULL},
+					     path = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, "path", NULL},
+					     slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
+	const struct vms_vmetric_info *mi;
+
+	uint32_t old = r->pend ? r->lay.ncol : 0;
+	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, lc && lc->crosscheck);
+	COL(&state, "vm.%s.state", n);
+	COL(&path, "vm.%s.path", n);
+	for (unsigned m = VMS_VM_CPU_TIME; m <= VMS_VM_CPU_SYSTEM; m++) {
+		mi = vms_vmetric_find(m);
+		COL(mi, "vm.%s.%s", n, mi->col);
+	}
+	for (unsigned i = 0; i < vm->nvcpu; i++)
+		for (unsigned m = VMS_VM_VCPU_TIME; m <= VMS_VM_VCPU_SLICES; m++) {
+			mi = vms_vmetric_find(m);
+			COL(mi, "vm.%s.vcpu%u.%s", n, i, mi->col);
+		}
+	for (unsigned t = 0; t < vm->ntap; t++)
+		for (unsigned m = VMS_VM_NET_RX_BYTES; m <= VMS_VM_NET_TX_DROP; m++) {
+			mi = vms_vmetric_find(m);
+			COL(mi, "vm.%s.net.%s.%s", n, vm->tap[t], mi->col);
+		}
+	for (unsigned m = VMS_VM_IO_READ; m <= VMS_VM_IO_CG_WRITE; m++) {
+		if (m >= VMS_VM_IO_CG_READ && r->lay.iocg < 0)
+			continue;
+		mi = vms_vmetric_find(m);
+		COL(mi, "vm.%s.%s", n, mi->col);
+	}
+	for (unsigned m = VMS_VM_MEM_RSS; m <= VMS_VM_MEM_CGROUP; m++) {
+		mi = vms_vmetric_find(m);
+		COL(mi, "vm.%s.%s", n, mi->col);
+	}
+	for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
+		COL(&vms_vm_balloon[k], "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
+	for (unsigned i = 0; i < vm->ndisk; i++)
+		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
+			COL(&vms_vm_block[k], "vm.%s.block.%s.%s", n, vm->disk[i], vms_vm_block[k].col);
+	if (r->lay.check >= 0) {
+		for (unsigned m = VMS_VM_CHECK_CPU_TIME; m <= VMS_VM_CHECK_CPU_SYSTEM; m++) {
+			mi = vms_vmetric_find(m);
+			COL(mi, "vm.%s.%s", n, mi->col);
+		}
+		for (unsigned i = 0; i < vm->nvcpu; i++)
+			for (unsigned m = VMS_VM_CHECK_VCPU_TIME; m <= VMS_VM_CHECK_VCPU_DELAY; m++) {
+				mi = vms_vmetric_find(m);
+				COL(mi, "vm.%s.lv.vcpu%u.%s", n, i, mi->col);
+			}
+	}
+	COL(&slow, "vm.%s.slow_t", n);
+#undef COL
+	if (b->err)
+		return b->err;
+	if (old == r->lay.ncol)
+		return 0; /* the same VM and layout: values on their way stay */
+	free(r->grp);
+	free(r->pend);
+	r->grp = malloc(r->lay.ncol);
+	r->pend = malloc(r->lay.ncol * sizeof(*r->pend));
+	if (!r->grp || !r->pend)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < r->lay.ncol; i++) {
+		r->grp[i] = vms_vmlay_group(&r->lay, i);
+		r->pend[i] = VMS_NONE;
+	}
+	r->pend_any = false;
+	r->pend_slow_t = 0;
+	return 0;
+}
+
+/* Make the records follow the table: keep the files of VMs whose identity
+ * did not change, open those of new ones, close the others. */
+int vm_reconcile(struct vms_source *src)
+{
+	struct vm *p = src->priv;
+	const struct vms_vmtab *t = src->vms;
+	struct vmrec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	for (unsigned i = 0; i < p->nrec; i++)
+		p->rec[i].keep = false;
+	int r = 0;
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct vms_vm *vm = &t->vm[i];
+		struct vmrec *old = NULL;
+		for (unsigned k = 0; k < p->nrec && !old; k++)
+			if (!p->rec[k].keep && strcmp(p->rec[k].id.uuid, vm->uuid) == 0)
+				old = &p->rec[k];
+		if (old && vms_vm_same_files(&old->id, vm)) {
+			nr[i] = *old;
+			nr[i].id.state = vm->state;
+			nr[i].id.reason = vm->reason;
+			old->keep = true;
+			continue;
+		}
+		r = rec_open(src, &nr[i], vm);
+		if (r < 0) {
+			for (unsigned k = 0; k < i; k++)
+				if (!nr[k].keep)
+					vm_rec_free(&nr[k]);
+			free(nr);
+			return r;
+		}
+		nr[i].keep = true;
+	}
+	for (unsigned i = 0; i < p->nrec; i++)
+		if (!p->rec[i].keep)
+			vm_rec_free(&p->rec[i]);
+	free(p->rec);
+	p->rec = nr;
+	p->nrec = t->n;
+	/* two VMs whose names clean up to the same string: the later one gets
+	 * its UUID's first group appended */
+	for (unsigned i = 0; i < p->nrec; i++)
+		for (unsigned k = 0; k < i; k++)
+			if (strcmp(p->rec[i].cname, p->rec[k].cname) == 0) {
+				char *n = NULL;
+				if (asprintf(&n, "%s~%.8s", p->rec[i].cname, p->rec[i].id.uuid) < 0)
+					return -ENOMEM;
+				free(p->rec[i].cname);
+				p->rec[i].cname = n;
+			}
+	return 0;
+}
