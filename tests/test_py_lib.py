@@ -46,7 +46,8 @@ def require(modules, venv=False):
     if not miss:
         return
     exe = venv_python() if venv else None
-    if exe and os.path.realpath(sys.executable) != os.path.realpath(exe) and not os.environ.get('VMS_IN_VENV'):
+    in_venv = exe and os.path.realpath(sys.prefix) == os.path.realpath(os.path.dirname(os.path.dirname(exe)))
+    if exe and not in_venv and not os.environ.get('VMS_IN_VENV'):
         os.environ['VMS_IN_VENV'] = '1'
         sys.stdout.flush()
         os.execv(exe, [exe] + sys.argv)

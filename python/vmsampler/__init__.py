@@ -266,56 +266,53 @@ def read_frames(path):
 
 def schemas(path):
     """The SCHEMA records of a stream file, in file order, without
-    decoding its frames (record headers are CRC-checked, DATA payloads
-    skipped; SCHEMA payloads are CRC-checked); for a ring, its current
-    schema.  Cheap on a file of any size: it is mapped, not read."""
-    with open(path, 'rb') as fh:
+    decoding its frames: record headers are read and CRC-checked, DATA
+    payloads skipped, SCHEMA payloads CRC-checked.  Cheap on a file of any
+    size (a few bytes read per record; the file is not mapped, so its
+    pages do not count in this process's memory).  For a ring, its current
+    schema."""
+    out = []
+    with open(path, 'rb', buffering=0) as fh:
         if fh.read(7) == RING_MAGIC:
             r = Ring(path)
             gen = struct.unpack_from('<I', r._m, 200)[0]
             s = r._schema(gen)
             return [s] if s else []
-        fh.seek(0)
-        try:
-            m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
-        except ValueError:  # empty file
-            return []
-    out = []
-    try:
-        p, n, rec, in_stream = 0, len(m), 0, False
+        n = os.fstat(fh.fileno()).st_size
+        fd = fh.fileno()
+        p, rec, in_stream = 0, 0, False
         while p < n:
-            if not in_stream or m[p:p + 8] == FMT_MAGIC + b'\x01':
-                if n - p < 32:
+            head = os.pread(fd, 32, p)
+            if not in_stream or head[:8] == FMT_MAGIC + b'\x01':
+                if len(head) < 32:
                     break
-                if m[p:p + 7] != FMT_MAGIC:
+                if head[:7] != FMT_MAGIC:
                     raise FormatError('not a vmsampler stream (no VMSAMPL magic)', p, 0)
-                if struct.unpack_from('<I', m, p + 28)[0] != crc32c(m[p:p + 28]):
+                if struct.unpack_from('<I', head, 28)[0] != crc32c(head[:28]):
                     raise FormatError('file header CRC mismatch', p, 0)
-                p += max(32, struct.unpack_from('<I', m, p + 12)[0])
+                p += max(32, struct.unpack_from('<I', head, 12)[0])
                 in_stream = True
                 continue
             rec += 1
-            if n - p < 12:
+            if len(head) < 12:
                 break
-            hdr = m[p:p + 12]
-            if struct.unpack_from('<I', hdr, 8)[0] != crc32c(hdr[:8]):
-                if not any(m[p:p + 4096]):
+            if struct.unpack_from('<I', head, 8)[0] != crc32c(head[:8]):
+                if not any(os.pread(fd, 4096, p)):
                     break  # zero-filled tail
                 raise FormatError('record header CRC mismatch', p, rec)
-            ln, typ, _ = struct.unpack_from('<IHH', hdr, 0)
+            ln, typ, _ = struct.unpack_from('<IHH', head, 0)
             if n - p < 16 + ln:
                 break  # torn
             if typ == REC_SCHEMA:
-                pl = m[p + 12:p + 12 + ln]
-                if struct.unpack_from('<I', m, p + 12 + ln)[0] != crc32c(pl):
+                rec_b = os.pread(fd, 16 + ln, p)
+                pl = rec_b[12:12 + ln]
+                if struct.unpack_from('<I', rec_b, 12 + ln)[0] != crc32c(pl):
                     raise FormatError('payload CRC mismatch', p, rec)
                 try:
                     out.append(_schema(pl))
                 except (ValueError, struct.error) as e:
                     raise FormatError(str(e), p, rec) from None
             p += 16 + ln
-    finally:
-        m.close()
     return out
 
 
