@@ -222,7 +222,9 @@ def build(data, title=None):
 
     heights = [h for _, h, _ in plan]
     fig = plt.figure(figsize=(14, sum(heights) + 1.2))
-    gs = fig.add_gridspec(len(plan), 1, height_ratios=heights, hspace=0.55,
+    # about 0.6 in between panels, whatever their heights (hspace is a
+    # fraction of their mean height)
+    gs = fig.add_gridspec(len(plan), 1, height_ratios=heights, hspace=0.6 / (sum(heights) / len(heights)),
                           left=0.06, right=0.80, top=1 - 0.95 / (sum(heights) + 1.2),
                           bottom=0.45 / (sum(heights) + 1.2))
     axes = []
@@ -273,6 +275,7 @@ def build(data, title=None):
             mesh = ax.pcolormesh(edges, np.arange(len(rows) + 1), z, cmap='viridis', shading='flat',
                                  vmin=0, vmax=max(1.0, float(z.max()) if z.count() else 1.0))
             mesh.set_gid('heatmap:' + p)
+            mesh.set_rasterized(True)   # an image inside an SVG or PDF, not thousands of quads
             ax.set_yticks(np.arange(len(rows)) + 0.5)
             ax.set_yticklabels([_short(r[0]) for r in rows], fontsize=8 if len(rows) <= 24 else 5.5)
             ax.set_ylim(len(rows), 0)   # the first row (largest mean) at the top
