@@ -64,6 +64,20 @@ def have_libvirt():
     return os.access(os.path.join(os.path.dirname(BIN), 'vmsampler-virt'), os.X_OK)
 
 
+def synthetic(out, frames=1500, vms=12, *extra):
+    """A synthetic run of a host with VMs (bench/report/report_gen, the
+    sampler's own binary sink: VMs stopping and restarting with counters
+    from 0, a VM defined mid-run, 32-bit disk counters that wrap), or None
+    when it is not built (meson test builds it)."""
+    gen = os.path.join(BUILD, 'report_gen')
+    if not os.access(gen, os.X_OK):
+        if REQUIRE:
+            raise AssertionError('%s is not built (ninja -C %s report_gen)' % (gen, BUILD))
+        return None
+    run([gen, '-n', str(frames), '-m', str(vms)] + list(extra) + [out])
+    return out
+
+
 def run(argv, **kw):
     r = subprocess.run(argv, capture_output=True, text=True, timeout=kw.pop('timeout', 300), **kw)
     if r.returncode != 0:

@@ -223,6 +223,16 @@ class Parquet(unittest.TestCase):
         self.check_long(RING)
         self.check_wide(RING)
 
+    def test_synthetic(self):
+        """report_gen: 32-bit disk counters near 2^32 that wrap, VMs that
+        stop and restart (new generations), balloon values every 60th frame."""
+        path = L.synthetic(os.path.join(TMP, 'gen.vms'), 400, 6)
+        if path is None:
+            self.skipTest('report_gen is not built')
+        n, nulls, _ = self.check_long(path)
+        self.assertGreater(nulls, 0)
+        self.check_wide(path)
+
     def test_tiny_blocks(self):
         for wide in (False, True):
             a = pq.read_table(self.convert(NEWGEN, wide)[0])

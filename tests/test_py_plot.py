@@ -207,6 +207,83 @@ class VMs(unittest.TestCase):
         np.testing.assert_array_equal(edges[1:], t)
 
 
+class Synthetic(unittest.TestCase):
+    """A synthetic host with 12 VMs of 2 vCPUs (report_gen): VMs stop and
+    start again (counters from 0: resets, empty rates), one is defined
+    mid-run, 32-bit disk counters wrap."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = L.synthetic(os.path.join(TMP, 'gen.vms'), 1500, 12)
+        if cls.path is None:
+            raise unittest.SkipTest('report_gen is not built')
+        cls.ref = L.dump_rates(cls.path)
+        cls.data = plot.RunData(cls.path)
+        cls.fig = plot.build(cls.data)
+
+    def heatmap(self, panel):
+        ax = [a for a in panels_of(self.fig) if a.get_gid() == 'vms-panel:' + panel][0]
+        mesh = [c for c in ax.collections if c.get_gid() == 'heatmap:' + panel][0]
+        names = [t.get_text() for t in ax.get_yticklabels()]
+        z = mesh.get_array().reshape(len(names), -1)
+        rows = {n: [float('nan') if m else float(v) for v, m in zip(z[r].data, np.ma.getmaskarray(z[r]))]
+                for r, n in enumerate(names)}
+        return names, rows, mesh
+
+    def test_all_panels(self):
+        self.assertEqual([a.get_gid() for a in panels_of(self.fig)], ['vms-panel:' + p for p in plot.PANELS])
+        self.assertEqual(self.data.k, 1)
+
+    def test_vm_cpu(self):
+        names, rows, mesh = self.heatmap('vm-cpu')
+        self.assertEqual(len(names), 13)   # 12 and the one defined mid-run
+        means = []
+        for n in names:
+            want = self.ref['vm.%s.%%cpu' % n]
+            self.assertTrue(L.same(rows[n], want), n)
+            vals = [v for v in want if v == v]
+            means.append(sum(vals) / len(vals))
+        self.assertEqual(means, sorted(means, reverse=True))
+        # the VM defined mid-run has no value before, the restarted ones a gap
+        late = [n for n in names if n.startswith('late-')][0]
+        self.assertTrue(rows[late][0] != rows[late][0] and rows[late][-1] == rows[late][-1])
+        stopped = {e['detail'] for e in L.dump_events(self.path) if e['event'] == 'vm_stopped'}
+        self.assertTrue(stopped)
+        for n in stopped:   # a gap in the middle: stopped, then started again
+            r = rows[n]
+            self.assertTrue(r[0] == r[0] and r[-1] == r[-1] and any(v != v for v in r), n)
+
+    def test_vm_steal_mean_over_vcpus(self):
+        names, rows, mesh = self.heatmap('vm-steal')
+        self.assertEqual(len(names), 13)
+        for n in names:
+            cols = [c for c in self.ref if c.startswith('vm.%s.vcpu' % n) and c.endswith('.%steal')]
+            self.assertEqual(len(cols), 2, n)
+            for i, got in enumerate(rows[n]):
+                vals = [self.ref[c][i] for c in cols if self.ref[c][i] == self.ref[c][i]]
+                if not vals:
+                    self.assertTrue(got != got, '%s row %d' % (n, i))
+                else:
+                    self.assertAlmostEqual(got, sum(vals) / len(vals), places=9, msg='%s row %d' % (n, i))
+
+    def test_lines_and_events(self):
+        x = dates(self.ref['time'])
+        for ax in panels_of(self.fig):
+            for ln in data_lines(ax):
+                col = ln.get_label().split(' ')[0]
+                np.testing.assert_array_equal(ln.get_xdata(), x, col)
+                self.assertTrue(L.same(list(ln.get_ydata()), self.ref[col]), col)
+        evs = L.dump_events(self.path)
+        self.assertGreaterEqual(len(evs), 4)
+        want = sorted(dates([e['time'] for e in evs]))
+        for ax in panels_of(self.fig):
+            got = sorted(ln.get_xdata()[0] for ln in ax.get_lines() if ln.get_gid() == 'event')
+            self.assertEqual(got, list(want))
+        texts = [t.get_text().strip() for t in panels_of(self.fig)[0].texts if t.get_gid() == 'event-label']
+        for e in evs:
+            self.assertIn('%s %s' % (e['event'], e['detail'].split(':')[0]), texts)
+
+
 class Binning(unittest.TestCase):
     def test_binned_equals_means_of_consecutive_rows(self):
         ref = L.dump_rates(RUN)

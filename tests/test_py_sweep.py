@@ -69,6 +69,34 @@ def vm_label(path):
     return max(x for x in set(counts) if counts.count(x) == best)
 
 
+class SyntheticSweep(unittest.TestCase):
+    """report_gen's synthetic hosts with 4, 8 and 12 VMs (VMs stop and
+    start again, one is defined mid-run): labels and numbers as dump says."""
+
+    def test_by_vms(self):
+        runs = []
+        for m in (8, 4, 12):
+            p = L.synthetic(os.path.join(TMP, 'gen%d.vms' % m), 600, m, '-s', str(m))
+            if p is None:
+                self.skipTest('report_gen is not built')
+            runs.append(p)
+        res, by = sweep.sweep(runs, by='vms', metrics=['cpu.all.%busy', 'vm.*.%cpu', 'disk.*.%util'])
+        labels = [r.label for r in res]
+        self.assertEqual(labels, [vm_label(p) for p in runs])
+        self.assertEqual(labels, [8, 4, 12])
+        for r in res:
+            for m in r.metrics:
+                n, mean, p5, p95 = expected(r.path, m)
+                got = r.stats[m]
+                self.assertEqual(got[0], n, m)
+                for g, e in zip(got[1:], (mean, p5, p95)):
+                    self.assertAlmostEqual(g, e, delta=1e-9 * max(1.0, abs(e)), msg=m)
+        fig = sweep.build(res, by=by)
+        ax = [a for a in fig.axes if a.get_gid() == 'vms-metric:cpu.all.%busy'][0]
+        mean = [ln for ln in ax.get_lines() if ln.get_gid() == 'mean'][0]
+        self.assertEqual(list(mean.get_xdata()), [4, 8, 12])
+
+
 @unittest.skipUnless(L.have_libvirt(), 'built without libvirt: no VMs from the test driver')
 class Sweep(unittest.TestCase):
     def cli(self, *args):
