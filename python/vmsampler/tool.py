@@ -14,7 +14,6 @@ nothing here holds more than one chunk.
 import csv
 import datetime
 import io
-import math
 import operator
 import os
 import shutil
@@ -49,10 +48,6 @@ def parse_time_us(s):
     """dump's time column (ISO 8601 with its UTC offset, to the µs) as µs
     since the epoch, exactly."""
     return (datetime.datetime.fromisoformat(s) - EPOCH) // US
-
-
-def tzinfo_of(s):
-    return datetime.datetime.fromisoformat(s).tzinfo
 
 
 class Chunk:
@@ -235,7 +230,3 @@ def events(path, vmsampler=None, warn=default_warn):
         e.detail = r[ix['detail']]
         evs.append(e)
     return evs
-
-
-def finite(x):
-    return x == x and not math.isinf(x)
