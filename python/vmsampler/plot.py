@@ -216,6 +216,8 @@ def build(data, title=None):
                     rows.append((vm, row, mean, cs))
                 rows.sort(key=lambda r: (-(np.nan_to_num(r[2], nan=-1)), r[0]))
                 plan.append((p, max(1.6, 0.8 + 0.14 * len(rows)), rows))
+    if not data.nrows:
+        raise ValueError('%s: no interval to plot (fewer than two frames)' % data.path)
     if not plan:
         raise ValueError('%s: none of the panels %s has columns in this run'
                          % (data.path, ','.join(data.panels)))
@@ -368,7 +370,8 @@ def _events(data, axes, fig):
     for i in order[:MAX_EVENT_LABELS]:
         e = data.events[i]
         t = top.text(xs[i], 0.98, ' ' + _short(e.label(), 40), transform=tr, rotation=90, va='top',
-                     ha='left', fontsize=6.5, color=_event_color(e), clip_on=True)
+                     ha='left', fontsize=6.5, color=_event_color(e), clip_on=True,
+                     bbox=dict(facecolor='white', alpha=0.7, lw=0, pad=0.6))
         t.set_gid('event-label')
 
 
