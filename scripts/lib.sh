@@ -11,6 +11,9 @@ BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev libxml2-dev
 # QEMU and guest image come from tests/vmlab/setup.sh; libvirt-clients for
 # virsh, which agent-testdrv also uses with libvirt's test driver).
 TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base linux-perf python3-pandas libvirt-clients"
+# ... and the Python package's figures (python3-matplotlib) and its test
+# venv (python3-venv: pyarrow, pandas, duckdb come from PyPI, see py_venv)
+TEST_PKGS="$TEST_PKGS python3-matplotlib python3-venv"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then
@@ -63,4 +66,19 @@ build() {
 		echo "== $dir: building ($todo steps; log in $dir.log)"
 	fi
 	ninja -C "$ROOT/$dir" >"$log" 2>&1 || { grep -E -A3 'error|FAILED' "$log" | head -n 60 >&2; exit 1; }
+}
+
+# py_venv DIR: the venv the Python package's tests use for what Debian 12
+# does not package (pyarrow; duckdb): python3 -m venv, then pip install
+# './python[parquet,duckdb]' from PyPI, which also reinstalls the package
+# from the work tree every time (log in DIR.log)
+py_venv() {
+	local dir=$1
+	if [ ! -x "$dir/bin/python3" ]; then
+		echo "== $dir: a venv for the Python package's tests (pyarrow, pandas, duckdb from PyPI)"
+		/usr/bin/python3 -m venv "$dir" >"$dir.log" 2>&1 || { cat "$dir.log" >&2; exit 1; }
+	fi
+	"$dir/bin/pip" install -q --disable-pip-version-check "$ROOT/python[parquet,duckdb]" >"$dir.log" 2>&1 ||
+		{ tail -n 30 "$dir.log" >&2; exit 1; }
+	rm -rf "$ROOT/python/build" "$ROOT"/python/*.egg-info
 }

@@ -19,9 +19,13 @@ export VMS_REQUIRE_E2E=1
 
 echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
 build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled
-# the tests that need root, perf counters and the counting allocator run
-# here: their skip would be a failure (tests/testutil.h, vms_skip)
-VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 VMS_REQUIRE_NOALLOC=1 \
+# the Python package's tests: matplotlib from Debian, pyarrow, pandas and
+# duckdb in a venv (from PyPI)
+py_venv "$ROOT/build/pyvenv"
+# the tests that need root, perf counters, the counting allocator and the
+# Python package's modules run here: their skip would be a failure
+# (tests/testutil.h, vms_skip; tests/test_py_lib.py, require)
+VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 VMS_REQUIRE_NOALLOC=1 VMS_REQUIRE_PY=1 \
 	meson test -C "$ROOT/build" --print-errorlogs --no-rebuild
 
 echo "== ASan+UBSan build: unit tests and fuzz corpora"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""vmsampler.py - load what vmsampler writes into Python.
+"""vmsampler - load what vmsampler writes into Python.
 
     import vmsampler
     df = vmsampler.load('run.vms')      # binary stream -> pandas DataFrame
@@ -18,6 +18,10 @@ The binary decoder follows vmsampler-format(5) (CRC-32C checked, deltas,
 keyframes, concatenated streams); the ring reader follows
 vmsampler-ring(5) with the same seqlock validation as libvmsampler: a
 slot is copied, then its sequence numbers say whether the copy is whole.
+
+The figures, sweeps and Parquet export (python3 -m vmsampler plot|sweep|
+parquet, see vmsampler.cli) live in submodules that need numpy and
+matplotlib (pyarrow for Parquet); importing this package needs neither.
 """
 
 import mmap
@@ -25,7 +29,8 @@ import os
 import struct
 import time
 
-__all__ = ['load', 'read_frames', 'Ring', 'Frame', 'FormatError', 'WriterGone']
+__all__ = ['load', 'read_frames', 'schemas', 'Ring', 'Frame', 'FormatError', 'WriterGone']
+__version__ = '0.1.0'
 
 FMT_MAGIC = b'VMSAMPL'
 RING_MAGIC = b'VMSRING'
@@ -257,6 +262,58 @@ def read_frames(path):
         yield from r.frames()
         return
     yield from _decode(data)
+
+
+def schemas(path):
+    """The SCHEMA records of a stream file, in file order, without
+    decoding its frames: record headers are read and CRC-checked, DATA
+    payloads skipped, SCHEMA payloads CRC-checked.  Cheap on a file of any
+    size (a few bytes read per record; the file is not mapped, so its
+    pages do not count in this process's memory).  For a ring, its current
+    schema."""
+    out = []
+    with open(path, 'rb', buffering=0) as fh:
+        if fh.read(7) == RING_MAGIC:
+            r = Ring(path)
+            gen = struct.unpack_from('<I', r._m, 200)[0]
+            s = r._schema(gen)
+            return [s] if s else []
+        n = os.fstat(fh.fileno()).st_size
+        fd = fh.fileno()
+        p, rec, in_stream = 0, 0, False
+        while p < n:
+            head = os.pread(fd, 32, p)
+            if not in_stream or head[:8] == FMT_MAGIC + b'\x01':
+                if len(head) < 32:
+                    break
+                if head[:7] != FMT_MAGIC:
+                    raise FormatError('not a vmsampler stream (no VMSAMPL magic)', p, 0)
+                if struct.unpack_from('<I', head, 28)[0] != crc32c(head[:28]):
+                    raise FormatError('file header CRC mismatch', p, 0)
+                p += max(32, struct.unpack_from('<I', head, 12)[0])
+                in_stream = True
+                continue
+            rec += 1
+            if len(head) < 12:
+                break
+            if struct.unpack_from('<I', head, 8)[0] != crc32c(head[:8]):
+                if not any(os.pread(fd, 4096, p)):
+                    break  # zero-filled tail
+                raise FormatError('record header CRC mismatch', p, rec)
+            ln, typ, _ = struct.unpack_from('<IHH', head, 0)
+            if n - p < 16 + ln:
+                break  # torn
+            if typ == REC_SCHEMA:
+                rec_b = os.pread(fd, 16 + ln, p)
+                pl = rec_b[12:12 + ln]
+                if struct.unpack_from('<I', rec_b, 12 + ln)[0] != crc32c(pl):
+                    raise FormatError('payload CRC mismatch', p, rec)
+                try:
+                    out.append(_schema(pl))
+                except (ValueError, struct.error) as e:
+                    raise FormatError(str(e), p, rec) from None
+            p += 16 + ln
+    return out
 
 
 # ---- CSV ---------------------------------------------------------------------------
