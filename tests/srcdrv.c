@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 #include "srcdrv.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "allocwrap.h"
 #include "testutil.h"
 
 #define CANARY 0x5a5a5a5a5a5a5a5aull
 
-static void drv_open(struct drv *d, const char *root, const struct vms_source_ops *ops)
+static void drv_open(struct drv *d, const char *root, const struct vms_source_ops *ops, int want)
 {
 	d->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(d->dirfd >= 0);
@@ -19,7 +22,36 @@ static void drv_open(struct drv *d, const char *root, const struct vms_source_op
 	d->src.proc_dirfd = d->dirfd;
 	d->src.priv = calloc(1, ops->priv_size);
 	assert_non_null(d->src.priv);
-	assert_int_equal(d->src.ops->open(&d->src), 0);
+	assert_int_equal(d->src.ops->open(&d->src), want);
+}
+
+void drv_open_missing(const char *root, const struct vms_source_ops *ops)
+{
+	struct drv *d = calloc(1, sizeof(*d));
+	assert_non_null(d);
+	drv_open(d, root, ops, -ENOENT);
+	drv_close(d);
+}
+
+void drv_put(const char *dir, const char *file, const char *data, size_t len)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	write_file(p, data, len);
+}
+
+unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32_t *parse_errors)
+{
+	struct vms_tick_ctx t = {.idx = 1};
+	test_allocs = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (new_tick)
+			t.idx++;
+		assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
+	}
+	unsigned long a = test_allocs;
+	*parse_errors = t.parse_errors;
+	return a;
 }
 
 int drv_declare(struct drv *d)
@@ -82,7 +114,7 @@ struct drv *drv_new_conf(const char *root, const struct vms_source_ops *ops,
 	if (sc)
 		d->sconf = *sc; /* before open: a source may read it there */
 	d->sconf.enabled = true;
-	drv_open(d, root, ops);
+	drv_open(d, root, ops, 0);
 	return d;
 }
 
@@ -109,4 +141,48 @@ const char *root(const char *name)
 	static char buf[4096];
 	snprintf(buf, sizeof(buf), "%s", fixture_path(name));
 	return buf;
+}
+
+char *drv_fixture(const char *name, const char *file, size_t *len)
+{
+	char rel[256];
+	snprintf(rel, sizeof(rel), "roots/%s/%s", name, file);
+	char *b = fixture_read(rel, len);
+	assert_non_null(b);
+	return b;
+}
+
+void drv_check_all(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len)
+{
+	for (uint32_t i = 0; i < d->schema->ncols; i++) {
+		uint64_t want;
+		const char *n = d->schema->cols[i].name;
+		if (!ref(text, len, n, &want))
+			fail_msg("column %s has no line in the file", n);
+		if (d->slots[i] != want)
+			fail_msg("%s = %llu, file says %llu", n, (unsigned long long)d->slots[i],
+				 (unsigned long long)want);
+	}
+}
+
+void drv_check_fixture(const struct drv *d, drv_ref_fn *ref, const char *name, const char *file)
+{
+	size_t len;
+	char *b = drv_fixture(name, file, &len);
+	drv_check_all(d, ref, b, len);
+	free(b);
+}
+
+void drv_entities(const struct drv *d, const char *prefix, const char *suffix, char *out, size_t cap)
+{
+	size_t o = 0, pl = strlen(prefix), sl = strlen(suffix);
+	out[0] = '\0';
+	for (uint32_t i = 0; i < d->schema->ncols; i++) {
+		const char *n = d->schema->cols[i].name;
+		size_t l = strlen(n);
+		if (l < pl + sl || strncmp(n, prefix, pl) != 0 || strcmp(n + l - sl, suffix) != 0)
+			continue;
+		o += (size_t)snprintf(out + o, cap - o, "%s%.*s", o ? " " : "", (int)(l - pl - sl), n + pl);
+		assert_true(o < cap);
+	}
 }

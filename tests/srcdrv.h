@@ -33,4 +33,27 @@ uint64_t val(const struct drv *d, const char *name);
 /* The fixture directory tests/fixtures/<name> (static buffer). */
 const char *root(const char *name);
 
+/* The source's file missing from `root`: open fails with -ENOENT, and
+ * close still works (a half-opened source). */
+void drv_open_missing(const char *root, const struct vms_source_ops *ops);
+/* Write the file <dir>/<file> (in place: the source keeps it open). */
+void drv_put(const char *dir, const char *file, const char *data, size_t len);
+/* `n` samples, each successful (new_tick: each a tick of its own, the
+ * file read again); returns the allocations they made (allocwrap.h), and
+ * the parse errors they counted in *parse_errors. */
+unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32_t *parse_errors);
+
+/* An independent reader of the source's file: the value of column `col`
+ * in the file's text (false: no line for it). */
+typedef bool drv_ref_fn(const char *file, size_t len, const char *col, uint64_t *out);
+/* tests/fixtures/roots/<name>/<file>, NUL-terminated (asserted to exist). */
+char *drv_fixture(const char *name, const char *file, size_t *len);
+/* Every column equals ref's reading of the text. */
+void drv_check_all(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len);
+/* ... of roots/<name>/<file>. */
+void drv_check_fixture(const struct drv *d, drv_ref_fn *ref, const char *name, const char *file);
+/* The entities that have a column <prefix><entity><suffix>, in column
+ * order, as "a b c". */
+void drv_entities(const struct drv *d, const char *prefix, const char *suffix, char *out, size_t cap);
+
 #endif

@@ -23,14 +23,8 @@
 
 extern const struct vms_source_ops vms_source_diskstats;
 
-static char *read_disk(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/diskstats", name);
-	char *b = fixture_read(rel, len);
-	assert_non_null(b);
-	return b;
-}
+#define read_disk(name, len) drv_fixture(name, "diskstats", len)
+#define put(dir, data, len) drv_put(dir, "diskstats", data, len)
 
 /* ---- an independent reader ------------------------------------------------ */
 
@@ -85,41 +79,10 @@ static bool ref_value(const char *file, size_t len, const char *col, uint64_t *o
 	return found;
 }
 
-static void check_all(const struct drv *d, const char *file, size_t len)
-{
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		uint64_t want;
-		const char *n = d->schema->cols[i].name;
-		if (!ref_value(file, len, n, &want))
-			fail_msg("column %s has no line in the file", n);
-		if (d->slots[i] != want)
-			fail_msg("%s = %llu, file says %llu", n, (unsigned long long)d->slots[i],
-				 (unsigned long long)want);
-	}
-}
-
-static void check_fixture(const struct drv *d, const char *name)
-{
-	size_t len;
-	char *b = read_disk(name, &len);
-	check_all(d, b, len);
-	free(b);
-}
-
-/* The devices that have columns, in column order, as "a b c". */
-static void devices(const struct drv *d, char *out, size_t cap)
-{
-	size_t o = 0;
-	out[0] = '\0';
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		const char *n = d->schema->cols[i].name;
-		size_t l = strlen(n);
-		if (l < 7 || strcmp(n + l - 7, ".rd_ios") != 0)
-			continue;
-		o += (size_t)snprintf(out + o, cap - o, "%s%.*s", o ? " " : "", (int)(l - 12), n + 5);
-		assert_true(o < cap);
-	}
-}
+#define check_all(d, file, len) drv_check_all(d, ref_value, file, len)
+#define check_fixture(d, name) drv_check_fixture(d, ref_value, name, "diskstats")
+/* the devices that have columns, in column order, as "a b c" */
+#define devices(d, out, cap) drv_entities(d, "disk.", ".rd_ios", out, cap)
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -317,7 +280,6 @@ static void test_other_classification(void **state)
 	}
 }
 
-static void put(const char *dir, const char *data, size_t len);
 
 /* ---- columns ---------------------------------------------------------------- */
 
@@ -461,12 +423,6 @@ static void test_globs(void **state)
 
 /* ---- changes between samples ---------------------------------------------- */
 
-static void put(const char *dir, const char *data, size_t len)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/diskstats", dir);
-	write_file(p, data, len);
-}
 
 /* A fixture with lines edited: each edit replaces the line whose name
  * (3rd token) is `name` by `with` ("" removes it); name NULL appends. */
@@ -706,12 +662,9 @@ static void test_no_allocation(void **state)
 		vms_globs_add(&d->sconf.exclude, "ram*");
 		vms_globs_add(&d->sconf.exclude, "loop*");
 		assert_int_equal(drv_declare(d), 0);
-		struct vms_tick_ctx t = {.idx = 1};
-		test_allocs = 0;
-		for (int i = 0; i < 1000; i++)
-			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		assert_int_equal(test_allocs, 0);
-		assert_int_equal(t.parse_errors, k == 2 ? 1000 : 0); /* sds */
+		uint32_t errs;
+		assert_int_equal(drv_sample_allocs(d, 1000, false, &errs), 0);
+		assert_int_equal(errs, k == 2 ? 1000 : 0); /* sds */
 		drv_close(d);
 	}
 }
@@ -720,13 +673,8 @@ static void test_open_close(void **state)
 {
 	(void)state;
 	char *dir = tmpdir_make();
-	struct drv *d = calloc(1, sizeof(*d));
-	d->dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	d->src.ops = &vms_source_diskstats;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_diskstats.priv_size);
-	assert_int_equal(d->src.ops->open(&d->src), -ENOENT);
-	drv_close(d);
+	drv_open_missing(dir, &vms_source_diskstats);
+	struct drv *d;
 	/* an empty file: no devices */
 	put(dir, "", 0);
 	d = drv_new(dir, &vms_source_diskstats);

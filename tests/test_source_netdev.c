@@ -20,15 +20,7 @@
 
 extern const struct vms_source_ops vms_source_netdev;
 
-/* ---- an independent reader ------------------------------------------------ */
-static char *read_net(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/net/dev", name);
-	char *b = fixture_read(rel, len);
-	assert_non_null(b);
-	return b;
-}
+#define read_net(name, len) drv_fixture(name, "net/dev", len)
 
 /* ---- an independent reader ------------------------------------------------ */
 
@@ -72,41 +64,10 @@ static bool ref_value(const char *file, size_t len, const char *col, uint64_t *o
 	return found;
 }
 
-static void check_all(const struct drv *d, const char *file, size_t len)
-{
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		uint64_t want;
-		const char *n = d->schema->cols[i].name;
-		if (!ref_value(file, len, n, &want))
-			fail_msg("column %s has no line in the file", n);
-		if (d->slots[i] != want)
-			fail_msg("%s = %llu, file says %llu", n, (unsigned long long)d->slots[i],
-				 (unsigned long long)want);
-	}
-}
-
-static void check_fixture(const struct drv *d, const char *name)
-{
-	size_t len;
-	char *b = read_net(name, &len);
-	check_all(d, b, len);
-	free(b);
-}
-
-/* The interfaces that have columns, in column order, as "a b c". */
-static void ifaces(const struct drv *d, char *out, size_t cap)
-{
-	size_t o = 0;
-	out[0] = '\0';
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		const char *n = d->schema->cols[i].name;
-		size_t l = strlen(n);
-		if (l < 9 || strcmp(n + l - 9, ".rx_bytes") != 0)
-			continue;
-		o += (size_t)snprintf(out + o, cap - o, "%s%.*s", o ? " " : "", (int)(l - 13), n + 4);
-		assert_true(o < cap);
-	}
-}
+#define check_all(d, file, len) drv_check_all(d, ref_value, file, len)
+#define check_fixture(d, name) drv_check_fixture(d, ref_value, name, "net/dev")
+/* the interfaces that have columns, in column order, as "a b c" */
+#define ifaces(d, out, cap) drv_entities(d, "net.", ".rx_bytes", out, cap)
 
 /* ---- tests ------------------------------------------------------------------- */
 
@@ -227,12 +188,7 @@ static void test_globs(void **state)
 
 /* ---- changes between samples ---------------------------------------------- */
 
-static void put(const char *dir, const char *data, size_t len)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/net/dev", dir);
-	write_file(p, data, len);
-}
+#define put(dir, data, len) drv_put(dir, "net/dev", data, len)
 
 /* A fixture with one line replaced: the line of interface `name` (text
  * before the last ':', after blanks) becomes `with` ("" removes it); name
@@ -404,14 +360,10 @@ static void test_no_allocation(void **state)
 		vms_globs_add(&d->sconf.exclude, "eth1*");
 		vms_globs_add(&d->sconf.exclude, "wlan*");
 		assert_int_equal(drv_declare(d), 0);
-		struct vms_tick_ctx t = {.idx = 1};
-		test_allocs = 0;
-		for (int i = 0; i < 1000; i++) {
-			t.idx++; /* a new tick: the file is read again */
-			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		}
-		assert_int_equal(test_allocs, 0);
-		assert_int_equal(t.parse_errors, 0);
+		uint32_t errs;
+		/* each a new tick: the file is read again */
+		assert_int_equal(drv_sample_allocs(d, 1000, true, &errs), 0);
+		assert_int_equal(errs, 0);
 		drv_close(d);
 	}
 }
@@ -420,13 +372,8 @@ static void test_open_close(void **state)
 {
 	(void)state;
 	char *dir = tmpdir_make();
-	struct drv *d = calloc(1, sizeof(*d));
-	d->dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	d->src.ops = &vms_source_netdev;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_netdev.priv_size);
-	assert_int_equal(d->src.ops->open(&d->src), -ENOENT);
-	drv_close(d);
+	drv_open_missing(dir, &vms_source_netdev);
+	struct drv *d;
 	/* header only: no interfaces */
 	const char *h = "Inter-|   Receive                                                |  Transmit\n"
 			" face |bytes    packets errs drop fifo frame compressed multicast|"

@@ -69,27 +69,9 @@ static bool ref_value(const char *file, size_t len, const char *colname, uint64_
 }
 
 /* Every column equals the reference reading of `file`. */
-static void check_all(const struct drv *d, const char *file, size_t len)
-{
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		uint64_t want;
-		const char *n = d->schema->cols[i].name;
-		if (!ref_value(file, len, n, &want))
-			fail_msg("column %s has no line in the file", n);
-		if (d->slots[i] != want)
-			fail_msg("%s = %llu, file says %llu", n, (unsigned long long)d->slots[i],
-				 (unsigned long long)want);
-	}
-}
-
-static char *read_stat(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/stat", name);
-	char *b = fixture_read(rel, len);
-	assert_non_null(b);
-	return b;
-}
+#define check_all(d, file, len) drv_check_all(d, ref_value, file, len)
+#define check_fixture(d, name) drv_check_fixture(d, ref_value, name, "stat")
+#define read_stat(name, len) drv_fixture(name, "stat", len)
 
 /* ---- tests ------------------------------------------------------------------- */
 
@@ -152,26 +134,13 @@ static void test_root1_columns_and_values(void **state)
 
 /* Write `data` over the stat file of a temp root (in place: the source
  * keeps the file open, as it keeps /proc/stat open). */
-static void put(const char *dir, const char *data, size_t len)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/stat", dir);
-	write_file(p, data, len);
-}
+#define put(dir, data, len) drv_put(dir, "stat", data, len)
 
 static void put_fixture(const char *dir, const char *name)
 {
 	size_t len;
 	char *b = read_stat(name, &len);
 	put(dir, b, len);
-	free(b);
-}
-
-static void check_fixture(const struct drv *d, const char *name)
-{
-	size_t len;
-	char *b = read_stat(name, &len);
-	check_all(d, b, len);
 	free(b);
 }
 
@@ -446,12 +415,9 @@ static void test_no_allocation(void **state)
 	for (unsigned k = 0; k < VMS_ARRAY_SIZE(roots); k++) {
 		struct drv *d = drv_stat(root(roots[k]), true);
 		assert_int_equal(drv_declare(d), 0);
-		struct vms_tick_ctx t = {.idx = 1};
-		test_allocs = 0;
-		for (int i = 0; i < 1000; i++)
-			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		assert_int_equal(test_allocs, 0);
-		assert_int_equal(t.parse_errors, 0);
+		uint32_t errs;
+		assert_int_equal(drv_sample_allocs(d, 1000, false, &errs), 0);
+		assert_int_equal(errs, 0);
 		drv_close(d);
 	}
 	/* the wrap works: declare does allocate */
@@ -467,14 +433,8 @@ static void test_open_close(void **state)
 	(void)state;
 	/* no stat file: open fails, close still works (half-opened source) */
 	char *dir = tmpdir_make();
-	struct drv *d = calloc(1, sizeof(*d));
-	d->dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	d->src.ops = &vms_source_procstat;
-	d->src.sconf = &d->sconf;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_procstat.priv_size);
-	assert_int_equal(d->src.ops->open(&d->src), -ENOENT);
-	drv_close(d);
+	drv_open_missing(dir, &vms_source_procstat);
+	struct drv *d;
 	/* a file with nothing we know: declare says so */
 	put(dir, "btime 5\nwibble\n", 15);
 	d = drv_stat(dir, true);
