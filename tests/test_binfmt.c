@@ -36,8 +36,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	rm_rf(tmp);
-	free(tmp);
+	tmpdir_free(tmp);
 	return 0;
 }
 
@@ -807,25 +806,9 @@ static void test_disk_full_tmpfs(void **state)
 	assert_true(ok);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_varint_edges),
-		cmocka_unit_test(test_zigzag_edges),
-		cmocka_unit_test(test_data_values),
-		cmocka_unit_test(test_sink_roundtrip_decoder),
-		cmocka_unit_test(test_dump_equals_csv_sink_files),
-		cmocka_unit_test(test_dump_equals_csv_sink_stdout),
-		cmocka_unit_test(test_reopen_appends),
-		cmocka_unit_test(test_torn_tail_every_offset),
-		cmocka_unit_test(test_torn_everywhere_small),
-		cmocka_unit_test(test_zero_tail),
-		cmocka_unit_test(test_corruption_names_record),
-		cmocka_unit_test(test_unknown_and_concatenated),
-		cmocka_unit_test(test_foreign_input),
-		cmocka_unit_test(test_write_allocates_nothing),
-		cmocka_unit_test(test_disk_full_rlimit),
-		cmocka_unit_test(test_disk_full_tmpfs),
-	};
-	return vms_run_tests(tests, setup, teardown);
-}
+VMS_TEST_MAIN(setup, teardown,
+	test_varint_edges, test_zigzag_edges, test_data_values, test_sink_roundtrip_decoder,
+	test_dump_equals_csv_sink_files, test_dump_equals_csv_sink_stdout, test_reopen_appends,
+	test_torn_tail_every_offset, test_torn_everywhere_small, test_zero_tail,
+	test_corruption_names_record, test_unknown_and_concatenated, test_foreign_input,
+	test_write_allocates_nothing, test_disk_full_rlimit, test_disk_full_tmpfs)

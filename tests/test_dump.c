@@ -32,8 +32,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	rm_rf(tmp);
-	free(tmp);
+	tmpdir_free(tmp);
 	return 0;
 }
 
@@ -379,14 +378,6 @@ static void test_foreign_and_usage(void **state)
 	free(h2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_run),
-		cmocka_unit_test(test_sigkill),
-		cmocka_unit_test(test_sighup_sigterm),
-		cmocka_unit_test(test_corrupt_middle),
-		cmocka_unit_test(test_foreign_and_usage),
-	};
-	return vms_run_tests(tests, setup, teardown);
-}
+VMS_TEST_MAIN(setup, teardown,
+	test_real_run, test_sigkill, test_sighup_sigterm, test_corrupt_middle,
+	test_foreign_and_usage)

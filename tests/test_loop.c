@@ -130,8 +130,7 @@ static void test_fake_clock_loop(void **state)
 	/* every stall of k periods shows up as exactly k missed ticks */
 	assert_int_equal(missed_sum, fk.stall_periods);
 	assert_true(fk.stalls > 10);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 }
 
@@ -200,8 +199,7 @@ static void steady_state(bool with_ring)
 		vms_reader_close(r);
 	}
 	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 #endif
 }
@@ -284,8 +282,7 @@ static void test_zero_column_source_sees_new_entity(void **state)
 	assert_int_equal(last_value(&l, "net.vethf345468.rx_bytes"), 648);
 	assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
 	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 }
 
@@ -358,8 +355,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 		vms_loop_drain(&l);
 	}
 	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 #endif
 }
@@ -392,8 +388,7 @@ static void test_failed_discovery_is_retried(void **state)
 	assert_int_equal(last_value(&l, "net.eth0.rx_bytes"), 438);
 	assert_int_equal(last_value(&l, "net.eth0.tx_bytes"), 648);
 	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 }
 
@@ -439,8 +434,7 @@ static void test_live_ring_grows(void **state)
 	assert_int_equal(vms_reader_ncols(r), l.schema->ncols);
 	vms_reader_close(r);
 	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 }
 
@@ -543,8 +537,7 @@ static void lost_on_stalled_fifo(const char *name)
 	assert_int_equal(sum.lost_sum, total - fr.n);
 	frames_free(&fr);
 	free(buf);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 }
 
@@ -560,19 +553,15 @@ static void test_lost_frames_on_stalled_vms(void **state)
 	lost_on_stalled_fifo("out.vms");
 }
 
+VMS_TESTS(
+	test_fake_clock_loop, test_steady_state_no_alloc_no_log,
+	test_steady_state_live_ring_no_alloc, test_reschema_between_ticks_no_alloc,
+	test_live_ring_grows, test_zero_column_source_sees_new_entity,
+	test_failed_discovery_is_retried, test_lost_frames_on_stalled_csv,
+	test_lost_frames_on_stalled_vms);
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fake_clock_loop),
-		cmocka_unit_test(test_steady_state_no_alloc_no_log),
-		cmocka_unit_test(test_steady_state_live_ring_no_alloc),
-		cmocka_unit_test(test_reschema_between_ticks_no_alloc),
-		cmocka_unit_test(test_live_ring_grows),
-		cmocka_unit_test(test_zero_column_source_sees_new_entity),
-		cmocka_unit_test(test_failed_discovery_is_retried),
-		cmocka_unit_test(test_lost_frames_on_stalled_csv),
-		cmocka_unit_test(test_lost_frames_on_stalled_vms),
-	};
-	return vms_run_tests(tests, NULL, NULL);
+	return vms_run_list(NULL, NULL, NULL, NULL);
 }

@@ -78,8 +78,7 @@ static void test_stalled_pipe(void **state)
 	assert_int_equal(sum.lost_sum, 400 - fr.n);
 	frames_free(&fr);
 	free(out);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* SIGTERM while the reader stalls: the frames taken so far are written
@@ -118,15 +117,8 @@ static void test_sigterm_on_stalled_pipe(void **state)
 	assert_int_equal(sum.last, taken);
 	frames_free(&fr);
 	free(out);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stalled_pipe),
-		cmocka_unit_test(test_sigterm_on_stalled_pipe),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_stalled_pipe, test_sigterm_on_stalled_pipe)

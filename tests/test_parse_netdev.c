@@ -457,18 +457,7 @@ static void test_truncated(void **state)
 	free(full);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_node_exporter_odd_names),
-		cmocka_unit_test(test_procfs),
-		cmocka_unit_test(test_alias_line),
-		cmocka_unit_test(test_glued_and_big),
-		cmocka_unit_test(test_no_trailing_newline),
-		cmocka_unit_test(test_all_fixtures_reference),
-		cmocka_unit_test(test_headers),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_truncated),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_node_exporter_odd_names, test_procfs, test_alias_line, test_glued_and_big,
+	test_no_trailing_newline, test_all_fixtures_reference, test_headers, test_malformed,
+	test_truncated)

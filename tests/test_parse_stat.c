@@ -673,23 +673,8 @@ static void test_cursor_u64_list(void **state)
 		assert_true(v[i] == strtoull(e, &e, 10));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_procfs_8cpu),
-		cmocka_unit_test(test_node_exporter_guest),
-		cmocka_unit_test(test_sysstat_mpstat),
-		cmocka_unit_test(test_field_counts),
-		cmocka_unit_test(test_offline_cpus),
-		cmocka_unit_test(test_total_smaller_than_cpu),
-		cmocka_unit_test(test_steal_guest_big),
-		cmocka_unit_test(test_no_trailing_newline),
-		cmocka_unit_test(test_all_fixtures_reference),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_odd_but_valid),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_cursor_helpers),
-		cmocka_unit_test(test_cursor_u64_list),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_procfs_8cpu, test_node_exporter_guest, test_sysstat_mpstat, test_field_counts,
+	test_offline_cpus, test_total_smaller_than_cpu, test_steal_guest_big,
+	test_no_trailing_newline, test_all_fixtures_reference, test_malformed, test_odd_but_valid,
+	test_truncated, test_cursor_helpers, test_cursor_u64_list)

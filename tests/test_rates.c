@@ -26,8 +26,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	rm_rf(tmp);
-	free(tmp);
+	tmpdir_free(tmp);
 	return 0;
 }
 
@@ -567,14 +566,6 @@ static void test_rates_vm_and_every(void **state)
 	vms_schema_unref(g);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sysstat_iostat),
-		cmocka_unit_test(test_sysstat_mpstat),
-		cmocka_unit_test(test_rates_edge_cases),
-		cmocka_unit_test(test_rates_projection),
-		cmocka_unit_test(test_rates_vm_and_every),
-	};
-	return vms_run_tests(tests, setup, teardown);
-}
+VMS_TEST_MAIN(setup, teardown,
+	test_sysstat_iostat, test_sysstat_mpstat, test_rates_edge_cases, test_rates_projection,
+	test_rates_vm_and_every)

@@ -633,22 +633,17 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 	return 0;
 }
+
+VMS_TESTS(
+	test_stream_frames_columns_rates, test_stream_damage_and_torn_tail, test_stream_follow,
+	test_ring_read_fall_behind_view, test_ring_growth_reattach,
+	test_ring_create_safety_and_version, test_ring_writer_killed);
 
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_stream_frames_columns_rates, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stream_damage_and_torn_tail, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stream_follow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_read_fall_behind_view, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_growth_reattach, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_create_safety_and_version, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_writer_killed, setup, teardown),
-	};
-	return vms_run_tests(tests, NULL, NULL);
+	return vms_run_list(NULL, NULL, setup, teardown);
 }

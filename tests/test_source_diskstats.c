@@ -366,8 +366,7 @@ static void test_columns(void **state)
 	assert_int_equal(d->schema->ncols, 11);
 	assert_int_equal(vms_schema_find(d->schema, "disk.hdq7.rd_ios"), -ENOENT);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 
 	/* '/' in a name */
 	d = drv_new(root("roots/pcp-blkdev002-cciss-c12d11"), &vms_source_diskstats);
@@ -553,8 +552,7 @@ static void test_damaged_and_changed(void **state)
 		}
 		drv_close(d);
 	}
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* A device name longer than a file name (NAME_MAX: no /sys/block entry
@@ -592,8 +590,7 @@ static void test_name_too_long(void **state)
 	drv_close(d);
 	free(text);
 	free(orig);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_reordered_and_fixed(void **state)
@@ -648,8 +645,7 @@ static void test_reordered_and_fixed(void **state)
 	assert_int_equal(val(d, "disk.sds.wr_sectors") / 2, 4373);
 	free(b);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_no_allocation(void **state)
@@ -694,22 +690,10 @@ static void test_open_close(void **state)
 	check_all(d, b, len);
 	free(b);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pcp_classification),
-		cmocka_unit_test(test_other_classification),
-		cmocka_unit_test(test_columns),
-		cmocka_unit_test(test_globs),
-		cmocka_unit_test(test_damaged_and_changed),
-		cmocka_unit_test(test_name_too_long),
-		cmocka_unit_test(test_reordered_and_fixed),
-		cmocka_unit_test(test_no_allocation),
-		cmocka_unit_test(test_open_close),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_pcp_classification, test_other_classification, test_columns, test_globs,
+	test_damaged_and_changed, test_name_too_long, test_reordered_and_fixed, test_no_allocation,
+	test_open_close)

@@ -317,8 +317,7 @@ static void test_damaged_and_changed(void **state)
 		}
 		drv_close(d);
 	}
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_partial_header(void **state)
@@ -346,8 +345,7 @@ static void test_partial_header(void **state)
 	d = drv_new(dir, &vms_source_netdev);
 	assert_int_equal(drv_declare(d), -EINVAL);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_no_allocation(void **state)
@@ -396,20 +394,9 @@ static void test_open_close(void **state)
 	check_all(d, b, len);
 	free(b);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_all_fixtures),
-		cmocka_unit_test(test_odd_names),
-		cmocka_unit_test(test_globs),
-		cmocka_unit_test(test_damaged_and_changed),
-		cmocka_unit_test(test_partial_header),
-		cmocka_unit_test(test_no_allocation),
-		cmocka_unit_test(test_open_close),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_all_fixtures, test_odd_names, test_globs, test_damaged_and_changed,
+	test_partial_header, test_no_allocation, test_open_close)

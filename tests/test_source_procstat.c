@@ -190,8 +190,7 @@ static void test_offline_series(void **state)
 	assert_int_equal(val(d, "cpu.all.steal"), 100);
 
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_not_per_cpu(void **state)
@@ -219,8 +218,7 @@ static void test_not_per_cpu(void **state)
 	assert_int_equal(d->parse_errors, 0);
 	check_all(d, s, strlen(s));
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_old_kernels(void **state)
@@ -377,8 +375,7 @@ static void test_damaged_lines(void **state)
 		free(s);
 		drv_close(d);
 	}
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_line_appears(void **state)
@@ -403,8 +400,7 @@ static void test_line_appears(void **state)
 	free(s);
 	free(b);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_no_allocation(void **state)
@@ -444,22 +440,10 @@ static void test_open_close(void **state)
 	put_fixture(dir, "sysstat-root1-9cpu");
 	d = drv_stat(dir, true);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_root1_columns_and_values),
-		cmocka_unit_test(test_offline_series),
-		cmocka_unit_test(test_not_per_cpu),
-		cmocka_unit_test(test_old_kernels),
-		cmocka_unit_test(test_race_and_nonl),
-		cmocka_unit_test(test_damaged_lines),
-		cmocka_unit_test(test_line_appears),
-		cmocka_unit_test(test_no_allocation),
-		cmocka_unit_test(test_open_close),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_root1_columns_and_values, test_offline_series, test_not_per_cpu, test_old_kernels,
+	test_race_and_nonl, test_damaged_lines, test_line_appears, test_no_allocation,
+	test_open_close)

@@ -480,20 +480,15 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	rm_rf(tmp);
-	free(tmp);
+	tmpdir_free(tmp);
 	return 0;
 }
+
+VMS_TESTS(
+	test_basic, test_stuck, test_restarts, test_unavailable, test_tick_allocates_nothing);
 
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_basic),
-		cmocka_unit_test(test_stuck),
-		cmocka_unit_test(test_restarts),
-		cmocka_unit_test(test_unavailable),
-		cmocka_unit_test(test_tick_allocates_nothing),
-	};
-	return vms_run_tests(tests, setup, teardown);
+	return vms_run_list(setup, teardown, NULL, NULL);
 }

@@ -382,8 +382,7 @@ static void test_cgroup_lookup(void **state)
 	assert_null(m.cpuacct.point);
 	vms_cgmounts_free(&m);
 	close(fd);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* ---- the reader -------------------------------------------------------------------- */
@@ -616,19 +615,7 @@ static void test_layout(void **state)
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_CHECK_CPU_TIME, 0), -1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_taskstat),
-		cmocka_unit_test(test_schedstat),
-		cmocka_unit_test(test_keyed),
-		cmocka_unit_test(test_iostat),
-		cmocka_unit_test(test_pidcg_mountinfo),
-		cmocka_unit_test(test_cgroup_lookup),
-		cmocka_unit_test(test_reader_v2_equals_libvirt),
-		cmocka_unit_test(test_reader_v1_and_missing),
-		cmocka_unit_test(test_reader_gone),
-		cmocka_unit_test(test_layout),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
+	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_v1_and_missing,
+	test_reader_gone, test_layout)

@@ -68,6 +68,12 @@ void rm_rf(const char *path)
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void tmpdir_free(char *dir)
+{
+	rm_rf(dir);
+	free(dir);
+}
+
 static void mkdirs(const char *path)
 {
 	char tmp[PATH_MAX];
@@ -118,4 +124,23 @@ int vms_run_group(const struct CMUnitTest *t, size_t n, CMFixtureFunction setup,
 		return 77;
 	}
 	return 0;
+}
+
+int vms_run_named(const char *names, const CMUnitTestFunction *fns, size_t n, CMFixtureFunction gsetup,
+		  CMFixtureFunction gteardown, CMFixtureFunction setup, CMFixtureFunction teardown)
+{
+	char *copy = strdup(names), *save = NULL;
+	struct CMUnitTest *t = calloc(n, sizeof(*t));
+	assert_true(copy && t);
+	size_t i = 0;
+	for (char *w = strtok_r(copy, ", \t\n", &save); w; w = strtok_r(NULL, ", \t\n", &save)) {
+		assert_true(i < n);
+		t[i] = (struct CMUnitTest){.name = w, .test_func = fns[i], .setup_func = setup, .teardown_func = teardown};
+		i++;
+	}
+	assert_true(i == n);
+	int rc = vms_run_group(t, n, gsetup, gteardown);
+	free(t);
+	free(copy);
+	return rc;
 }

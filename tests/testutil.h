@@ -17,6 +17,8 @@ char *fixture_read(const char *rel, size_t *len);
 /* A fresh temporary directory (removed by the caller with rm_rf). */
 char *tmpdir_make(void);
 void rm_rf(const char *path);
+/* rm_rf and free a directory from tmpdir_make. */
+void tmpdir_free(char *dir);
 /* Write a file (creating parent directories). */
 void write_file(const char *path, const char *data, size_t len);
 
@@ -41,5 +43,26 @@ void vms_skip_note(const char *require, const char *why);
 int vms_run_group(const struct CMUnitTest *t, size_t n, CMFixtureFunction setup, CMFixtureFunction teardown);
 #define vms_run_tests(tests, setup, teardown) \
 	vms_run_group(tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
+
+/* A binary's tests by name, without a cmocka_unit_test() line each:
+ *   VMS_TESTS(test_a, test_b, ...);
+ *   ... return vms_run_list(group_setup, group_teardown, setup, teardown);
+ * (setup/teardown: each test's own fixture, or NULL), or all of main():
+ *   VMS_TEST_MAIN(group_setup, group_teardown, test_a, test_b, ...) */
+#define VMS_TESTS(...)                                                                             \
+	static const CMUnitTestFunction vms_fns_[] = {__VA_ARGS__};                                \
+	static const char vms_names_[] = #__VA_ARGS__
+#define vms_run_list(gsetup, gteardown, setup, teardown)                                           \
+	vms_run_named(vms_names_, vms_fns_, sizeof(vms_fns_) / sizeof(vms_fns_[0]), gsetup, gteardown, \
+		      setup, teardown)
+#define VMS_TEST_MAIN(gsetup, gteardown, ...)                                                      \
+	VMS_TESTS(__VA_ARGS__);                                                                    \
+	int main(void)                                                                             \
+	{                                                                                          \
+		return vms_run_list(gsetup, gteardown, NULL, NULL);                                \
+	}
+/* names: the functions' names, separated by commas (#__VA_ARGS__) */
+int vms_run_named(const char *names, const CMUnitTestFunction *fns, size_t n, CMFixtureFunction gsetup,
+		  CMFixtureFunction gteardown, CMFixtureFunction setup, CMFixtureFunction teardown);
 
 #endif
