@@ -143,15 +143,6 @@ const char *root(const char *name)
 	return buf;
 }
 
-char *drv_fixture(const char *name, const char *file, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/%s", name, file);
-	char *b = fixture_read(rel, len);
-	assert_non_null(b);
-	return b;
-}
-
 void drv_check_all(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len)
 {
 	for (uint32_t i = 0; i < d->schema->ncols; i++) {
@@ -168,7 +159,7 @@ void drv_check_all(const struct drv *d, drv_ref_fn *ref, const char *text, size_
 void drv_check_fixture(const struct drv *d, drv_ref_fn *ref, const char *name, const char *file)
 {
 	size_t len;
-	char *b = drv_fixture(name, file, &len);
+	char *b = fixture_root_read(name, file, &len);
 	drv_check_all(d, ref, b, len);
 	free(b);
 }

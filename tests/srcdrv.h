@@ -46,8 +46,6 @@ unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32
 /* An independent reader of the source's file: the value of column `col`
  * in the file's text (false: no line for it). */
 typedef bool drv_ref_fn(const char *file, size_t len, const char *col, uint64_t *out);
-/* tests/fixtures/roots/<name>/<file>, NUL-terminated (asserted to exist). */
-char *drv_fixture(const char *name, const char *file, size_t *len);
 /* Every column equals ref's reading of the text. */
 void drv_check_all(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len);
 /* ... of roots/<name>/<file>. */

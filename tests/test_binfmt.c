@@ -24,28 +24,14 @@
 
 /* ---- allocation counting (the link wraps malloc, calloc, realloc) -------- */
 
-static char *tmp;
 
-static int setup(void **state)
-{
-	(void)state;
-	tmp = tmpdir_make();
-	return tmp ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tmpdir_free(tmp);
-	return 0;
-}
 
 static const char *tpath(const char *name)
 {
 	static char buf[8][PATH_MAX];
 	static int k;
 	k = (k + 1) % 8;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp, name);
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", test_tmp, name);
 	return buf[k];
 }
 
@@ -779,7 +765,7 @@ static void test_disk_full_tmpfs(void **state)
 {
 	(void)state;
 	char mnt[PATH_MAX];
-	snprintf(mnt, sizeof(mnt), "%s/mnt", tmp);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", test_tmp);
 	assert_int_equal(mkdir(mnt, 0755), 0);
 	if (mount("vmstest", mnt, "tmpfs", 0, "size=16k") < 0) {
 		fprintf(stderr, "tmpfs mount not permitted (%s): covered by the RLIMIT_FSIZE test\n",
@@ -806,7 +792,7 @@ static void test_disk_full_tmpfs(void **state)
 	assert_true(ok);
 }
 
-VMS_TEST_MAIN(setup, teardown,
+VMS_TEST_MAIN(tmp_setup, tmp_teardown,
 	test_varint_edges, test_zigzag_edges, test_data_values, test_sink_roundtrip_decoder,
 	test_dump_equals_csv_sink_files, test_dump_equals_csv_sink_stdout, test_reopen_appends,
 	test_torn_tail_every_offset, test_torn_everywhere_small, test_zero_tail,

@@ -18,22 +18,12 @@
 #include "binfmt.h"
 #include "binutil.h"
 
-static char *tmp;
 static const char *bin;
 
 static int setup(void **state)
 {
-	(void)state;
 	bin = getenv("VMS_BIN");
-	tmp = tmpdir_make();
-	return bin && tmp ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tmpdir_free(tmp);
-	return 0;
+	return bin ? tmp_setup(state) : -1;
 }
 
 static char *tp(const char *name)
@@ -41,7 +31,7 @@ static char *tp(const char *name)
 	static char buf[16][PATH_MAX];
 	static int k;
 	k = (k + 1) % 16;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp, name);
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", test_tmp, name);
 	return buf[k];
 }
 
@@ -378,6 +368,6 @@ static void test_foreign_and_usage(void **state)
 	free(h2);
 }
 
-VMS_TEST_MAIN(setup, teardown,
+VMS_TEST_MAIN(setup, tmp_teardown,
 	test_real_run, test_sigkill, test_sighup_sigterm, test_corrupt_middle,
 	test_foreign_and_usage)

@@ -15,18 +15,7 @@
 
 #include "parse.h"
 
-static char *load(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/diskstats", name);
-	char *tmp = fixture_read(rel, len);
-	assert_non_null(tmp);
-	char *buf = malloc(*len ? *len : 1);
-	assert_non_null(buf);
-	memcpy(buf, tmp, *len);
-	free(tmp);
-	return buf;
-}
+#define load(name, len) fixture_exact(name, "diskstats", len)
 
 #define MAXDEV 128
 

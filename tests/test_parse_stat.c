@@ -17,18 +17,7 @@
 
 /* A fixture as an exact-size heap buffer, so ASan catches any read past
  * its end (the parser gets (buf, len), never a NUL terminator). */
-static char *load(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/stat", name);
-	char *tmp = fixture_read(rel, len);
-	assert_non_null(tmp);
-	char *buf = malloc(*len ? *len : 1);
-	assert_non_null(buf);
-	memcpy(buf, tmp, *len);
-	free(tmp);
-	return buf;
-}
+#define load(name, len) fixture_exact(name, "stat", len)
 
 /* Everything the parser read from one file. */
 struct stat_file {

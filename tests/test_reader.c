@@ -37,14 +37,13 @@
 #include "ring.h"
 #include "sink.h"
 
-static char *dir;
 
 static const char *tp(const char *name)
 {
 	static char buf[4][512];
 	static int k;
 	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", test_tmp, name);
 	return buf[k];
 }
 
@@ -481,7 +480,7 @@ static void test_ring_growth_reattach(void **state)
 	assert_int_equal(vms_reader_column(r, "disk.d99.rd_ios"), 99);
 	assert_int_equal(vms_reader_next(r), 0);
 	/* no temporary file is left beside it */
-	DIR *dd = opendir(dir);
+	DIR *dd = opendir(test_tmp);
 	struct dirent *de;
 	unsigned dots = 0;
 	while ((de = readdir(dd)))
@@ -623,19 +622,6 @@ static void test_ring_writer_killed(void **state)
 	vms_schema_unref(s);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	dir = tmpdir_make();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tmpdir_free(dir);
-	return 0;
-}
 
 VMS_TESTS(
 	test_stream_frames_columns_rates, test_stream_damage_and_torn_tail, test_stream_follow,
@@ -645,5 +631,5 @@ VMS_TESTS(
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
-	return vms_run_list(NULL, NULL, setup, teardown);
+	return vms_run_list(NULL, NULL, tmp_setup, tmp_teardown);
 }

@@ -23,7 +23,7 @@
 
 extern const struct vms_source_ops vms_source_diskstats;
 
-#define read_disk(name, len) drv_fixture(name, "diskstats", len)
+#define read_disk(name, len) fixture_root_read(name, "diskstats", len)
 #define put(dir, data, len) drv_put(dir, "diskstats", data, len)
 
 /* ---- an independent reader ------------------------------------------------ */

@@ -20,7 +20,7 @@
 
 extern const struct vms_source_ops vms_source_netdev;
 
-#define read_net(name, len) drv_fixture(name, "net/dev", len)
+#define read_net(name, len) fixture_root_read(name, "net/dev", len)
 
 /* ---- an independent reader ------------------------------------------------ */
 

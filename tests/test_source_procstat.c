@@ -71,7 +71,7 @@ static bool ref_value(const char *file, size_t len, const char *colname, uint64_
 /* Every column equals the reference reading of `file`. */
 #define check_all(d, file, len) drv_check_all(d, ref_value, file, len)
 #define check_fixture(d, name) drv_check_fixture(d, ref_value, name, "stat")
-#define read_stat(name, len) drv_fixture(name, "stat", len)
+#define read_stat(name, len) fixture_root_read(name, "stat", len)
 
 /* ---- tests ------------------------------------------------------------------- */
 

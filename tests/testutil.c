@@ -45,6 +45,25 @@ char *fixture_read(const char *rel, size_t *len)
 	return buf;
 }
 
+char *fixture_root_read(const char *root, const char *file, size_t *len)
+{
+	char rel[256];
+	snprintf(rel, sizeof(rel), "roots/%s/%s", root, file);
+	char *b = fixture_read(rel, len);
+	assert_non_null(b);
+	return b;
+}
+
+char *fixture_exact(const char *root, const char *file, size_t *len)
+{
+	char *tmp = fixture_root_read(root, file, len);
+	char *buf = malloc(*len ? *len : 1);
+	assert_non_null(buf);
+	memcpy(buf, tmp, *len);
+	free(tmp);
+	return buf;
+}
+
 char *tmpdir_make(void)
 {
 	char *t = strdup("/tmp/vmstest.XXXXXX");
@@ -72,6 +91,23 @@ void tmpdir_free(char *dir)
 {
 	rm_rf(dir);
 	free(dir);
+}
+
+char *test_tmp;
+
+int tmp_setup(void **state)
+{
+	(void)state;
+	test_tmp = tmpdir_make();
+	return test_tmp ? 0 : -1;
+}
+
+int tmp_teardown(void **state)
+{
+	(void)state;
+	tmpdir_free(test_tmp);
+	test_tmp = NULL;
+	return 0;
 }
 
 static void mkdirs(const char *path)

@@ -14,11 +14,23 @@
 const char *fixture_path(const char *rel);
 /* Read a whole fixture file into a malloc'ed buffer; *len gets its size. */
 char *fixture_read(const char *rel, size_t *len);
+/* The file tests/fixtures/roots/<root>/<file>, NUL-terminated (as
+ * fixture_read; asserted to exist). */
+char *fixture_root_read(const char *root, const char *file, size_t *len);
+/* The same as an exact-size heap
+ * buffer (no NUL after it: ASan catches a parser reading past its end);
+ * asserted to exist. */
+char *fixture_exact(const char *root, const char *file, size_t *len);
 /* A fresh temporary directory (removed by the caller with rm_rf). */
 char *tmpdir_make(void);
 void rm_rf(const char *path);
 /* rm_rf and free a directory from tmpdir_make. */
 void tmpdir_free(char *dir);
+/* Group (or test) fixtures: a fresh temporary directory in test_tmp,
+ * removed by tmp_teardown. */
+extern char *test_tmp;
+int tmp_setup(void **state);
+int tmp_teardown(void **state);
 /* Write a file (creating parent directories). */
 void write_file(const char *path, const char *data, size_t len);
 
