@@ -177,3 +177,46 @@ void drv_entities(const struct drv *d, const char *prefix, const char *suffix, c
 		assert_true(o < cap);
 	}
 }
+
+void drv_put_expect(const char *dir, const char *file, const struct vms_source_ops *ops, const char *text,
+		    size_t len, bool no_sconf, uint32_t ncols, drv_ref_fn *ref)
+{
+	drv_put(dir, file, text, len);
+	struct drv *d = drv_new(dir, ops);
+	if (no_sconf)
+		d->src.sconf = NULL;
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(d->schema->ncols, ncols);
+	assert_int_equal(drv_sample(d), 0);
+	if (ref)
+		drv_check_all(d, ref, text, len);
+	drv_close(d);
+}
+
+unsigned drv_check_none(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len,
+			const char *none_prefix)
+{
+	unsigned none = 0;
+	for (uint32_t c = 0; c < d->schema->ncols; c++) {
+		const char *name = d->schema->cols[c].name;
+		if (none_prefix && strncmp(name, none_prefix, strlen(none_prefix)) == 0) {
+			assert_true(d->slots[c] == VMS_NONE);
+			none++;
+			continue;
+		}
+		uint64_t want;
+		assert_true(ref(text, len, name, &want));
+		assert_int_equal(d->slots[c], want);
+	}
+	return none;
+}
+
+bool drv_sample_case(struct drv *d, unsigned i, int want, uint32_t errors)
+{
+	int r = drv_sample(d);
+	if (r != want)
+		fail_msg("case %u: sample %d, want %d", i, r, want);
+	if (r == 0)
+		assert_int_equal(d->parse_errors, errors);
+	return r == 0;
+}

@@ -521,28 +521,13 @@ static void test_damaged_and_changed(void **state)
 		assert_int_equal(drv_sample(d), 0);
 		unsigned ne = cases[i].e[1].with ? 2 : 1;
 		put_edited(dir, cases[i].fixture, cases[i].e, ne);
-		int r = drv_sample(d);
-		if (r != cases[i].ret)
-			fail_msg("case %u: sample %d, want %d", i, r, cases[i].ret);
-		if (r == 0) {
-			assert_int_equal(d->parse_errors, cases[i].errors);
+		if (drv_sample_case(d, i, cases[i].ret, cases[i].errors)) {
 			size_t n;
 			char *orig = read_disk(cases[i].fixture, &n);
 			char pfx[64] = "-";
 			if (cases[i].none)
 				snprintf(pfx, sizeof(pfx), "disk.%s.", cases[i].none);
-			unsigned none = 0;
-			for (uint32_t c = 0; c < d->schema->ncols; c++) {
-				const char *name = d->schema->cols[c].name;
-				if (strncmp(name, pfx, strlen(pfx)) == 0) {
-					assert_true(d->slots[c] == VMS_NONE);
-					none++;
-					continue;
-				}
-				uint64_t want;
-				assert_true(ref_value(orig, n, name, &want));
-				assert_int_equal(d->slots[c], want);
-			}
+			unsigned none = drv_check_none(d, ref_value, orig, n, pfx);
 			assert_true(cases[i].none ? none >= 11 : none == 0);
 			free(orig);
 		} else {
@@ -670,26 +655,13 @@ static void test_open_close(void **state)
 	(void)state;
 	char *dir = tmpdir_make();
 	drv_open_missing(dir, &vms_source_diskstats);
-	struct drv *d;
 	/* an empty file: no devices */
-	put(dir, "", 0);
-	d = drv_new(dir, &vms_source_diskstats);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 0);
-	assert_int_equal(drv_sample(d), 0);
-	drv_close(d);
+	drv_put_expect(dir, "diskstats", &vms_source_diskstats, "", 0, false, 0, NULL);
 	/* no sconf at all: every device */
 	size_t len;
 	char *b = read_disk("pcp-blkdev004-md", &len);
-	put(dir, b, len);
-	d = drv_new(dir, &vms_source_diskstats);
-	d->src.sconf = NULL;
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 5 * 11);
-	assert_int_equal(drv_sample(d), 0);
-	check_all(d, b, len);
+	drv_put_expect(dir, "diskstats", &vms_source_diskstats, b, len, true, 5 * 11, ref_value);
 	free(b);
-	drv_close(d);
 	tmpdir_free(dir);
 }
 

@@ -287,28 +287,13 @@ static void test_damaged_and_changed(void **state)
 		s = edited("procfs-docker-veth", cases[i].name, cases[i].with, &len);
 		put(dir, s, len);
 		free(s);
-		int r = drv_sample(d);
-		if (r != cases[i].ret)
-			fail_msg("case %u: sample %d, want %d", i, r, cases[i].ret);
-		if (r == 0) {
-			assert_int_equal(d->parse_errors, cases[i].errors);
+		if (drv_sample_case(d, i, cases[i].ret, cases[i].errors)) {
 			size_t n;
 			char *orig = read_net("procfs-docker-veth", &n);
 			char pfx[64] = "-";
 			if (cases[i].none)
 				snprintf(pfx, sizeof(pfx), "net.%s.", cases[i].none);
-			unsigned none = 0;
-			for (uint32_t c = 0; c < d->schema->ncols; c++) {
-				const char *name = d->schema->cols[c].name;
-				if (strncmp(name, pfx, strlen(pfx)) == 0) {
-					assert_true(d->slots[c] == VMS_NONE);
-					none++;
-					continue;
-				}
-				uint64_t want;
-				assert_true(ref_value(orig, n, name, &want));
-				assert_int_equal(d->slots[c], want);
-			}
+			unsigned none = drv_check_none(d, ref_value, orig, n, pfx);
 			assert_int_equal(none, cases[i].none ? 16 : 0);
 			free(orig);
 		} else {
@@ -371,29 +356,16 @@ static void test_open_close(void **state)
 	(void)state;
 	char *dir = tmpdir_make();
 	drv_open_missing(dir, &vms_source_netdev);
-	struct drv *d;
 	/* header only: no interfaces */
 	const char *h = "Inter-|   Receive                                                |  Transmit\n"
 			" face |bytes    packets errs drop fifo frame compressed multicast|"
 			"bytes    packets errs drop fifo colls carrier compressed\n";
-	put(dir, h, strlen(h));
-	d = drv_new(dir, &vms_source_netdev);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 0);
-	assert_int_equal(drv_sample(d), 0);
-	drv_close(d);
+	drv_put_expect(dir, "net/dev", &vms_source_netdev, h, strlen(h), false, 0, NULL);
 	/* no trailing newline and no sconf */
 	size_t len;
 	char *b = read_net("jtsys-em1-em2-nonl", &len);
-	put(dir, b, len);
-	d = drv_new(dir, &vms_source_netdev);
-	d->src.sconf = NULL;
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 3 * 16);
-	assert_int_equal(drv_sample(d), 0);
-	check_all(d, b, len);
+	drv_put_expect(dir, "net/dev", &vms_source_netdev, b, len, true, 3 * 16, ref_value);
 	free(b);
-	drv_close(d);
 	tmpdir_free(dir);
 }
 
