@@ -50,8 +50,9 @@ void write_file(const char *path, const char *data, size_t len);
 /* The note alone, for a test that goes on without the part it cannot
  * check. */
 void vms_skip_note(const char *require, const char *why);
-/* cmocka_run_group_tests, with the skips' exit status: failures -> their
- * count; else skips for a missing capability -> 77; else 0. */
+/* cmocka_run_group_tests, with the skips' exit status: failures -> 1;
+ * else skips for a missing capability -> 77; else 0.  A line on stderr
+ * says how many tests there were, failed and could not run. */
 int vms_run_group(const struct CMUnitTest *t, size_t n, CMFixtureFunction setup, CMFixtureFunction teardown);
 #define vms_run_tests(tests, setup, teardown) \
 	vms_run_group(tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
