@@ -26,15 +26,6 @@ static int setup(void **state)
 	return bin ? tmp_setup(state) : -1;
 }
 
-static char *tp(const char *name)
-{
-	static char buf[16][PATH_MAX];
-	static int k;
-	k = (k + 1) % 16;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", test_tmp, name);
-	return buf[k];
-}
-
 static char *text(const char *path)
 {
 	size_t len;
@@ -90,10 +81,9 @@ static struct info decode_info(const char *path)
 {
 	struct info in = {0};
 	size_t len;
-	uint8_t *b = slurp(path, &len);
 	struct vms_bin_dec d;
 	int it;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(path, &len, &d);
 	uint64_t seq = 0;
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		if (it != VMS_BIN_HEADER)
@@ -256,12 +246,11 @@ static void test_sighup_sigterm(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 
 	size_t len;
-	uint8_t *b = slurp(tp("h.vms"), &len);
 	struct vms_bin_dec d;
 	int it;
 	unsigned headers = 0, schemas = 0, events = 0;
 	uint64_t seq = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("h.vms"), &len, &d);
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		headers += it == VMS_BIN_HEADER;
 		schemas += it == VMS_BIN_SCHEMA;
@@ -297,11 +286,10 @@ static void test_corrupt_middle(void **state)
 	(void)state;
 	sample(tp("c.vms"), "30");
 	size_t len;
-	uint8_t *b = slurp(tp("c.vms"), &len);
 	struct vms_bin_dec d;
 	int it;
 	uint64_t off = 0, index = 0, frames_before = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("c.vms"), &len, &d);
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		if (it == VMS_BIN_DATA && d.frame->seq == 15) {
 			off = d.rec_off;

@@ -38,15 +38,6 @@
 #include "sink.h"
 
 
-static const char *tp(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", test_tmp, name);
-	return buf[k];
-}
-
 static uint64_t mono(void)
 {
 	struct timespec ts;
@@ -200,11 +191,10 @@ static void test_stream_damage_and_torn_tail(void **state)
 	run_make(&run, 120);
 	assert_int_equal(feed_sink(&vms_sink_bin, tp("d.vms"), &run, 0, run.n, false), 0);
 	size_t len;
-	uint8_t *b = slurp(tp("d.vms"), &len);
 	/* find the record of frame 50 */
 	struct vms_bin_dec d;
 	uint64_t off = 0, idx = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("d.vms"), &len, &d);
 	int it;
 	while ((it = vms_bin_dec_next(&d)) > 0)
 		if (it == VMS_BIN_DATA && d.frame->seq == run.f[50]->seq) {

@@ -35,11 +35,8 @@
 
 static void taskstat(const char *name, struct vms_taskstat *ts)
 {
-	char rel[256];
 	size_t len;
-	snprintf(rel, sizeof(rel), "vm/taskstat/%s", name);
-	char *b = fixture_read(rel, &len);
-	assert_non_null(b);
+	char *b = fixture_readf(&len, "vm/taskstat/%s", name);
 	assert_int_equal(vms_parse_taskstat(b, len, ts), 0);
 	/* comm points into the buffer: copy before freeing */
 	static char comm[64];
@@ -125,11 +122,8 @@ static void test_taskstat(void **state)
 
 static int schedstat(const char *name, struct vms_schedstat *s)
 {
-	char rel[256];
 	size_t len;
-	snprintf(rel, sizeof(rel), "vm/schedstat/%s", name);
-	char *b = fixture_read(rel, &len);
-	assert_non_null(b);
+	char *b = fixture_readf(&len, "vm/schedstat/%s", name);
 	int r = vms_parse_schedstat(b, len, s);
 	free(b);
 	return r;

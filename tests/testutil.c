@@ -45,13 +45,21 @@ char *fixture_read(const char *rel, size_t *len)
 	return buf;
 }
 
-char *fixture_root_read(const char *root, const char *file, size_t *len)
+char *fixture_readf(size_t *len, const char *fmt, ...)
 {
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/%s", root, file);
+	char rel[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
 	char *b = fixture_read(rel, len);
 	assert_non_null(b);
 	return b;
+}
+
+char *fixture_root_read(const char *root, const char *file, size_t *len)
+{
+	return fixture_readf(len, "roots/%s/%s", root, file);
 }
 
 char *fixture_exact(const char *root, const char *file, size_t *len)
@@ -100,6 +108,15 @@ int tmp_setup(void **state)
 	(void)state;
 	test_tmp = tmpdir_make();
 	return test_tmp ? 0 : -1;
+}
+
+char *tp(const char *name)
+{
+	static char buf[16][PATH_MAX];
+	static int k;
+	k = (k + 1) % 16;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", test_tmp, name);
+	return buf[k];
 }
 
 int tmp_teardown(void **state)

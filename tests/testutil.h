@@ -14,6 +14,8 @@
 const char *fixture_path(const char *rel);
 /* Read a whole fixture file into a malloc'ed buffer; *len gets its size. */
 char *fixture_read(const char *rel, size_t *len);
+/* fixture_read of a path made by printf (asserted to exist). */
+char *fixture_readf(size_t *len, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The file tests/fixtures/roots/<root>/<file>, NUL-terminated (as
  * fixture_read; asserted to exist). */
 char *fixture_root_read(const char *root, const char *file, size_t *len);
@@ -30,6 +32,8 @@ void tmpdir_free(char *dir);
  * removed by tmp_teardown. */
 extern char *test_tmp;
 int tmp_setup(void **state);
+/* <test_tmp>/<name> (one of 16 static buffers, reused in turn). */
+char *tp(const char *name);
 int tmp_teardown(void **state);
 /* Write a file (creating parent directories). */
 void write_file(const char *path, const char *data, size_t len);
