@@ -71,25 +71,11 @@ static bool ref_value(const char *file, size_t len, const char *col, uint64_t *o
 
 /* ---- tests ------------------------------------------------------------------- */
 
-static const char *const net_fixtures[] = {
-	"atlas-ec2-lo-over-2e37-t0",
-	"atlas-ec2-t1-errors",
-	"goprocinfo-pid3323-tunnels",
-	"goprocinfo-squeeze-glued",
-	"jtsys-em1-em2-nonl",
-	"node_exporter-issue73-glued",
-	"node_exporter-odd-names",
-	"pcp-bigsys-hpbl920-49if",
-	"procfs-docker-veth",
-	"procfs-pid26231-netns",
-	"sysstat-root1-virbr",
-	"zte-modem-26if-drop-near-2e32",
-};
 
 static void test_all_fixtures(void **state)
 {
 	(void)state;
-	for (unsigned k = 0; k < VMS_ARRAY_SIZE(net_fixtures); k++) {
+	for (unsigned k = 0; k < NET_FIXTURES_N; k++) {
 		char r[256];
 		snprintf(r, sizeof(r), "roots/%s", net_fixtures[k]);
 		struct drv *d = drv_new(root(r), &vms_source_netdev);

@@ -72,6 +72,21 @@ char *fixture_exact(const char *root, const char *file, size_t *len)
 	return buf;
 }
 
+const char *const net_fixtures[NET_FIXTURES_N] = {
+	"atlas-ec2-lo-over-2e37-t0",
+	"atlas-ec2-t1-errors",
+	"goprocinfo-pid3323-tunnels",
+	"goprocinfo-squeeze-glued",
+	"jtsys-em1-em2-nonl",
+	"node_exporter-issue73-glued",
+	"node_exporter-odd-names",
+	"pcp-bigsys-hpbl920-49if",
+	"procfs-docker-veth",
+	"procfs-pid26231-netns",
+	"sysstat-root1-virbr",
+	"zte-modem-26if-drop-near-2e32",
+};
+
 char *tmpdir_make(void)
 {
 	char *t = strdup("/tmp/vmstest.XXXXXX");

@@ -23,6 +23,10 @@ char *fixture_root_read(const char *root, const char *file, size_t *len);
  * buffer (no NUL after it: ASan catches a parser reading past its end);
  * asserted to exist. */
 char *fixture_exact(const char *root, const char *file, size_t *len);
+/* The proc roots with a net/dev file (the parser's and the netdev
+ * source's tests read every one of them). */
+#define NET_FIXTURES_N 12
+extern const char *const net_fixtures[NET_FIXTURES_N];
 /* A fresh temporary directory (removed by the caller with rm_rf). */
 char *tmpdir_make(void);
 void rm_rf(const char *path);
