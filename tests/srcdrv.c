@@ -220,3 +220,20 @@ bool drv_sample_case(struct drv *d, unsigned i, int want, uint32_t errors)
 		assert_int_equal(d->parse_errors, errors);
 	return r == 0;
 }
+
+unsigned drv_case_check(struct drv *d, unsigned i, int want, uint32_t errors, drv_ref_fn *ref,
+			const char *fixture, const char *file, const char *kind, const char *none)
+{
+	if (!drv_sample_case(d, i, want, errors)) {
+		assert_int_equal(drv_declare(d), 0);
+		assert_int_equal(drv_sample(d), 0);
+		return 0;
+	}
+	size_t n;
+	char *orig = fixture_root_read(fixture, file, &n), pfx[64] = "-";
+	if (none)
+		snprintf(pfx, sizeof(pfx), "%s.%s.", kind, none);
+	unsigned missing = drv_check_none(d, ref, orig, n, pfx);
+	free(orig);
+	return missing;
+}

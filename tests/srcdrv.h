@@ -70,4 +70,12 @@ void drv_check_fixture(const struct drv *d, drv_ref_fn *ref, const char *name, c
  * order, as "a b c". */
 void drv_entities(const struct drv *d, const char *prefix, const char *suffix, char *out, size_t cap);
 
+/* Case `i` of a table of edits, after the edit: drv_sample_case; if the
+ * sample succeeded, every column is as ref reads roots/<fixture>/<file>
+ * but those of <kind>.<none>. (none NULL: none), which are missing: returns
+ * how many; if it did not, a new declaration and a sample succeed
+ * (returns 0). */
+unsigned drv_case_check(struct drv *d, unsigned i, int want, uint32_t errors, drv_ref_fn *ref,
+			const char *fixture, const char *file, const char *kind, const char *none);
+
 #endif
