@@ -69,6 +69,19 @@ static char *make_root(void)
 	return d;
 }
 
+/* The fake clock at 1 s, a 10 ms period: fk, and clk that reads it. */
+#define FAKE_CLOCK(seed_)                                                                          \
+	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = seed_}; \
+	struct vms_clock clk = {&fake_ops, &fk}
+
+/* The loop ends cleanly; its root and configuration are freed. */
+static void loop_end(struct vms_loop *l, char *root, struct vms_config *conf)
+{
+	assert_int_equal(vms_loop_fini(l), 0);
+	tmpdir_free(root);
+	vms_config_free(conf);
+}
+
 static void conf_for(struct vms_config *c, const char *root, const char *out, uint64_t count)
 {
 	vms_config_defaults(c);
@@ -144,8 +157,7 @@ static void steady_state(bool with_ring)
 	char *root = make_root(), out[512], ringp[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
 	snprintf(ringp, sizeof(ringp), "%s/ring", root);
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 7};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(7);
 	struct vms_config conf;
 	struct vms_loop l;
 
@@ -198,9 +210,7 @@ static void steady_state(bool with_ring)
 		assert_true(vms_reader_column(r, "load.1m") >= 0);
 		vms_reader_close(r);
 	}
-	assert_int_equal(vms_loop_fini(&l), 0);
-	tmpdir_free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 #endif
 }
 
@@ -262,8 +272,7 @@ static void test_zero_column_source_sees_new_entity(void **state)
 	char *root = make_root(), out[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
 	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 3};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(3);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -281,9 +290,7 @@ static void test_zero_column_source_sees_new_entity(void **state)
 	/* procfs's TestNetDev: vethf345468 RxBytes 648, TxPackets 5 */
 	assert_int_equal(last_value(&l, "net.vethf345468.rx_bytes"), 648);
 	assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
-	assert_int_equal(vms_loop_fini(&l), 0);
-	tmpdir_free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 }
 
 /* A schema change is switched in between ticks, not inside one: when an
@@ -301,8 +308,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 	char *root = make_root(), out[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
 	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 13};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(13);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -354,9 +360,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 		assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
 		vms_loop_drain(&l);
 	}
-	assert_int_equal(vms_loop_fini(&l), 0);
-	tmpdir_free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 #endif
 }
 
@@ -370,8 +374,7 @@ static void test_failed_discovery_is_retried(void **state)
 	snprintf(p, sizeof(p), "%s/net/dev", root);
 	const char *garbage = "this is not\na net/dev header\n";
 	write_file(p, garbage, strlen(garbage));
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 5};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(5);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -387,9 +390,7 @@ static void test_failed_discovery_is_retried(void **state)
 	/* procfs's TestProcNetDev: eth0 RxBytes 438, TxBytes 648 */
 	assert_int_equal(last_value(&l, "net.eth0.rx_bytes"), 438);
 	assert_int_equal(last_value(&l, "net.eth0.tx_bytes"), 648);
-	assert_int_equal(vms_loop_fini(&l), 0);
-	tmpdir_free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 }
 
 /* A live ring whose schema outgrows its slots: the loop replaces the
@@ -402,8 +403,7 @@ static void test_live_ring_grows(void **state)
 	snprintf(out, sizeof(out), "%s/out.csv", root);
 	snprintf(ringp, sizeof(ringp), "%s/ring", root);
 	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 11};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(11);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -433,9 +433,7 @@ static void test_live_ring_grows(void **state)
 	assert_true(vms_reader_column(r, "net.eth0.rx_bytes") >= 0);
 	assert_int_equal(vms_reader_ncols(r), l.schema->ncols);
 	vms_reader_close(r);
-	assert_int_equal(vms_loop_fini(&l), 0);
-	tmpdir_free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 }
 
 /* ---- lost frames, output by output --------------------------------------- */
@@ -484,8 +482,7 @@ static void lost_on_stalled_fifo(const char *name)
 	int rfd = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	assert_true(rfd >= 0);
 	assert_true(fcntl(rfd, F_SETPIPE_SZ, 4096) >= 4096);
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 13};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(13);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
