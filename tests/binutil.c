@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "binfmt.h"
 #include "ring.h"
 
 struct vms_schema *mk_schema(uint32_t gen, const struct colspec *cols, uint32_t n)
@@ -260,4 +261,11 @@ int run_cmd(char *const argv[], const char *in, const char *out, const char *err
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+uint8_t *slurp_dec(const char *path, size_t *len, struct vms_bin_dec *d)
+{
+	uint8_t *b = slurp(path, len);
+	assert_int_equal(vms_bin_dec_open_mem(d, b, *len), 0);
+	return b;
 }

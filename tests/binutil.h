@@ -44,6 +44,9 @@ int feed_sink(const struct vms_sink_ops *ops, const char *path, const struct run
 /* Whole file into memory (malloc'ed), *len its size. */
 uint8_t *slurp(const char *path, size_t *len);
 void spit(const char *path, const void *data, size_t len);
+/* slurp, and a decoder opened on it (asserted); free the buffer after. */
+struct vms_bin_dec;
+uint8_t *slurp_dec(const char *path, size_t *len, struct vms_bin_dec *d);
 /* True if both files exist with the same bytes. */
 bool same_file(const char *a, const char *b);
 /* Compare a decoded frame with an original (meta and values). */

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 #include "srcdrv.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "allocwrap.h"
 #include "testutil.h"
 
 #define CANARY 0x5a5a5a5a5a5a5a5aull
 
-static void drv_open(struct drv *d, const char *root, const struct vms_source_ops *ops)
+static void drv_open(struct drv *d, const char *root, const struct vms_source_ops *ops, int want)
 {
 	d->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(d->dirfd >= 0);
@@ -19,7 +22,36 @@ static void drv_open(struct drv *d, const char *root, const struct vms_source_op
 	d->src.proc_dirfd = d->dirfd;
 	d->src.priv = calloc(1, ops->priv_size);
 	assert_non_null(d->src.priv);
-	assert_int_equal(d->src.ops->open(&d->src), 0);
+	assert_int_equal(d->src.ops->open(&d->src), want);
+}
+
+void drv_open_missing(const char *root, const struct vms_source_ops *ops)
+{
+	struct drv *d = calloc(1, sizeof(*d));
+	assert_non_null(d);
+	drv_open(d, root, ops, -ENOENT);
+	drv_close(d);
+}
+
+void drv_put(const char *dir, const char *file, const char *data, size_t len)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	write_file(p, data, len);
+}
+
+unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32_t *parse_errors)
+{
+	struct vms_tick_ctx t = {.idx = 1};
+	test_allocs = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (new_tick)
+			t.idx++;
+		assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
+	}
+	unsigned long a = test_allocs;
+	*parse_errors = t.parse_errors;
+	return a;
 }
 
 int drv_declare(struct drv *d)
@@ -82,7 +114,7 @@ struct drv *drv_new_conf(const char *root, const struct vms_source_ops *ops,
 	if (sc)
 		d->sconf = *sc; /* before open: a source may read it there */
 	d->sconf.enabled = true;
-	drv_open(d, root, ops);
+	drv_open(d, root, ops, 0);
 	return d;
 }
 
@@ -109,4 +141,99 @@ const char *root(const char *name)
 	static char buf[4096];
 	snprintf(buf, sizeof(buf), "%s", fixture_path(name));
 	return buf;
+}
+
+void drv_check_all(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len)
+{
+	for (uint32_t i = 0; i < d->schema->ncols; i++) {
+		uint64_t want;
+		const char *n = d->schema->cols[i].name;
+		if (!ref(text, len, n, &want))
+			fail_msg("column %s has no line in the file", n);
+		if (d->slots[i] != want)
+			fail_msg("%s = %llu, file says %llu", n, (unsigned long long)d->slots[i],
+				 (unsigned long long)want);
+	}
+}
+
+void drv_check_fixture(const struct drv *d, drv_ref_fn *ref, const char *name, const char *file)
+{
+	size_t len;
+	char *b = fixture_root_read(name, file, &len);
+	drv_check_all(d, ref, b, len);
+	free(b);
+}
+
+void drv_entities(const struct drv *d, const char *prefix, const char *suffix, char *out, size_t cap)
+{
+	size_t o = 0, pl = strlen(prefix), sl = strlen(suffix);
+	out[0] = '\0';
+	for (uint32_t i = 0; i < d->schema->ncols; i++) {
+		const char *n = d->schema->cols[i].name;
+		size_t l = strlen(n);
+		if (l < pl + sl || strncmp(n, prefix, pl) != 0 || strcmp(n + l - sl, suffix) != 0)
+			continue;
+		o += (size_t)snprintf(out + o, cap - o, "%s%.*s", o ? " " : "", (int)(l - pl - sl), n + pl);
+		assert_true(o < cap);
+	}
+}
+
+void drv_put_expect(const char *dir, const char *file, const struct vms_source_ops *ops, const char *text,
+		    size_t len, bool no_sconf, uint32_t ncols, drv_ref_fn *ref)
+{
+	drv_put(dir, file, text, len);
+	struct drv *d = drv_new(dir, ops);
+	if (no_sconf)
+		d->src.sconf = NULL;
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(d->schema->ncols, ncols);
+	assert_int_equal(drv_sample(d), 0);
+	if (ref)
+		drv_check_all(d, ref, text, len);
+	drv_close(d);
+}
+
+unsigned drv_check_none(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len,
+			const char *none_prefix)
+{
+	unsigned none = 0;
+	for (uint32_t c = 0; c < d->schema->ncols; c++) {
+		const char *name = d->schema->cols[c].name;
+		if (none_prefix && strncmp(name, none_prefix, strlen(none_prefix)) == 0) {
+			assert_true(d->slots[c] == VMS_NONE);
+			none++;
+			continue;
+		}
+		uint64_t want;
+		assert_true(ref(text, len, name, &want));
+		assert_int_equal(d->slots[c], want);
+	}
+	return none;
+}
+
+bool drv_sample_case(struct drv *d, unsigned i, int want, uint32_t errors)
+{
+	int r = drv_sample(d);
+	if (r != want)
+		fail_msg("case %u: sample %d, want %d", i, r, want);
+	if (r == 0)
+		assert_int_equal(d->parse_errors, errors);
+	return r == 0;
+}
+
+unsigned drv_case_check(struct drv *d, unsigned i, int want, uint32_t errors, drv_ref_fn *ref,
+			const char *fixture, const char *file, const char *kind, const char *none)
+{
+	if (!drv_sample_case(d, i, want, errors)) {
+		assert_int_equal(drv_declare(d), 0);
+		assert_int_equal(drv_sample(d), 0);
+		return 0;
+	}
+	size_t n;
+	char *orig = fixture_root_read(fixture, file, &n), pfx[64] = "-";
+	if (none)
+		snprintf(pfx, sizeof(pfx), "%s.%s.", kind, none);
+	unsigned missing = drv_check_none(d, ref, orig, n, pfx);
+	free(orig);
+	return missing;
 }

@@ -17,6 +17,15 @@ struct drv {
 	uint32_t parse_errors; /* of the last sample */
 };
 
+/* Case `i` of a table: a sample returns want (else the test fails, naming
+ * the case), and if that is 0, counts `errors` damaged lines.  True if
+ * the sample succeeded. */
+bool drv_sample_case(struct drv *d, unsigned i, int want, uint32_t errors);
+
+/* An independent reader of the source's file: the value of column `col`
+ * in the file's text (false: no line for it). */
+typedef bool drv_ref_fn(const char *file, size_t len, const char *col, uint64_t *out);
+
 /* A driver with an empty configuration (no globs, no partitions, no
  * per-CPU columns); set d->sconf before drv_declare. */
 struct drv *drv_new(const char *root, const struct vms_source_ops *ops);
@@ -32,5 +41,41 @@ int col(const struct drv *d, const char *name);
 uint64_t val(const struct drv *d, const char *name);
 /* The fixture directory tests/fixtures/<name> (static buffer). */
 const char *root(const char *name);
+
+/* The source's file missing from `root`: open fails with -ENOENT, and
+ * close still works (a half-opened source). */
+void drv_open_missing(const char *root, const struct vms_source_ops *ops);
+/* `text` written as <dir>/<file>: a driver (no_sconf: with no
+ * configuration at all, the source's defaults) declares `ncols` columns
+ * and samples them; with ref, each equals ref's reading of the text. */
+void drv_put_expect(const char *dir, const char *file, const struct vms_source_ops *ops, const char *text,
+		    size_t len, bool no_sconf, uint32_t ncols, drv_ref_fn *ref);
+/* Write the file <dir>/<file> (in place: the source keeps it open). */
+void drv_put(const char *dir, const char *file, const char *data, size_t len);
+/* `n` samples, each successful (new_tick: each a tick of its own, the
+ * file read again); returns the allocations they made (allocwrap.h), and
+ * the parse errors they counted in *parse_errors. */
+unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32_t *parse_errors);
+
+/* Every column equals ref's reading of the text. */
+void drv_check_all(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len);
+/* The columns whose names start with none_prefix (if not NULL) are
+ * missing (VMS_NONE): returns how many; every other equals ref's reading
+ * of the text. */
+unsigned drv_check_none(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len,
+			const char *none_prefix);
+/* ... of roots/<name>/<file>. */
+void drv_check_fixture(const struct drv *d, drv_ref_fn *ref, const char *name, const char *file);
+/* The entities that have a column <prefix><entity><suffix>, in column
+ * order, as "a b c". */
+void drv_entities(const struct drv *d, const char *prefix, const char *suffix, char *out, size_t cap);
+
+/* Case `i` of a table of edits, after the edit: drv_sample_case; if the
+ * sample succeeded, every column is as ref reads roots/<fixture>/<file>
+ * but those of <kind>.<none>. (none NULL: none), which are missing: returns
+ * how many; if it did not, a new declaration and a sample succeed
+ * (returns 0). */
+unsigned drv_case_check(struct drv *d, unsigned i, int want, uint32_t errors, drv_ref_fn *ref,
+			const char *fixture, const char *file, const char *kind, const char *none);
 
 #endif

@@ -24,31 +24,7 @@
 
 /* ---- allocation counting (the link wraps malloc, calloc, realloc) -------- */
 
-static char *tmp;
 
-static int setup(void **state)
-{
-	(void)state;
-	tmp = tmpdir_make();
-	return tmp ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
-
-static const char *tpath(const char *name)
-{
-	static char buf[8][PATH_MAX];
-	static int k;
-	k = (k + 1) % 8;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp, name);
-	return buf[k];
-}
 
 /* ---- varints and zigzag ------------------------------------------------- */
 
@@ -212,9 +188,9 @@ static void test_sink_roundtrip_decoder(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 300);
-	assert_int_equal(feed_sink(&vms_sink_bin, tpath("a.vms"), &r, 0, r.n, true), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("a.vms"), &r, 0, r.n, true), 0);
 	size_t len;
-	uint8_t *b = slurp(tpath("a.vms"), &len);
+	uint8_t *b = slurp(tp("a.vms"), &len);
 	assert_int_equal(check_stream(b, len, &r, 0), r.n);
 	/* a 200-column delta record is far below 10 bytes per value */
 	assert_true(len < 300 * (VMS_BIN_REC_OVERHEAD + VMS_BIN_DATA_FIXED + 200 * 4));
@@ -230,16 +206,16 @@ static void test_dump_equals_csv_sink_files(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 300);
-	assert_int_equal(feed_sink(&vms_sink_bin, tpath("x.vms"), &r, 0, r.n, true), 0);
-	assert_int_equal(feed_sink(&vms_sink_csv, tpath("direct.csv"), &r, 0, r.n, false), 0);
-	char *argv[] = {"dump", (char *)tpath("x.vms"), "-o", (char *)tpath("dumped.csv"), NULL};
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("x.vms"), &r, 0, r.n, true), 0);
+	assert_int_equal(feed_sink(&vms_sink_csv, tp("direct.csv"), &r, 0, r.n, false), 0);
+	char *argv[] = {"dump", (char *)tp("x.vms"), "-o", (char *)tp("dumped.csv"), NULL};
 	assert_int_equal(vms_dump_main(4, argv), 0);
-	assert_true(same_file(tpath("direct.csv"), tpath("dumped.csv")));
-	assert_true(same_file(tpath("direct.g2.csv"), tpath("dumped.g2.csv")));
-	assert_true(same_file(tpath("direct.g3.csv"), tpath("dumped.g3.csv")));
+	assert_true(same_file(tp("direct.csv"), tp("dumped.csv")));
+	assert_true(same_file(tp("direct.g2.csv"), tp("dumped.g2.csv")));
+	assert_true(same_file(tp("direct.g3.csv"), tp("dumped.g3.csv")));
 	/* and the split is really there: 120 + 60 + 120 rows plus headers */
 	size_t len;
-	uint8_t *b = slurp(tpath("dumped.g3.csv"), &len);
+	uint8_t *b = slurp(tp("dumped.g3.csv"), &len);
 	size_t lines = 0;
 	for (size_t i = 0; i < len; i++)
 		lines += b[i] == '\n';
@@ -255,24 +231,24 @@ static void test_dump_equals_csv_sink_stdout(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 200);
-	assert_int_equal(feed_sink(&vms_sink_bin, tpath("y.vms"), &r, 0, r.n, true), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("y.vms"), &r, 0, r.n, true), 0);
 
 	fflush(stdout);
 	int saved = dup(1);
-	int fd = open(tpath("direct-stdout.csv"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(tp("direct-stdout.csv"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	dup2(fd, 1);
 	close(fd);
 	int e = feed_sink(&vms_sink_csv, "-", &r, 0, r.n, false);
-	fd = open(tpath("dump-stdout.csv"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fd = open(tp("dump-stdout.csv"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	dup2(fd, 1);
 	close(fd);
-	char *argv[] = {"dump", (char *)tpath("y.vms"), NULL};
+	char *argv[] = {"dump", (char *)tp("y.vms"), NULL};
 	int rc = vms_dump_main(2, argv);
 	dup2(saved, 1);
 	close(saved);
 	assert_int_equal(e, 0);
 	assert_int_equal(rc, 0);
-	assert_true(same_file(tpath("direct-stdout.csv"), tpath("dump-stdout.csv")));
+	assert_true(same_file(tp("direct-stdout.csv"), tp("dump-stdout.csv")));
 	run_free(&r);
 }
 
@@ -283,13 +259,13 @@ static void test_reopen_appends(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 100);
-	struct vms_sink s = {.ops = &vms_sink_bin, .path = tpath("r.vms")};
+	struct vms_sink s = {.ops = &vms_sink_bin, .path = tp("r.vms")};
 	s.priv = calloc(1, vms_sink_bin.priv_size);
 	assert_int_equal(vms_sink_bin.open(&s), 0);
 	const struct vms_schema *begun = NULL;
 	for (size_t i = 0; i < r.n; i++) {
 		if (i == 70) /* logrotate moves the file away */
-			assert_int_equal(rename(tpath("r.vms"), tpath("r.1.vms")), 0);
+			assert_int_equal(rename(tp("r.vms"), tp("r.1.vms")), 0);
 		if (i == 30 || i == 31 || i == 70) {
 			assert_int_equal(vms_sink_bin.reopen(&s), 0);
 			begun = NULL; /* the loop begins again */
@@ -305,11 +281,10 @@ static void test_reopen_appends(void **state)
 	free(s.priv);
 
 	size_t len;
-	uint8_t *b = slurp(tpath("r.1.vms"), &len);
 	struct vms_bin_dec d;
 	int it;
 	size_t frames = 0, schemas = 0, headers = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("r.1.vms"), &len, &d);
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		headers += it == VMS_BIN_HEADER;
 		schemas += it == VMS_BIN_SCHEMA;
@@ -327,9 +302,8 @@ static void test_reopen_appends(void **state)
 	vms_bin_dec_close(&d);
 	free(b);
 	/* the new file after the rotation stands on its own */
-	b = slurp(tpath("r.vms"), &len);
 	headers = schemas = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	b = slurp_dec(tp("r.vms"), &len, &d);
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		headers += it == VMS_BIN_HEADER;
 		schemas += it == VMS_BIN_SCHEMA;
@@ -352,15 +326,14 @@ static void test_torn_tail_every_offset(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 150);
-	assert_int_equal(feed_sink(&vms_sink_bin, tpath("t.vms"), &r, 0, r.n, true), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("t.vms"), &r, 0, r.n, true), 0);
 	size_t len;
-	uint8_t *b = slurp(tpath("t.vms"), &len);
 	/* record offsets */
 	uint64_t offs[1024];
 	size_t nrec = 0;
 	struct vms_bin_dec d;
 	int it;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("t.vms"), &len, &d);
 	while ((it = vms_bin_dec_next(&d)) > 0)
 		if (it != VMS_BIN_HEADER)
 			offs[nrec++] = d.rec_off;
@@ -390,8 +363,8 @@ static void test_torn_tail_every_offset(void **state)
 		free(c);
 	}
 	/* the same through a file descriptor */
-	spit(tpath("t2.vms"), b, len - 3);
-	int fd = open(tpath("t2.vms"), O_RDONLY);
+	spit(tp("t2.vms"), b, len - 3);
+	int fd = open(tp("t2.vms"), O_RDONLY);
 	assert_int_equal(vms_bin_dec_open_fd(&d, fd), 0);
 	while ((it = vms_bin_dec_next(&d)) > 0)
 		;
@@ -411,9 +384,9 @@ static void test_torn_everywhere_small(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 20);
-	assert_int_equal(feed_sink(&vms_sink_bin, tpath("s.vms"), &r, 0, 8, true), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("s.vms"), &r, 0, 8, true), 0);
 	size_t len;
-	uint8_t *b = slurp(tpath("s.vms"), &len);
+	uint8_t *b = slurp(tp("s.vms"), &len);
 	for (size_t cut = 0; cut <= len; cut++) {
 		uint8_t *c = malloc(cut ? cut : 1);
 		memcpy(c, b, cut);
@@ -446,9 +419,9 @@ static void test_zero_tail(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 20);
-	assert_int_equal(feed_sink(&vms_sink_bin, tpath("z.vms"), &r, 0, 10, false), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("z.vms"), &r, 0, 10, false), 0);
 	size_t len;
-	uint8_t *b = slurp(tpath("z.vms"), &len);
+	uint8_t *b = slurp(tp("z.vms"), &len);
 	uint8_t *c = calloc(1, len + 4096 + len);
 	memcpy(c, b, len);
 	struct vms_bin_dec d;
@@ -512,15 +485,14 @@ static void test_corruption_names_record(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 100);
-	assert_int_equal(feed_sink(&vms_sink_bin, tpath("c.vms"), &r, 0, r.n, true), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("c.vms"), &r, 0, r.n, true), 0);
 	size_t len;
-	uint8_t *b = slurp(tpath("c.vms"), &len);
 	struct vms_bin_dec d;
 	int it;
 	uint64_t offs[512], frames_at[512];
 	int types[512];
 	size_t n = 0, frames = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("c.vms"), &len, &d);
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		if (it == VMS_BIN_HEADER)
 			continue;
@@ -565,13 +537,12 @@ static void test_unknown_and_concatenated(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 50);
-	assert_int_equal(feed_sink(&vms_sink_bin, tpath("u.vms"), &r, 0, 10, false), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("u.vms"), &r, 0, 10, false), 0);
 	size_t len;
-	uint8_t *b = slurp(tpath("u.vms"), &len);
 	uint8_t *c = malloc(2 * len + 200);
 	/* header, schema, an unknown record, the rest; then the file again */
 	struct vms_bin_dec d;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("u.vms"), &len, &d);
 	assert_int_equal(vms_bin_dec_next(&d), VMS_BIN_HEADER);
 	assert_int_equal(vms_bin_dec_next(&d), VMS_BIN_SCHEMA);
 	size_t cut = (size_t)(d.base + d.pos);
@@ -659,7 +630,7 @@ static void test_write_allocates_nothing(void **state)
 	(void)state;
 	struct run r;
 	run_make(&r, 400);
-	struct vms_sink s = {.ops = &vms_sink_bin, .path = tpath("m.vms")};
+	struct vms_sink s = {.ops = &vms_sink_bin, .path = tp("m.vms")};
 	s.priv = calloc(1, vms_sink_bin.priv_size);
 	assert_int_equal(vms_sink_bin.open(&s), 0);
 	const struct vms_schema *begun = NULL;
@@ -767,12 +738,12 @@ static void test_disk_full_rlimit(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		write_until_full(tpath("full.vms"), &r, limit);
+		write_until_full(tp("full.vms"), &r, limit);
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	check_full_file(tpath("full.vms"), &r, limit);
+	check_full_file(tp("full.vms"), &r, limit);
 	run_free(&r);
 }
 
@@ -780,7 +751,7 @@ static void test_disk_full_tmpfs(void **state)
 {
 	(void)state;
 	char mnt[PATH_MAX];
-	snprintf(mnt, sizeof(mnt), "%s/mnt", tmp);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", test_tmp);
 	assert_int_equal(mkdir(mnt, 0755), 0);
 	if (mount("vmstest", mnt, "tmpfs", 0, "size=16k") < 0) {
 		fprintf(stderr, "tmpfs mount not permitted (%s): covered by the RLIMIT_FSIZE test\n",
@@ -807,25 +778,9 @@ static void test_disk_full_tmpfs(void **state)
 	assert_true(ok);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_varint_edges),
-		cmocka_unit_test(test_zigzag_edges),
-		cmocka_unit_test(test_data_values),
-		cmocka_unit_test(test_sink_roundtrip_decoder),
-		cmocka_unit_test(test_dump_equals_csv_sink_files),
-		cmocka_unit_test(test_dump_equals_csv_sink_stdout),
-		cmocka_unit_test(test_reopen_appends),
-		cmocka_unit_test(test_torn_tail_every_offset),
-		cmocka_unit_test(test_torn_everywhere_small),
-		cmocka_unit_test(test_zero_tail),
-		cmocka_unit_test(test_corruption_names_record),
-		cmocka_unit_test(test_unknown_and_concatenated),
-		cmocka_unit_test(test_foreign_input),
-		cmocka_unit_test(test_write_allocates_nothing),
-		cmocka_unit_test(test_disk_full_rlimit),
-		cmocka_unit_test(test_disk_full_tmpfs),
-	};
-	return vms_run_tests(tests, setup, teardown);
-}
+VMS_TEST_MAIN(tmp_setup, tmp_teardown,
+	test_varint_edges, test_zigzag_edges, test_data_values, test_sink_roundtrip_decoder,
+	test_dump_equals_csv_sink_files, test_dump_equals_csv_sink_stdout, test_reopen_appends,
+	test_torn_tail_every_offset, test_torn_everywhere_small, test_zero_tail,
+	test_corruption_names_record, test_unknown_and_concatenated, test_foreign_input,
+	test_write_allocates_nothing, test_disk_full_rlimit, test_disk_full_tmpfs)

@@ -217,8 +217,7 @@ static void test_bin_config_errors(void **state)
 	expect_one_line(ARGS("-n", "1", "-c", path), 2, want);
 
 	expect_one_line(ARGS("-c", dir), 2, (snprintf(want, sizeof(want), "vmsampler: %s: Is a directory\n", dir), want));
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_bin_help_version(void **state)
@@ -317,8 +316,7 @@ static void test_bin_run(void **state)
 	}
 	assert_int_equal(frames, 3);
 	free(csv);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* defaults < file < command line, seen through --print-config, whose
@@ -349,8 +347,7 @@ static void test_bin_precedence(void **state)
 	assert_string_equal(r2.out, r.out);
 	run_result_free(&r);
 	run_result_free(&r2);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* SIGINT and SIGTERM end a run without -n with status 0 and nothing on
@@ -370,18 +367,7 @@ static void test_bin_signals(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_errors),
-		cmocka_unit_test(test_parse_ok),
-		cmocka_unit_test(test_bin_usage_errors),
-		cmocka_unit_test(test_bin_config_errors),
-		cmocka_unit_test(test_bin_help_version),
-		cmocka_unit_test(test_bin_runtime_errors),
-		cmocka_unit_test(test_bin_run),
-		cmocka_unit_test(test_bin_precedence),
-		cmocka_unit_test(test_bin_signals),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_parse_errors, test_parse_ok, test_bin_usage_errors, test_bin_config_errors,
+	test_bin_help_version, test_bin_runtime_errors, test_bin_run, test_bin_precedence,
+	test_bin_signals)

@@ -516,8 +516,7 @@ static void test_load_file(void **state)
 	assert_string_equal(err, want);
 
 	vms_config_free(&c);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* The example shipped in doc/ loads, with the values it shows. */
@@ -687,24 +686,8 @@ static void test_dup_equal(void **state)
 	vms_config_free(&d);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_load_full),
-		cmocka_unit_test(test_write_roundtrip),
-		cmocka_unit_test(test_empty_documents),
-		cmocka_unit_test(test_lists_replace),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_error_atomic),
-		cmocka_unit_test(test_too_large),
-		cmocka_unit_test(test_load_file),
-		cmocka_unit_test(test_example_file),
-		cmocka_unit_test(test_set),
-		cmocka_unit_test(test_precedence),
-		cmocka_unit_test(test_format_duration),
-		cmocka_unit_test(test_format_from_output),
-		cmocka_unit_test(test_dup_equal),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_defaults, test_load_full, test_write_roundtrip, test_empty_documents,
+	test_lists_replace, test_errors, test_error_atomic, test_too_large, test_load_file,
+	test_example_file, test_set, test_precedence, test_format_duration,
+	test_format_from_output, test_dup_equal)

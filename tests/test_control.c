@@ -123,14 +123,8 @@ static void test_mark_without_allocation(void **state)
 
 	vms_control_close(&c);
 	assert_int_equal(access(path, F_OK), -1); /* removed */
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mark_without_allocation),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_mark_without_allocation)

@@ -85,13 +85,5 @@ static void test_sw_equals_default(void **state)
 	assert_int_equal(vms_crc32c_sw(0, "123456789", 9), 0xE3069283u);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rfc3720_b4),
-		cmocka_unit_test(test_check_value),
-		cmocka_unit_test(test_incremental_and_unaligned),
-		cmocka_unit_test(test_sw_equals_default),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_rfc3720_b4, test_check_value, test_incremental_and_unaligned, test_sw_equals_default)

@@ -110,12 +110,5 @@ static void test_rest_blank(void **state)
 	assert_true(vms_cur_startswith(&c, " x", 2));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_u64),        cmocka_unit_test(test_u64_errors),
-		cmocka_unit_test(test_u64_sep),    cmocka_unit_test(test_fixed),
-		cmocka_unit_test(test_lines),      cmocka_unit_test(test_rest_blank),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_u64, test_u64_errors, test_u64_sep, test_fixed, test_lines, test_rest_blank)

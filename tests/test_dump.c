@@ -18,32 +18,12 @@
 #include "binfmt.h"
 #include "binutil.h"
 
-static char *tmp;
 static const char *bin;
 
 static int setup(void **state)
 {
-	(void)state;
 	bin = getenv("VMS_BIN");
-	tmp = tmpdir_make();
-	return bin && tmp ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
-
-static char *tp(const char *name)
-{
-	static char buf[16][PATH_MAX];
-	static int k;
-	k = (k + 1) % 16;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp, name);
-	return buf[k];
+	return bin ? tmp_setup(state) : -1;
 }
 
 static char *text(const char *path)
@@ -101,10 +81,9 @@ static struct info decode_info(const char *path)
 {
 	struct info in = {0};
 	size_t len;
-	uint8_t *b = slurp(path, &len);
 	struct vms_bin_dec d;
 	int it;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(path, &len, &d);
 	uint64_t seq = 0;
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		if (it != VMS_BIN_HEADER)
@@ -267,12 +246,11 @@ static void test_sighup_sigterm(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 
 	size_t len;
-	uint8_t *b = slurp(tp("h.vms"), &len);
 	struct vms_bin_dec d;
 	int it;
 	unsigned headers = 0, schemas = 0, events = 0;
 	uint64_t seq = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("h.vms"), &len, &d);
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		headers += it == VMS_BIN_HEADER;
 		schemas += it == VMS_BIN_SCHEMA;
@@ -308,11 +286,10 @@ static void test_corrupt_middle(void **state)
 	(void)state;
 	sample(tp("c.vms"), "30");
 	size_t len;
-	uint8_t *b = slurp(tp("c.vms"), &len);
 	struct vms_bin_dec d;
 	int it;
 	uint64_t off = 0, index = 0, frames_before = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("c.vms"), &len, &d);
 	while ((it = vms_bin_dec_next(&d)) > 0) {
 		if (it == VMS_BIN_DATA && d.frame->seq == 15) {
 			off = d.rec_off;
@@ -379,14 +356,6 @@ static void test_foreign_and_usage(void **state)
 	free(h2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_run),
-		cmocka_unit_test(test_sigkill),
-		cmocka_unit_test(test_sighup_sigterm),
-		cmocka_unit_test(test_corrupt_middle),
-		cmocka_unit_test(test_foreign_and_usage),
-	};
-	return vms_run_tests(tests, setup, teardown);
-}
+VMS_TEST_MAIN(setup, tmp_teardown,
+	test_real_run, test_sigkill, test_sighup_sigterm, test_corrupt_middle,
+	test_foreign_and_usage)

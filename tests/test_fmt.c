@@ -100,14 +100,5 @@ static void test_local_offset(void **state)
 	assert_int_equal(vms_local_gmtoff(1795330903000000000LL), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_u64),
-		cmocka_unit_test(test_fixed),
-		cmocka_unit_test(test_time),
-		cmocka_unit_test(test_double),
-		cmocka_unit_test(test_local_offset),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_u64, test_fixed, test_time, test_double, test_local_offset)

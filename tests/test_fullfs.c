@@ -67,8 +67,7 @@ static int fs_teardown(void **state)
 	}
 	if (fs->mounted && umount2(fs->mnt, 0) < 0)
 		umount2(fs->mnt, MNT_DETACH);
-	rm_rf(fs->dir);
-	free(fs->dir);
+	tmpdir_free(fs->dir);
 	free(fs);
 	return 0;
 }
@@ -286,6 +285,10 @@ static int cannot(const char *what)
 	return 77;
 }
 
+VMS_TESTS(
+	test_ring_larger_than_fs, test_ring_cannot_grow, test_sighup_full_disk_vms,
+	test_sighup_full_disk_csv);
+
 int main(void)
 {
 	if (geteuid() != 0)
@@ -309,11 +312,5 @@ int main(void)
 		snprintf(why, sizeof(why), "cannot mount a tmpfs: %s", strerror(e));
 		return cannot(why);
 	}
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_ring_larger_than_fs, fs_setup, fs_teardown),
-		cmocka_unit_test_setup_teardown(test_ring_cannot_grow, fs_setup, fs_teardown),
-		cmocka_unit_test_setup_teardown(test_sighup_full_disk_vms, fs_setup, fs_teardown),
-		cmocka_unit_test_setup_teardown(test_sighup_full_disk_csv, fs_setup, fs_teardown),
-	};
-	return vms_run_tests(tests, NULL, NULL);
+	return vms_run_list(NULL, NULL, fs_setup, fs_teardown);
 }

@@ -69,6 +69,19 @@ static char *make_root(void)
 	return d;
 }
 
+/* The fake clock at 1 s, a 10 ms period: fk, and clk that reads it. */
+#define FAKE_CLOCK(seed_)                                                                          \
+	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = seed_}; \
+	struct vms_clock clk = {&fake_ops, &fk}
+
+/* The loop ends cleanly; its root and configuration are freed. */
+static void loop_end(struct vms_loop *l, char *root, struct vms_config *conf)
+{
+	assert_int_equal(vms_loop_fini(l), 0);
+	tmpdir_free(root);
+	vms_config_free(conf);
+}
+
 static void conf_for(struct vms_config *c, const char *root, const char *out, uint64_t count)
 {
 	vms_config_defaults(c);
@@ -130,8 +143,7 @@ static void test_fake_clock_loop(void **state)
 	/* every stall of k periods shows up as exactly k missed ticks */
 	assert_int_equal(missed_sum, fk.stall_periods);
 	assert_true(fk.stalls > 10);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 }
 
@@ -145,8 +157,7 @@ static void steady_state(bool with_ring)
 	char *root = make_root(), out[512], ringp[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
 	snprintf(ringp, sizeof(ringp), "%s/ring", root);
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 7};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(7);
 	struct vms_config conf;
 	struct vms_loop l;
 
@@ -199,10 +210,7 @@ static void steady_state(bool with_ring)
 		assert_true(vms_reader_column(r, "load.1m") >= 0);
 		vms_reader_close(r);
 	}
-	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 #endif
 }
 
@@ -264,8 +272,7 @@ static void test_zero_column_source_sees_new_entity(void **state)
 	char *root = make_root(), out[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
 	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 3};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(3);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -283,10 +290,7 @@ static void test_zero_column_source_sees_new_entity(void **state)
 	/* procfs's TestNetDev: vethf345468 RxBytes 648, TxPackets 5 */
 	assert_int_equal(last_value(&l, "net.vethf345468.rx_bytes"), 648);
 	assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
-	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 }
 
 /* A schema change is switched in between ticks, not inside one: when an
@@ -304,8 +308,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 	char *root = make_root(), out[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
 	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 13};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(13);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -357,10 +360,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 		assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
 		vms_loop_drain(&l);
 	}
-	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 #endif
 }
 
@@ -374,8 +374,7 @@ static void test_failed_discovery_is_retried(void **state)
 	snprintf(p, sizeof(p), "%s/net/dev", root);
 	const char *garbage = "this is not\na net/dev header\n";
 	write_file(p, garbage, strlen(garbage));
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 5};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(5);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -391,10 +390,7 @@ static void test_failed_discovery_is_retried(void **state)
 	/* procfs's TestProcNetDev: eth0 RxBytes 438, TxBytes 648 */
 	assert_int_equal(last_value(&l, "net.eth0.rx_bytes"), 438);
 	assert_int_equal(last_value(&l, "net.eth0.tx_bytes"), 648);
-	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 }
 
 /* A live ring whose schema outgrows its slots: the loop replaces the
@@ -407,8 +403,7 @@ static void test_live_ring_grows(void **state)
 	snprintf(out, sizeof(out), "%s/out.csv", root);
 	snprintf(ringp, sizeof(ringp), "%s/ring", root);
 	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 11};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(11);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -438,10 +433,7 @@ static void test_live_ring_grows(void **state)
 	assert_true(vms_reader_column(r, "net.eth0.rx_bytes") >= 0);
 	assert_int_equal(vms_reader_ncols(r), l.schema->ncols);
 	vms_reader_close(r);
-	assert_int_equal(vms_loop_fini(&l), 0);
-	rm_rf(root);
-	free(root);
-	vms_config_free(&conf);
+	loop_end(&l, root, &conf);
 }
 
 /* ---- lost frames, output by output --------------------------------------- */
@@ -490,8 +482,7 @@ static void lost_on_stalled_fifo(const char *name)
 	int rfd = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	assert_true(rfd >= 0);
 	assert_true(fcntl(rfd, F_SETPIPE_SZ, 4096) >= 4096);
-	struct fake fk = {.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 13};
-	struct vms_clock clk = {&fake_ops, &fk};
+	FAKE_CLOCK(13);
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
@@ -543,8 +534,7 @@ static void lost_on_stalled_fifo(const char *name)
 	assert_int_equal(sum.lost_sum, total - fr.n);
 	frames_free(&fr);
 	free(buf);
-	rm_rf(root);
-	free(root);
+	tmpdir_free(root);
 	vms_config_free(&conf);
 }
 
@@ -560,19 +550,15 @@ static void test_lost_frames_on_stalled_vms(void **state)
 	lost_on_stalled_fifo("out.vms");
 }
 
+VMS_TESTS(
+	test_fake_clock_loop, test_steady_state_no_alloc_no_log,
+	test_steady_state_live_ring_no_alloc, test_reschema_between_ticks_no_alloc,
+	test_live_ring_grows, test_zero_column_source_sees_new_entity,
+	test_failed_discovery_is_retried, test_lost_frames_on_stalled_csv,
+	test_lost_frames_on_stalled_vms);
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fake_clock_loop),
-		cmocka_unit_test(test_steady_state_no_alloc_no_log),
-		cmocka_unit_test(test_steady_state_live_ring_no_alloc),
-		cmocka_unit_test(test_reschema_between_ticks_no_alloc),
-		cmocka_unit_test(test_live_ring_grows),
-		cmocka_unit_test(test_zero_column_source_sees_new_entity),
-		cmocka_unit_test(test_failed_discovery_is_retried),
-		cmocka_unit_test(test_lost_frames_on_stalled_csv),
-		cmocka_unit_test(test_lost_frames_on_stalled_vms),
-	};
-	return vms_run_tests(tests, NULL, NULL);
+	return vms_run_list(NULL, NULL, NULL, NULL);
 }

@@ -42,6 +42,17 @@ static void slurp_pipe(int fd, char **buf, size_t *len, size_t *cap, bool to_eof
 	(*buf)[*len] = '\0';
 }
 
+/* In dir: a proc root of 49 interfaces and its configuration, the ring's
+ * and stderr's paths; a pipe of 4 KiB. */
+static void stall_prep(const char *dir, char root[512], char conf[512], char ring[600], char errp[600], int p[2])
+{
+	sampler_root(dir, "pcp-bigsys-hpbl920-49if", root, conf, 512);
+	snprintf(ring, 600, "%s/ring", dir);
+	snprintf(errp, 600, "%s/stderr", dir);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_true(fcntl(p[1], F_SETPIPE_SZ, 4096) >= 4096);
+}
+
 /* vmsampler -i 10ms -n 400 -o - | (a reader that stalls twice) */
 static void test_stalled_pipe(void **state)
 {
@@ -50,12 +61,8 @@ static void test_stalled_pipe(void **state)
 	assert_non_null(dir);
 	/* 49 interfaces: ~1.7 kB rows, so the 64 KiB output buffer, a 4 KiB
 	 * pipe and 8 ring slots hold fewer than 60 frames */
-	sampler_root(dir, "pcp-bigsys-hpbl920-49if", root, conf, sizeof(root));
-	snprintf(ring, sizeof(ring), "%s/ring", dir);
-	snprintf(errp, sizeof(errp), "%s/stderr", dir);
 	int p[2];
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	assert_true(fcntl(p[1], F_SETPIPE_SZ, 4096) >= 4096);
+	stall_prep(dir, root, conf, ring, errp, p);
 	pid_t pid = spawn_bin((const char *const[]){"-c", conf, "--proc-root", root, "-i", "10ms", "-n",
 						   "400", "--ring-slots", "8", "--ring", ring, "-o", "-", NULL},
 			      p[1], errp);
@@ -78,8 +85,7 @@ static void test_stalled_pipe(void **state)
 	assert_int_equal(sum.lost_sum, 400 - fr.n);
 	frames_free(&fr);
 	free(out);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* SIGTERM while the reader stalls: the frames taken so far are written
@@ -90,12 +96,8 @@ static void test_sigterm_on_stalled_pipe(void **state)
 	(void)state;
 	char *dir = tmpdir_make(), root[512], conf[512], ring[600], errp[600];
 	assert_non_null(dir);
-	sampler_root(dir, "pcp-bigsys-hpbl920-49if", root, conf, sizeof(root));
-	snprintf(ring, sizeof(ring), "%s/ring", dir);
-	snprintf(errp, sizeof(errp), "%s/stderr", dir);
 	int p[2];
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	assert_true(fcntl(p[1], F_SETPIPE_SZ, 4096) >= 4096);
+	stall_prep(dir, root, conf, ring, errp, p);
 	pid_t pid = spawn_bin((const char *const[]){"-c", conf, "--proc-root", root, "-i", "10ms",
 						   "--ring-slots", "64", "--ring", ring, "-o", "-", NULL},
 			      p[1], errp);
@@ -118,15 +120,8 @@ static void test_sigterm_on_stalled_pipe(void **state)
 	assert_int_equal(sum.last, taken);
 	frames_free(&fr);
 	free(out);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stalled_pipe),
-		cmocka_unit_test(test_sigterm_on_stalled_pipe),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_stalled_pipe, test_sigterm_on_stalled_pipe)

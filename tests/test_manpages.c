@@ -387,16 +387,6 @@ static void test_cli_examples_parse(void **state)
 	free(b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_options_agree),
-		cmocka_unit_test(test_tail_options_agree),
-		cmocka_unit_test(test_mark_options_agree),
-		cmocka_unit_test(test_keys_agree),
-		cmocka_unit_test(test_versions),
-		cmocka_unit_test(test_yaml_example_loads),
-		cmocka_unit_test(test_cli_examples_parse),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_options_agree, test_tail_options_agree, test_mark_options_agree, test_keys_agree,
+	test_versions, test_yaml_example_loads, test_cli_examples_parse)

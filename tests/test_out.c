@@ -53,8 +53,7 @@ static void test_file_roundtrip(void **state)
 	assert_int_equal(vms_out_close(&o), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 35);
-	rm_rf(d);
-	free(d);
+	tmpdir_free(d);
 }
 
 static void test_pipe_nonblocking(void **state)
@@ -145,8 +144,7 @@ static void test_disk_full_truncates_to_record(void **state)
 	assert_int_equal(len, 900);
 	for (size_t i = 0; i < len; i++)
 		assert_int_equal(buf[i], i % 300 == 299 ? '\n' : (char)('a' + (int)(i / 300)));
-	rm_rf(d);
-	free(d);
+	tmpdir_free(d);
 }
 
 static void test_closed_out_ensure(void **state)
@@ -173,14 +171,6 @@ static void test_dev_full(void **state)
 	assert_int_equal(vms_out_close(&o), -ENOSPC);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_file_roundtrip),
-		cmocka_unit_test(test_pipe_nonblocking),
-		cmocka_unit_test(test_disk_full_truncates_to_record),
-		cmocka_unit_test(test_dev_full),
-		cmocka_unit_test(test_closed_out_ensure),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_file_roundtrip, test_pipe_nonblocking, test_disk_full_truncates_to_record,
+	test_dev_full, test_closed_out_ensure)

@@ -15,18 +15,7 @@
 
 #include "parse.h"
 
-static char *load(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/diskstats", name);
-	char *tmp = fixture_read(rel, len);
-	assert_non_null(tmp);
-	char *buf = malloc(*len ? *len : 1);
-	assert_non_null(buf);
-	memcpy(buf, tmp, *len);
-	free(tmp);
-	return buf;
-}
+#define load(name, len) fixture_exact(name, "diskstats", len)
 
 #define MAXDEV 128
 
@@ -589,18 +578,6 @@ static void test_truncated(void **state)
 	free(full);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pcp),
-		cmocka_unit_test(test_procfs_mixed),
-		cmocka_unit_test(test_node_exporter),
-		cmocka_unit_test(test_sysstat),
-		cmocka_unit_test(test_formats),
-		cmocka_unit_test(test_no_trailing_newline),
-		cmocka_unit_test(test_all_fixtures_reference),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_truncated),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_pcp, test_procfs_mixed, test_node_exporter, test_sysstat, test_formats,
+	test_no_trailing_newline, test_all_fixtures_reference, test_malformed, test_truncated)

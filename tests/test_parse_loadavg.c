@@ -69,11 +69,5 @@ static void test_malformed(void **state)
 	assert_int_equal(la.running, 3);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fixtures),
-		cmocka_unit_test(test_malformed),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_fixtures, test_malformed)

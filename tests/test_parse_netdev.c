@@ -13,18 +13,7 @@
 
 #include "parse.h"
 
-static char *load(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/net/dev", name);
-	char *tmp = fixture_read(rel, len);
-	assert_non_null(tmp);
-	char *buf = malloc(*len ? *len : 1);
-	assert_non_null(buf);
-	memcpy(buf, tmp, *len);
-	free(tmp);
-	return buf;
-}
+#define load(name, len) fixture_exact(name, "net/dev", len)
 
 #define MAXIF 64
 
@@ -260,26 +249,12 @@ static void test_no_trailing_newline(void **state)
 
 /* ---- every line of every fixture against an independent reader ------------ */
 
-static const char *const net_fixtures[] = {
-	"atlas-ec2-lo-over-2e37-t0",
-	"atlas-ec2-t1-errors",
-	"goprocinfo-pid3323-tunnels",
-	"goprocinfo-squeeze-glued",
-	"jtsys-em1-em2-nonl",
-	"node_exporter-issue73-glued",
-	"node_exporter-odd-names",
-	"pcp-bigsys-hpbl920-49if",
-	"procfs-docker-veth",
-	"procfs-pid26231-netns",
-	"sysstat-root1-virbr",
-	"zte-modem-26if-drop-near-2e32",
-};
 
 static void test_all_fixtures_reference(void **state)
 {
 	(void)state;
 	unsigned total = 0;
-	for (unsigned k = 0; k < VMS_ARRAY_SIZE(net_fixtures); k++) {
+	for (unsigned k = 0; k < NET_FIXTURES_N; k++) {
 		size_t len;
 		char *buf = load(net_fixtures[k], &len);
 		char *copy = strndup(buf, len);
@@ -457,18 +432,7 @@ static void test_truncated(void **state)
 	free(full);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_node_exporter_odd_names),
-		cmocka_unit_test(test_procfs),
-		cmocka_unit_test(test_alias_line),
-		cmocka_unit_test(test_glued_and_big),
-		cmocka_unit_test(test_no_trailing_newline),
-		cmocka_unit_test(test_all_fixtures_reference),
-		cmocka_unit_test(test_headers),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_truncated),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_node_exporter_odd_names, test_procfs, test_alias_line, test_glued_and_big,
+	test_no_trailing_newline, test_all_fixtures_reference, test_headers, test_malformed,
+	test_truncated)

@@ -17,18 +17,7 @@
 
 /* A fixture as an exact-size heap buffer, so ASan catches any read past
  * its end (the parser gets (buf, len), never a NUL terminator). */
-static char *load(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/stat", name);
-	char *tmp = fixture_read(rel, len);
-	assert_non_null(tmp);
-	char *buf = malloc(*len ? *len : 1);
-	assert_non_null(buf);
-	memcpy(buf, tmp, *len);
-	free(tmp);
-	return buf;
-}
+#define load(name, len) fixture_exact(name, "stat", len)
 
 /* Everything the parser read from one file. */
 struct stat_file {
@@ -673,23 +662,8 @@ static void test_cursor_u64_list(void **state)
 		assert_true(v[i] == strtoull(e, &e, 10));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_procfs_8cpu),
-		cmocka_unit_test(test_node_exporter_guest),
-		cmocka_unit_test(test_sysstat_mpstat),
-		cmocka_unit_test(test_field_counts),
-		cmocka_unit_test(test_offline_cpus),
-		cmocka_unit_test(test_total_smaller_than_cpu),
-		cmocka_unit_test(test_steal_guest_big),
-		cmocka_unit_test(test_no_trailing_newline),
-		cmocka_unit_test(test_all_fixtures_reference),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_odd_but_valid),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_cursor_helpers),
-		cmocka_unit_test(test_cursor_u64_list),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_procfs_8cpu, test_node_exporter_guest, test_sysstat_mpstat, test_field_counts,
+	test_offline_cpus, test_total_smaller_than_cpu, test_steal_guest_big,
+	test_no_trailing_newline, test_all_fixtures_reference, test_malformed, test_odd_but_valid,
+	test_truncated, test_cursor_helpers, test_cursor_u64_list)

@@ -127,8 +127,7 @@ static void h_fini(struct h *h)
 {
 	vms_loop_fini(&h->l);
 	vms_config_free(&h->conf);
-	rm_rf(h->dir);
-	free(h->dir);
+	tmpdir_free(h->dir);
 }
 
 /* One tick, the sinks, then the sources' slow path (as vms_loop_run). */
@@ -475,8 +474,7 @@ static void test_binary_required_and_bad_name(void **state)
 	snprintf(want, sizeof(want), "%s:3:28: sources.perf.vm: unknown event 'kvm_exit'", path);
 	assert_non_null(strstr(r.err, want));
 	run_result_free(&r);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* ---- without privileges ------------------------------------------------------ */
@@ -559,8 +557,7 @@ static void test_eacces_nonroot(void **state)
 	assert_int_equal(lines_with(err, "required host event context-switches is unavailable", "EACCES"), 1);
 	free(out);
 	free(err);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* ---- threads that come and go ------------------------------------------------- */
@@ -806,8 +803,7 @@ static void test_fd_budget(void **state)
 	assert_int_equal(lines_with(err, "too few file descriptors for the per-VM counters of VM self", NULL), 1);
 	free(out);
 	free(err);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* ---- the tick allocates nothing -------------------------------------------------- */
@@ -849,22 +845,16 @@ static void test_sample_no_alloc(void **state)
 #endif
 }
 
+VMS_TESTS(
+	test_pingpong, test_tracepoints, test_hardware_unavailable,
+	test_binary_required_and_bad_name, test_eacces_nonroot, test_thread_churn, test_vm_exits,
+	test_fd_budget, test_sample_no_alloc);
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pingpong),
-		cmocka_unit_test(test_tracepoints),
-		cmocka_unit_test(test_hardware_unavailable),
-		cmocka_unit_test(test_binary_required_and_bad_name),
-		cmocka_unit_test(test_eacces_nonroot),
-		cmocka_unit_test(test_thread_churn),
-		cmocka_unit_test(test_vm_exits),
-		cmocka_unit_test(test_fd_budget),
-		cmocka_unit_test(test_sample_no_alloc),
-	};
 	if (geteuid() != 0)
 		fprintf(stderr, "test_perf: not root: host-wide counters are refused, most tests skip\n");
 	if (getenv("VMS_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("VMS_TEST_FILTER"));
-	return vms_run_tests(tests, NULL, NULL);
+	return vms_run_list(NULL, NULL, NULL, NULL);
 }

@@ -134,11 +134,5 @@ static void test_regular_file_grows(void **state)
 	free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_seq_file_longer_than_a_page),
-		cmocka_unit_test(test_regular_file_grows),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_seq_file_longer_than_a_page, test_regular_file_grows)

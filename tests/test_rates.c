@@ -14,22 +14,7 @@
 #include "ring.h"
 #include "schema.h"
 
-static char *tmp;
 
-static int setup(void **state)
-{
-	(void)state;
-	tmp = tmpdir_make();
-	return tmp ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
 
 /* ---- a tiny CSV table reader ------------------------------------------------ */
 
@@ -199,7 +184,7 @@ static void root1_rates(struct table *out)
 		f1->v[i] = fr.vals[i];
 	}
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/root1-rates.csv", tmp);
+	snprintf(path, sizeof(path), "%s/root1-rates.csv", test_tmp);
 	struct vms_rates *r;
 	assert_int_equal(vms_rates_open(&r, path, VMS_OUT_CSV), 0);
 	assert_int_equal(vms_rates_frame(r, fr.s, f0), 0);
@@ -369,7 +354,7 @@ static void test_rates_edge_cases(void **state)
 	struct vms_schema *g1 = mk_schema(1, s1, VMS_ARRAY_SIZE(s1));
 	struct vms_schema *g2 = mk_schema(2, s2, VMS_ARRAY_SIZE(s2));
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/edge.csv", tmp);
+	snprintf(path, sizeof(path), "%s/edge.csv", test_tmp);
 	struct vms_rates *r;
 	assert_int_equal(vms_rates_open(&r, path, VMS_OUT_CSV), 0);
 	assert_int_equal(vms_rates_declare(r, g1), 0);
@@ -465,7 +450,7 @@ static void test_rates_projection(void **state)
 	struct vms_schema *g1 = mk_schema(1, s1, VMS_ARRAY_SIZE(s1));
 	struct vms_schema *g2 = mk_schema(2, s2, VMS_ARRAY_SIZE(s2));
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/proj.csv", tmp);
+	snprintf(path, sizeof(path), "%s/proj.csv", test_tmp);
 	struct vms_rates *r;
 	assert_int_equal(vms_rates_open(&r, path, VMS_OUT_CSV), 0);
 	struct vms_frame *f = calloc(1, vms_frame_size(16));
@@ -507,7 +492,7 @@ static void test_rates_vm_and_every(void **state)
 	(void)state;
 	struct vms_schema *g = mk_schema(1, svm, VMS_ARRAY_SIZE(svm));
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/vm.csv", tmp);
+	snprintf(path, sizeof(path), "%s/vm.csv", test_tmp);
 	struct vms_rates *r;
 	assert_int_equal(vms_rates_open(&r, path, VMS_OUT_CSV), 0);
 	struct vms_frame *f = calloc(1, vms_frame_size(16));
@@ -567,14 +552,6 @@ static void test_rates_vm_and_every(void **state)
 	vms_schema_unref(g);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sysstat_iostat),
-		cmocka_unit_test(test_sysstat_mpstat),
-		cmocka_unit_test(test_rates_edge_cases),
-		cmocka_unit_test(test_rates_projection),
-		cmocka_unit_test(test_rates_vm_and_every),
-	};
-	return vms_run_tests(tests, setup, teardown);
-}
+VMS_TEST_MAIN(tmp_setup, tmp_teardown,
+	test_sysstat_iostat, test_sysstat_mpstat, test_rates_edge_cases, test_rates_projection,
+	test_rates_vm_and_every)

@@ -37,16 +37,6 @@
 #include "ring.h"
 #include "sink.h"
 
-static char *dir;
-
-static const char *tp(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-	return buf[k];
-}
 
 static uint64_t mono(void)
 {
@@ -201,11 +191,10 @@ static void test_stream_damage_and_torn_tail(void **state)
 	run_make(&run, 120);
 	assert_int_equal(feed_sink(&vms_sink_bin, tp("d.vms"), &run, 0, run.n, false), 0);
 	size_t len;
-	uint8_t *b = slurp(tp("d.vms"), &len);
 	/* find the record of frame 50 */
 	struct vms_bin_dec d;
 	uint64_t off = 0, idx = 0;
-	assert_int_equal(vms_bin_dec_open_mem(&d, b, len), 0);
+	uint8_t *b = slurp_dec(tp("d.vms"), &len, &d);
 	int it;
 	while ((it = vms_bin_dec_next(&d)) > 0)
 		if (it == VMS_BIN_DATA && d.frame->seq == run.f[50]->seq) {
@@ -481,7 +470,7 @@ static void test_ring_growth_reattach(void **state)
 	assert_int_equal(vms_reader_column(r, "disk.d99.rd_ios"), 99);
 	assert_int_equal(vms_reader_next(r), 0);
 	/* no temporary file is left beside it */
-	DIR *dd = opendir(dir);
+	DIR *dd = opendir(test_tmp);
 	struct dirent *de;
 	unsigned dots = 0;
 	while ((de = readdir(dd)))
@@ -623,32 +612,14 @@ static void test_ring_writer_killed(void **state)
 	vms_schema_unref(s);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	dir = tmpdir_make();
-	return 0;
-}
 
-static int teardown(void **state)
-{
-	(void)state;
-	rm_rf(dir);
-	free(dir);
-	return 0;
-}
+VMS_TESTS(
+	test_stream_frames_columns_rates, test_stream_damage_and_torn_tail, test_stream_follow,
+	test_ring_read_fall_behind_view, test_ring_growth_reattach,
+	test_ring_create_safety_and_version, test_ring_writer_killed);
 
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_stream_frames_columns_rates, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stream_damage_and_torn_tail, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stream_follow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_read_fall_behind_view, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_growth_reattach, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_create_safety_and_version, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ring_writer_killed, setup, teardown),
-	};
-	return vms_run_tests(tests, NULL, NULL);
+	return vms_run_list(NULL, NULL, tmp_setup, tmp_teardown);
 }

@@ -43,30 +43,9 @@
 #include "schema.h"
 #include "sink.h"
 
-static char *tmp;
-
 static int setup(void **state)
 {
-	(void)state;
-	tmp = tmpdir_make();
-	return tmp && getenv("VMS_BIN") ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
-
-static const char *tp(const char *name)
-{
-	static char buf[16][PATH_MAX];
-	static int k;
-	k = (k + 1) % 16;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp, name);
-	return buf[k];
+	return getenv("VMS_BIN") ? tmp_setup(state) : -1;
 }
 
 static void sleep_ms(long ms)
@@ -640,7 +619,7 @@ static const char *recorded(void)
 	base_net = fixture_read("roots/sysstat-root1-virbr/net/dev", &len);
 	assert_true(base_stat && base_disk && base_net);
 	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/rec.vms", tmp);
+	snprintf(path, sizeof(path), "%s/rec.vms", test_tmp);
 	bool ok = false;
 	for (unsigned t = 0; t < 2 && !ok; t++) {
 		iv_ms = t ? 500 : 200;
@@ -1082,7 +1061,7 @@ static const char *root1_file(struct root1_disk *dk, unsigned *ndk)
 	f1->t_real_ns = f0->t_real_ns + (int64_t)(f1->t_mono_ns - f0->t_mono_ns);
 	memcpy(f1->v, vals, n * sizeof(*vals));
 
-	snprintf(path, sizeof(path), "%s/root1.vms", tmp);
+	snprintf(path, sizeof(path), "%s/root1.vms", test_tmp);
 	struct vms_sink sk = {.ops = &vms_sink_bin, .path = path, .force = true};
 	sk.priv = calloc(1, vms_sink_bin.priv_size);
 	assert_int_equal(vms_sink_bin.open(&sk), 0);
@@ -1436,18 +1415,5 @@ static void test_manpage(void **state)
 	run_result_free(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rows_vs_dump),
-		cmocka_unit_test(test_average_is_sars),
-		cmocka_unit_test(test_interval_rows),
-		cmocka_unit_test(test_summary),
-		cmocka_unit_test(test_sysstat_root1),
-		cmocka_unit_test(test_vm_section),
-		cmocka_unit_test(test_ring),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_manpage),
-	};
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+VMS_TEST_MAIN(setup, tmp_teardown, test_rows_vs_dump, test_average_is_sars, test_interval_rows, test_summary,
+	      test_sysstat_root1, test_vm_section, test_ring, test_errors, test_manpage)

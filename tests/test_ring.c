@@ -121,8 +121,7 @@ static void test_file_ring_reserved(void **state)
 	assert_int_equal(vms_ring_install(&r, &nr), 0);
 	assert_allocated(path, len);
 	vms_ring_destroy(&r);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void ev_put(struct vms_ring *r, uint32_t type, uint64_t before, const char *subject)
@@ -207,18 +206,9 @@ static void test_ring_events(void **state)
 	assert_string_equal(e.subject, "after growth");
 	vms_ring_destroy(&v);
 	vms_ring_destroy(&r);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_write_get),
-		cmocka_unit_test(test_begin_is_idempotent),
-		cmocka_unit_test(test_read_validate),
-		cmocka_unit_test(test_file_ring_reserved),
-		cmocka_unit_test(test_ring_events),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_write_get, test_begin_is_idempotent, test_read_validate, test_file_ring_reserved,
+	test_ring_events)

@@ -123,14 +123,6 @@ static void test_durations(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_drift_10ms),
-		cmocka_unit_test(test_no_drift_odd_period),
-		cmocka_unit_test(test_long_stall),
-		cmocka_unit_test(test_first_aligned),
-		cmocka_unit_test(test_durations),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_no_drift_10ms, test_no_drift_odd_period, test_long_stall, test_first_aligned,
+	test_durations)

@@ -87,13 +87,5 @@ static void test_name_too_long(void **state)
 	vms_schema_builder_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_build),
-		cmocka_unit_test(test_same_columns),
-		cmocka_unit_test(test_refcount),
-		cmocka_unit_test(test_name_too_long),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_build, test_same_columns, test_refcount, test_name_too_long)

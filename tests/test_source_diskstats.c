@@ -23,14 +23,8 @@
 
 extern const struct vms_source_ops vms_source_diskstats;
 
-static char *read_disk(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/diskstats", name);
-	char *b = fixture_read(rel, len);
-	assert_non_null(b);
-	return b;
-}
+#define read_disk(name, len) fixture_root_read(name, "diskstats", len)
+#define put(dir, data, len) drv_put(dir, "diskstats", data, len)
 
 /* ---- an independent reader ------------------------------------------------ */
 
@@ -85,41 +79,10 @@ static bool ref_value(const char *file, size_t len, const char *col, uint64_t *o
 	return found;
 }
 
-static void check_all(const struct drv *d, const char *file, size_t len)
-{
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		uint64_t want;
-		const char *n = d->schema->cols[i].name;
-		if (!ref_value(file, len, n, &want))
-			fail_msg("column %s has no line in the file", n);
-		if (d->slots[i] != want)
-			fail_msg("%s = %llu, file says %llu", n, (unsigned long long)d->slots[i],
-				 (unsigned long long)want);
-	}
-}
-
-static void check_fixture(const struct drv *d, const char *name)
-{
-	size_t len;
-	char *b = read_disk(name, &len);
-	check_all(d, b, len);
-	free(b);
-}
-
-/* The devices that have columns, in column order, as "a b c". */
-static void devices(const struct drv *d, char *out, size_t cap)
-{
-	size_t o = 0;
-	out[0] = '\0';
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		const char *n = d->schema->cols[i].name;
-		size_t l = strlen(n);
-		if (l < 7 || strcmp(n + l - 7, ".rd_ios") != 0)
-			continue;
-		o += (size_t)snprintf(out + o, cap - o, "%s%.*s", o ? " " : "", (int)(l - 12), n + 5);
-		assert_true(o < cap);
-	}
-}
+#define check_all(d, file, len) drv_check_all(d, ref_value, file, len)
+#define check_fixture(d, name) drv_check_fixture(d, ref_value, name, "diskstats")
+/* the devices that have columns, in column order, as "a b c" */
+#define devices(d, out, cap) drv_entities(d, "disk.", ".rd_ios", out, cap)
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -317,7 +280,6 @@ static void test_other_classification(void **state)
 	}
 }
 
-static void put(const char *dir, const char *data, size_t len);
 
 /* ---- columns ---------------------------------------------------------------- */
 
@@ -404,8 +366,7 @@ static void test_columns(void **state)
 	assert_int_equal(d->schema->ncols, 11);
 	assert_int_equal(vms_schema_find(d->schema, "disk.hdq7.rd_ios"), -ENOENT);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 
 	/* '/' in a name */
 	d = drv_new(root("roots/pcp-blkdev002-cciss-c12d11"), &vms_source_diskstats);
@@ -461,12 +422,6 @@ static void test_globs(void **state)
 
 /* ---- changes between samples ---------------------------------------------- */
 
-static void put(const char *dir, const char *data, size_t len)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/diskstats", dir);
-	write_file(p, data, len);
-}
 
 /* A fixture with lines edited: each edit replaces the line whose name
  * (3rd token) is `name` by `with` ("" removes it); name NULL appends. */
@@ -566,39 +521,14 @@ static void test_damaged_and_changed(void **state)
 		assert_int_equal(drv_sample(d), 0);
 		unsigned ne = cases[i].e[1].with ? 2 : 1;
 		put_edited(dir, cases[i].fixture, cases[i].e, ne);
-		int r = drv_sample(d);
-		if (r != cases[i].ret)
-			fail_msg("case %u: sample %d, want %d", i, r, cases[i].ret);
-		if (r == 0) {
-			assert_int_equal(d->parse_errors, cases[i].errors);
-			size_t n;
-			char *orig = read_disk(cases[i].fixture, &n);
-			char pfx[64] = "-";
-			if (cases[i].none)
-				snprintf(pfx, sizeof(pfx), "disk.%s.", cases[i].none);
-			unsigned none = 0;
-			for (uint32_t c = 0; c < d->schema->ncols; c++) {
-				const char *name = d->schema->cols[c].name;
-				if (strncmp(name, pfx, strlen(pfx)) == 0) {
-					assert_true(d->slots[c] == VMS_NONE);
-					none++;
-					continue;
-				}
-				uint64_t want;
-				assert_true(ref_value(orig, n, name, &want));
-				assert_int_equal(d->slots[c], want);
-			}
+		/* (a failed sample: a new declaration settles it) */
+		unsigned none = drv_case_check(d, i, cases[i].ret, cases[i].errors, ref_value, cases[i].fixture,
+					       "diskstats", "disk", cases[i].none);
+		if (cases[i].ret == 0)
 			assert_true(cases[i].none ? none >= 11 : none == 0);
-			free(orig);
-		} else {
-			/* a new declaration settles it */
-			assert_int_equal(drv_declare(d), 0);
-			assert_int_equal(drv_sample(d), 0);
-		}
 		drv_close(d);
 	}
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* A device name longer than a file name (NAME_MAX: no /sys/block entry
@@ -617,27 +547,21 @@ static void test_name_too_long(void **state)
 	char *text = malloc(n + sizeof(longname) + 64);
 	int k = snprintf(text, n + sizeof(longname) + 64, "   8      99 %s 1 2 3 4 5 6 7 8 9 10 11\n", longname);
 	memcpy(text + k, orig, n);
-	char path[512];
-	snprintf(path, sizeof(path), "%s/diskstats", dir);
-	write_file(path, text, (size_t)k + n);
+	put(dir, text, (size_t)k + n);
 	struct drv *d = drv_new(dir, &vms_source_diskstats);
 	assert_int_equal(drv_declare(d), 0);
 	for (int round = 0; round < 2; round++) {
 		assert_int_equal(drv_sample(d), 0);
 		assert_int_equal(d->parse_errors, 1);
-		for (uint32_t c = 0; c < d->schema->ncols; c++) {
-			uint64_t want;
+		assert_int_equal(drv_check_none(d, ref_value, orig, n, NULL), 0);
+		for (uint32_t c = 0; c < d->schema->ncols; c++)
 			assert_null(strstr(d->schema->cols[c].name, "xxxx"));
-			assert_true(ref_value(orig, n, d->schema->cols[c].name, &want));
-			assert_int_equal(d->slots[c], want);
-		}
 	}
 	assert_true(col(d, "disk.sda.rd_ios") >= 0);
 	drv_close(d);
 	free(text);
 	free(orig);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_reordered_and_fixed(void **state)
@@ -692,8 +616,7 @@ static void test_reordered_and_fixed(void **state)
 	assert_int_equal(val(d, "disk.sds.wr_sectors") / 2, 4373);
 	free(b);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_no_allocation(void **state)
@@ -706,12 +629,9 @@ static void test_no_allocation(void **state)
 		vms_globs_add(&d->sconf.exclude, "ram*");
 		vms_globs_add(&d->sconf.exclude, "loop*");
 		assert_int_equal(drv_declare(d), 0);
-		struct vms_tick_ctx t = {.idx = 1};
-		test_allocs = 0;
-		for (int i = 0; i < 1000; i++)
-			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		assert_int_equal(test_allocs, 0);
-		assert_int_equal(t.parse_errors, k == 2 ? 1000 : 0); /* sds */
+		uint32_t errs;
+		assert_int_equal(drv_sample_allocs(d, 1000, false, &errs), 0);
+		assert_int_equal(errs, k == 2 ? 1000 : 0); /* sds */
 		drv_close(d);
 	}
 }
@@ -720,48 +640,18 @@ static void test_open_close(void **state)
 {
 	(void)state;
 	char *dir = tmpdir_make();
-	struct drv *d = calloc(1, sizeof(*d));
-	d->dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	d->src.ops = &vms_source_diskstats;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_diskstats.priv_size);
-	assert_int_equal(d->src.ops->open(&d->src), -ENOENT);
-	drv_close(d);
+	drv_open_missing(dir, &vms_source_diskstats);
 	/* an empty file: no devices */
-	put(dir, "", 0);
-	d = drv_new(dir, &vms_source_diskstats);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 0);
-	assert_int_equal(drv_sample(d), 0);
-	drv_close(d);
+	drv_put_expect(dir, "diskstats", &vms_source_diskstats, "", 0, false, 0, NULL);
 	/* no sconf at all: every device */
 	size_t len;
 	char *b = read_disk("pcp-blkdev004-md", &len);
-	put(dir, b, len);
-	d = drv_new(dir, &vms_source_diskstats);
-	d->src.sconf = NULL;
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 5 * 11);
-	assert_int_equal(drv_sample(d), 0);
-	check_all(d, b, len);
+	drv_put_expect(dir, "diskstats", &vms_source_diskstats, b, len, true, 5 * 11, ref_value);
 	free(b);
-	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pcp_classification),
-		cmocka_unit_test(test_other_classification),
-		cmocka_unit_test(test_columns),
-		cmocka_unit_test(test_globs),
-		cmocka_unit_test(test_damaged_and_changed),
-		cmocka_unit_test(test_name_too_long),
-		cmocka_unit_test(test_reordered_and_fixed),
-		cmocka_unit_test(test_no_allocation),
-		cmocka_unit_test(test_open_close),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_pcp_classification, test_other_classification, test_columns, test_globs,
+	test_damaged_and_changed, test_name_too_long, test_reordered_and_fixed, test_no_allocation,
+	test_open_close)

@@ -20,15 +20,7 @@
 
 extern const struct vms_source_ops vms_source_netdev;
 
-/* ---- an independent reader ------------------------------------------------ */
-static char *read_net(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/net/dev", name);
-	char *b = fixture_read(rel, len);
-	assert_non_null(b);
-	return b;
-}
+#define read_net(name, len) fixture_root_read(name, "net/dev", len)
 
 /* ---- an independent reader ------------------------------------------------ */
 
@@ -72,63 +64,18 @@ static bool ref_value(const char *file, size_t len, const char *col, uint64_t *o
 	return found;
 }
 
-static void check_all(const struct drv *d, const char *file, size_t len)
-{
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		uint64_t want;
-		const char *n = d->schema->cols[i].name;
-		if (!ref_value(file, len, n, &want))
-			fail_msg("column %s has no line in the file", n);
-		if (d->slots[i] != want)
-			fail_msg("%s = %llu, file says %llu", n, (unsigned long long)d->slots[i],
-				 (unsigned long long)want);
-	}
-}
-
-static void check_fixture(const struct drv *d, const char *name)
-{
-	size_t len;
-	char *b = read_net(name, &len);
-	check_all(d, b, len);
-	free(b);
-}
-
-/* The interfaces that have columns, in column order, as "a b c". */
-static void ifaces(const struct drv *d, char *out, size_t cap)
-{
-	size_t o = 0;
-	out[0] = '\0';
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		const char *n = d->schema->cols[i].name;
-		size_t l = strlen(n);
-		if (l < 9 || strcmp(n + l - 9, ".rx_bytes") != 0)
-			continue;
-		o += (size_t)snprintf(out + o, cap - o, "%s%.*s", o ? " " : "", (int)(l - 13), n + 4);
-		assert_true(o < cap);
-	}
-}
+#define check_all(d, file, len) drv_check_all(d, ref_value, file, len)
+#define check_fixture(d, name) drv_check_fixture(d, ref_value, name, "net/dev")
+/* the interfaces that have columns, in column order, as "a b c" */
+#define ifaces(d, out, cap) drv_entities(d, "net.", ".rx_bytes", out, cap)
 
 /* ---- tests ------------------------------------------------------------------- */
 
-static const char *const net_fixtures[] = {
-	"atlas-ec2-lo-over-2e37-t0",
-	"atlas-ec2-t1-errors",
-	"goprocinfo-pid3323-tunnels",
-	"goprocinfo-squeeze-glued",
-	"jtsys-em1-em2-nonl",
-	"node_exporter-issue73-glued",
-	"node_exporter-odd-names",
-	"pcp-bigsys-hpbl920-49if",
-	"procfs-docker-veth",
-	"procfs-pid26231-netns",
-	"sysstat-root1-virbr",
-	"zte-modem-26if-drop-near-2e32",
-};
 
 static void test_all_fixtures(void **state)
 {
 	(void)state;
-	for (unsigned k = 0; k < VMS_ARRAY_SIZE(net_fixtures); k++) {
+	for (unsigned k = 0; k < NET_FIXTURES_N; k++) {
 		char r[256];
 		snprintf(r, sizeof(r), "roots/%s", net_fixtures[k]);
 		struct drv *d = drv_new(root(r), &vms_source_netdev);
@@ -227,12 +174,7 @@ static void test_globs(void **state)
 
 /* ---- changes between samples ---------------------------------------------- */
 
-static void put(const char *dir, const char *data, size_t len)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/net/dev", dir);
-	write_file(p, data, len);
-}
+#define put(dir, data, len) drv_put(dir, "net/dev", data, len)
 
 /* A fixture with one line replaced: the line of interface `name` (text
  * before the last ':', after blanks) becomes `with` ("" removes it); name
@@ -331,38 +273,13 @@ static void test_damaged_and_changed(void **state)
 		s = edited("procfs-docker-veth", cases[i].name, cases[i].with, &len);
 		put(dir, s, len);
 		free(s);
-		int r = drv_sample(d);
-		if (r != cases[i].ret)
-			fail_msg("case %u: sample %d, want %d", i, r, cases[i].ret);
-		if (r == 0) {
-			assert_int_equal(d->parse_errors, cases[i].errors);
-			size_t n;
-			char *orig = read_net("procfs-docker-veth", &n);
-			char pfx[64] = "-";
-			if (cases[i].none)
-				snprintf(pfx, sizeof(pfx), "net.%s.", cases[i].none);
-			unsigned none = 0;
-			for (uint32_t c = 0; c < d->schema->ncols; c++) {
-				const char *name = d->schema->cols[c].name;
-				if (strncmp(name, pfx, strlen(pfx)) == 0) {
-					assert_true(d->slots[c] == VMS_NONE);
-					none++;
-					continue;
-				}
-				uint64_t want;
-				assert_true(ref_value(orig, n, name, &want));
-				assert_int_equal(d->slots[c], want);
-			}
+		unsigned none = drv_case_check(d, i, cases[i].ret, cases[i].errors, ref_value, "procfs-docker-veth",
+					       "net/dev", "net", cases[i].none);
+		if (cases[i].ret == 0)
 			assert_int_equal(none, cases[i].none ? 16 : 0);
-			free(orig);
-		} else {
-			assert_int_equal(drv_declare(d), 0);
-			assert_int_equal(drv_sample(d), 0);
-		}
 		drv_close(d);
 	}
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_partial_header(void **state)
@@ -390,8 +307,7 @@ static void test_partial_header(void **state)
 	d = drv_new(dir, &vms_source_netdev);
 	assert_int_equal(drv_declare(d), -EINVAL);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_no_allocation(void **state)
@@ -404,14 +320,10 @@ static void test_no_allocation(void **state)
 		vms_globs_add(&d->sconf.exclude, "eth1*");
 		vms_globs_add(&d->sconf.exclude, "wlan*");
 		assert_int_equal(drv_declare(d), 0);
-		struct vms_tick_ctx t = {.idx = 1};
-		test_allocs = 0;
-		for (int i = 0; i < 1000; i++) {
-			t.idx++; /* a new tick: the file is read again */
-			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		}
-		assert_int_equal(test_allocs, 0);
-		assert_int_equal(t.parse_errors, 0);
+		uint32_t errs;
+		/* each a new tick: the file is read again */
+		assert_int_equal(drv_sample_allocs(d, 1000, true, &errs), 0);
+		assert_int_equal(errs, 0);
 		drv_close(d);
 	}
 }
@@ -420,49 +332,20 @@ static void test_open_close(void **state)
 {
 	(void)state;
 	char *dir = tmpdir_make();
-	struct drv *d = calloc(1, sizeof(*d));
-	d->dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	d->src.ops = &vms_source_netdev;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_netdev.priv_size);
-	assert_int_equal(d->src.ops->open(&d->src), -ENOENT);
-	drv_close(d);
+	drv_open_missing(dir, &vms_source_netdev);
 	/* header only: no interfaces */
 	const char *h = "Inter-|   Receive                                                |  Transmit\n"
 			" face |bytes    packets errs drop fifo frame compressed multicast|"
 			"bytes    packets errs drop fifo colls carrier compressed\n";
-	put(dir, h, strlen(h));
-	d = drv_new(dir, &vms_source_netdev);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 0);
-	assert_int_equal(drv_sample(d), 0);
-	drv_close(d);
+	drv_put_expect(dir, "net/dev", &vms_source_netdev, h, strlen(h), false, 0, NULL);
 	/* no trailing newline and no sconf */
 	size_t len;
 	char *b = read_net("jtsys-em1-em2-nonl", &len);
-	put(dir, b, len);
-	d = drv_new(dir, &vms_source_netdev);
-	d->src.sconf = NULL;
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 3 * 16);
-	assert_int_equal(drv_sample(d), 0);
-	check_all(d, b, len);
+	drv_put_expect(dir, "net/dev", &vms_source_netdev, b, len, true, 3 * 16, ref_value);
 	free(b);
-	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_all_fixtures),
-		cmocka_unit_test(test_odd_names),
-		cmocka_unit_test(test_globs),
-		cmocka_unit_test(test_damaged_and_changed),
-		cmocka_unit_test(test_partial_header),
-		cmocka_unit_test(test_no_allocation),
-		cmocka_unit_test(test_open_close),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_all_fixtures, test_odd_names, test_globs, test_damaged_and_changed,
+	test_partial_header, test_no_allocation, test_open_close)

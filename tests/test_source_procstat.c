@@ -69,27 +69,9 @@ static bool ref_value(const char *file, size_t len, const char *colname, uint64_
 }
 
 /* Every column equals the reference reading of `file`. */
-static void check_all(const struct drv *d, const char *file, size_t len)
-{
-	for (uint32_t i = 0; i < d->schema->ncols; i++) {
-		uint64_t want;
-		const char *n = d->schema->cols[i].name;
-		if (!ref_value(file, len, n, &want))
-			fail_msg("column %s has no line in the file", n);
-		if (d->slots[i] != want)
-			fail_msg("%s = %llu, file says %llu", n, (unsigned long long)d->slots[i],
-				 (unsigned long long)want);
-	}
-}
-
-static char *read_stat(const char *name, size_t *len)
-{
-	char rel[256];
-	snprintf(rel, sizeof(rel), "roots/%s/stat", name);
-	char *b = fixture_read(rel, len);
-	assert_non_null(b);
-	return b;
-}
+#define check_all(d, file, len) drv_check_all(d, ref_value, file, len)
+#define check_fixture(d, name) drv_check_fixture(d, ref_value, name, "stat")
+#define read_stat(name, len) fixture_root_read(name, "stat", len)
 
 /* ---- tests ------------------------------------------------------------------- */
 
@@ -152,26 +134,13 @@ static void test_root1_columns_and_values(void **state)
 
 /* Write `data` over the stat file of a temp root (in place: the source
  * keeps the file open, as it keeps /proc/stat open). */
-static void put(const char *dir, const char *data, size_t len)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/stat", dir);
-	write_file(p, data, len);
-}
+#define put(dir, data, len) drv_put(dir, "stat", data, len)
 
 static void put_fixture(const char *dir, const char *name)
 {
 	size_t len;
 	char *b = read_stat(name, &len);
 	put(dir, b, len);
-	free(b);
-}
-
-static void check_fixture(const struct drv *d, const char *name)
-{
-	size_t len;
-	char *b = read_stat(name, &len);
-	check_all(d, b, len);
 	free(b);
 }
 
@@ -221,8 +190,7 @@ static void test_offline_series(void **state)
 	assert_int_equal(val(d, "cpu.all.steal"), 100);
 
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_not_per_cpu(void **state)
@@ -250,8 +218,7 @@ static void test_not_per_cpu(void **state)
 	assert_int_equal(d->parse_errors, 0);
 	check_all(d, s, strlen(s));
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_old_kernels(void **state)
@@ -382,25 +349,10 @@ static void test_damaged_lines(void **state)
 		size_t len;
 		char *s = root1_edit(cases[i].prefix, cases[i].with, &len);
 		put(dir, s, len);
-		int r = drv_sample(d);
-		if (r != cases[i].ret)
-			fail_msg("case %u: sample %d, want %d", i, r, cases[i].ret);
-		if (r == 0) {
-			assert_int_equal(d->parse_errors, cases[i].errors);
+		if (drv_sample_case(d, i, cases[i].ret, cases[i].errors)) {
 			size_t n;
 			char *orig = read_stat("sysstat-root1-9cpu", &n);
-			unsigned none = 0;
-			for (uint32_t c = 0; c < d->schema->ncols; c++) {
-				const char *name = d->schema->cols[c].name;
-				if (cases[i].none && strncmp(name, cases[i].none, strlen(cases[i].none)) == 0) {
-					assert_true(d->slots[c] == VMS_NONE);
-					none++;
-					continue;
-				}
-				uint64_t want;
-				assert_true(ref_value(orig, n, name, &want));
-				assert_int_equal(d->slots[c], want);
-			}
+			unsigned none = drv_check_none(d, ref_value, orig, n, cases[i].none);
 			if (cases[i].none)
 				assert_true(none >= 1);
 			free(orig);
@@ -408,8 +360,7 @@ static void test_damaged_lines(void **state)
 		free(s);
 		drv_close(d);
 	}
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_line_appears(void **state)
@@ -434,8 +385,7 @@ static void test_line_appears(void **state)
 	free(s);
 	free(b);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 static void test_no_allocation(void **state)
@@ -446,12 +396,9 @@ static void test_no_allocation(void **state)
 	for (unsigned k = 0; k < VMS_ARRAY_SIZE(roots); k++) {
 		struct drv *d = drv_stat(root(roots[k]), true);
 		assert_int_equal(drv_declare(d), 0);
-		struct vms_tick_ctx t = {.idx = 1};
-		test_allocs = 0;
-		for (int i = 0; i < 1000; i++)
-			assert_int_equal(d->src.ops->sample(&d->src, d->slots, &t), 0);
-		assert_int_equal(test_allocs, 0);
-		assert_int_equal(t.parse_errors, 0);
+		uint32_t errs;
+		assert_int_equal(drv_sample_allocs(d, 1000, false, &errs), 0);
+		assert_int_equal(errs, 0);
 		drv_close(d);
 	}
 	/* the wrap works: declare does allocate */
@@ -467,14 +414,8 @@ static void test_open_close(void **state)
 	(void)state;
 	/* no stat file: open fails, close still works (half-opened source) */
 	char *dir = tmpdir_make();
-	struct drv *d = calloc(1, sizeof(*d));
-	d->dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	d->src.ops = &vms_source_procstat;
-	d->src.sconf = &d->sconf;
-	d->src.proc_dirfd = d->dirfd;
-	d->src.priv = calloc(1, vms_source_procstat.priv_size);
-	assert_int_equal(d->src.ops->open(&d->src), -ENOENT);
-	drv_close(d);
+	drv_open_missing(dir, &vms_source_procstat);
+	struct drv *d;
 	/* a file with nothing we know: declare says so */
 	put(dir, "btime 5\nwibble\n", 15);
 	d = drv_stat(dir, true);
@@ -484,22 +425,10 @@ static void test_open_close(void **state)
 	put_fixture(dir, "sysstat-root1-9cpu");
 	d = drv_stat(dir, true);
 	drv_close(d);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_root1_columns_and_values),
-		cmocka_unit_test(test_offline_series),
-		cmocka_unit_test(test_not_per_cpu),
-		cmocka_unit_test(test_old_kernels),
-		cmocka_unit_test(test_race_and_nonl),
-		cmocka_unit_test(test_damaged_lines),
-		cmocka_unit_test(test_line_appears),
-		cmocka_unit_test(test_no_allocation),
-		cmocka_unit_test(test_open_close),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_root1_columns_and_values, test_offline_series, test_not_per_cpu, test_old_kernels,
+	test_race_and_nonl, test_damaged_lines, test_line_appears, test_no_allocation,
+	test_open_close)

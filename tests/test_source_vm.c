@@ -69,8 +69,6 @@ static const struct vms_clock_ops fake_ops = {f_mono, f_real, f_cpu, f_wait};
 
 /* ---- a run ------------------------------------------------------------------ */
 
-static char *tmp;
-
 struct run {
 	struct vms_bin_dec d;
 	uint8_t *bytes;
@@ -131,9 +129,9 @@ static void run_scenario(struct run *r, const char *scenario, uint64_t frames)
 	struct vms_clock clk = {&fake_ops, &fk};
 
 	memset(r, 0, sizeof(*r));
-	snprintf(out, sizeof(out), "%s/%s.vms", tmp, scenario);
-	snprintf(logp, sizeof(logp), "%s/%s.agent", tmp, scenario);
-	snprintf(errp, sizeof(errp), "%s/%s.err", tmp, scenario);
+	snprintf(out, sizeof(out), "%s/%s.vms", test_tmp, scenario);
+	snprintf(logp, sizeof(logp), "%s/%s.agent", test_tmp, scenario);
+	snprintf(errp, sizeof(errp), "%s/%s.err", test_tmp, scenario);
 	unlink(logp);
 	setenv("FAKE_AGENT_LOG", logp, 1);
 	conf_for(&conf, scenario, frames, out);
@@ -430,7 +428,7 @@ static void test_tick_allocates_nothing(void **state)
 	struct vms_loop l;
 	struct fake fk = {.now = 10 * VMS_NSEC_PER_SEC};
 	struct vms_clock clk = {&fake_ops, &fk};
-	snprintf(out, sizeof(out), "%s/alloc.vms", tmp);
+	snprintf(out, sizeof(out), "%s/alloc.vms", test_tmp);
 	unsetenv("FAKE_AGENT_LOG");
 	conf_for(&conf, "steady", 0, out);
 	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
@@ -472,28 +470,14 @@ static void test_tick_allocates_nothing(void **state)
 
 static int setup(void **state)
 {
-	(void)state;
-	tmp = tmpdir_make();
-	return tmp && getenv("VMS_BUILD") ? 0 : -1;
+	return getenv("VMS_BUILD") ? tmp_setup(state) : -1;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
+VMS_TESTS(
+	test_basic, test_stuck, test_restarts, test_unavailable, test_tick_allocates_nothing);
 
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_basic),
-		cmocka_unit_test(test_stuck),
-		cmocka_unit_test(test_restarts),
-		cmocka_unit_test(test_unavailable),
-		cmocka_unit_test(test_tick_allocates_nothing),
-	};
-	return vms_run_tests(tests, setup, teardown);
+	return vms_run_list(setup, tmp_teardown, NULL, NULL);
 }

@@ -236,12 +236,5 @@ static void test_backoff_hold_skip(void **state)
 	free(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spread_and_refresh),
-		cmocka_unit_test(test_budget_wins),
-		cmocka_unit_test(test_backoff_hold_skip),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_spread_and_refresh, test_budget_wins, test_backoff_hold_skip)

@@ -368,13 +368,5 @@ static void test_metrics(void **state)
 	assert_false(vms_vp_uuid_ok("6bcbad04-b6d4-48a8-bce8x1144f78e8999", 36));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_stream),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_metrics),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_roundtrip, test_stream, test_malformed, test_metrics)

@@ -35,11 +35,8 @@
 
 static void taskstat(const char *name, struct vms_taskstat *ts)
 {
-	char rel[256];
 	size_t len;
-	snprintf(rel, sizeof(rel), "vm/taskstat/%s", name);
-	char *b = fixture_read(rel, &len);
-	assert_non_null(b);
+	char *b = fixture_readf(&len, "vm/taskstat/%s", name);
 	assert_int_equal(vms_parse_taskstat(b, len, ts), 0);
 	/* comm points into the buffer: copy before freeing */
 	static char comm[64];
@@ -125,11 +122,8 @@ static void test_taskstat(void **state)
 
 static int schedstat(const char *name, struct vms_schedstat *s)
 {
-	char rel[256];
 	size_t len;
-	snprintf(rel, sizeof(rel), "vm/schedstat/%s", name);
-	char *b = fixture_read(rel, &len);
-	assert_non_null(b);
+	char *b = fixture_readf(&len, "vm/schedstat/%s", name);
 	int r = vms_parse_schedstat(b, len, s);
 	free(b);
 	return r;
@@ -382,8 +376,7 @@ static void test_cgroup_lookup(void **state)
 	assert_null(m.cpuacct.point);
 	vms_cgmounts_free(&m);
 	close(fd);
-	rm_rf(dir);
-	free(dir);
+	tmpdir_free(dir);
 }
 
 /* ---- the reader -------------------------------------------------------------------- */
@@ -616,19 +609,7 @@ static void test_layout(void **state)
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_CHECK_CPU_TIME, 0), -1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_taskstat),
-		cmocka_unit_test(test_schedstat),
-		cmocka_unit_test(test_keyed),
-		cmocka_unit_test(test_iostat),
-		cmocka_unit_test(test_pidcg_mountinfo),
-		cmocka_unit_test(test_cgroup_lookup),
-		cmocka_unit_test(test_reader_v2_equals_libvirt),
-		cmocka_unit_test(test_reader_v1_and_missing),
-		cmocka_unit_test(test_reader_gone),
-		cmocka_unit_test(test_layout),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
+	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_v1_and_missing,
+	test_reader_gone, test_layout)

@@ -46,10 +46,5 @@ static void test_upsert_remove(void **state)
 	assert_true(vms_vmtab_gen(&tab) > g);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_upsert_remove),
-	};
-	return vms_run_tests(tests, NULL, NULL);
-}
+VMS_TEST_MAIN(NULL, NULL,
+	test_upsert_remove)

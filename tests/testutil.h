@@ -14,9 +14,31 @@
 const char *fixture_path(const char *rel);
 /* Read a whole fixture file into a malloc'ed buffer; *len gets its size. */
 char *fixture_read(const char *rel, size_t *len);
+/* fixture_read of a path made by printf (asserted to exist). */
+char *fixture_readf(size_t *len, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The file tests/fixtures/roots/<root>/<file>, NUL-terminated (as
+ * fixture_read; asserted to exist). */
+char *fixture_root_read(const char *root, const char *file, size_t *len);
+/* The same as an exact-size heap
+ * buffer (no NUL after it: ASan catches a parser reading past its end);
+ * asserted to exist. */
+char *fixture_exact(const char *root, const char *file, size_t *len);
+/* The proc roots with a net/dev file (the parser's and the netdev
+ * source's tests read every one of them). */
+#define NET_FIXTURES_N 12
+extern const char *const net_fixtures[NET_FIXTURES_N];
 /* A fresh temporary directory (removed by the caller with rm_rf). */
 char *tmpdir_make(void);
 void rm_rf(const char *path);
+/* rm_rf and free a directory from tmpdir_make. */
+void tmpdir_free(char *dir);
+/* Group (or test) fixtures: a fresh temporary directory in test_tmp,
+ * removed by tmp_teardown. */
+extern char *test_tmp;
+int tmp_setup(void **state);
+/* <test_tmp>/<name> (one of 16 static buffers, reused in turn). */
+char *tp(const char *name);
+int tmp_teardown(void **state);
 /* Write a file (creating parent directories). */
 void write_file(const char *path, const char *data, size_t len);
 
@@ -36,10 +58,32 @@ void write_file(const char *path, const char *data, size_t len);
 /* The note alone, for a test that goes on without the part it cannot
  * check. */
 void vms_skip_note(const char *require, const char *why);
-/* cmocka_run_group_tests, with the skips' exit status: failures -> their
- * count; else skips for a missing capability -> 77; else 0. */
+/* cmocka_run_group_tests, with the skips' exit status: failures -> 1;
+ * else skips for a missing capability -> 77; else 0.  A line on stderr
+ * says how many tests there were, failed and could not run. */
 int vms_run_group(const struct CMUnitTest *t, size_t n, CMFixtureFunction setup, CMFixtureFunction teardown);
 #define vms_run_tests(tests, setup, teardown) \
 	vms_run_group(tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
+
+/* A binary's tests by name, without a cmocka_unit_test() line each:
+ *   VMS_TESTS(test_a, test_b, ...);
+ *   ... return vms_run_list(group_setup, group_teardown, setup, teardown);
+ * (setup/teardown: each test's own fixture, or NULL), or all of main():
+ *   VMS_TEST_MAIN(group_setup, group_teardown, test_a, test_b, ...) */
+#define VMS_TESTS(...)                                                                             \
+	static const CMUnitTestFunction vms_fns_[] = {__VA_ARGS__};                                \
+	static const char vms_names_[] = #__VA_ARGS__
+#define vms_run_list(gsetup, gteardown, setup, teardown)                                           \
+	vms_run_named(vms_names_, vms_fns_, sizeof(vms_fns_) / sizeof(vms_fns_[0]), gsetup, gteardown, \
+		      setup, teardown)
+#define VMS_TEST_MAIN(gsetup, gteardown, ...)                                                      \
+	VMS_TESTS(__VA_ARGS__);                                                                    \
+	int main(void)                                                                             \
+	{                                                                                          \
+		return vms_run_list(gsetup, gteardown, NULL, NULL);                                \
+	}
+/* names: the functions' names, separated by commas (#__VA_ARGS__) */
+int vms_run_named(const char *names, const CMUnitTestFunction *fns, size_t n, CMFixtureFunction gsetup,
+		  CMFixtureFunction gteardown, CMFixtureFunction setup, CMFixtureFunction teardown);
 
 #endif
