@@ -22,6 +22,8 @@ import tempfile
 import time
 import unittest
 
+from test_py_lib import wait_for
+
 SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(__file__), '..'))
 BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
 
@@ -33,15 +35,6 @@ def run(*args, **kw):
 def read(path):
     with open(path, 'rb') as f:
         return f.read()
-
-
-def wait_for(pred, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
 
 
 def dump_seqs(path):

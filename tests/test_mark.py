@@ -27,21 +27,14 @@ import tempfile
 import time
 import unittest
 
+from test_py_lib import wait_for
+
 SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(__file__), '..'))
 BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
 
 
 def run(*args, **kw):
     return subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=60, **kw)
-
-
-def wait_for(pred, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
 
 
 def raw(path, payload, timeout=5.0):

@@ -21,6 +21,16 @@ os.environ['VMS_BIN'] = BIN
 sys.path.insert(0, os.path.join(SRC, 'python'))
 
 
+def wait_for(pred, timeout=10.0):
+    """pred() true within timeout seconds (polled every 20 ms)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return pred()
+
+
 def venv_python():
     """The test venv's python (scripts/test.sh makes it: BUILD/pyvenv)."""
     p = os.environ.get('VMS_PYVENV') or os.path.join(BUILD, 'pyvenv')

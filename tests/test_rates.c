@@ -16,71 +16,13 @@
 
 
 
-/* ---- a tiny CSV table reader ------------------------------------------------ */
-
-struct table {
-	char *text;
-	char **head;
-	unsigned ncols;
-	char **cells; /* rows x ncols */
-	unsigned nrows;
-};
-
-static unsigned split(char *line, char **out, unsigned max)
-{
-	unsigned n = 0;
-	for (char *p = line;; p++) {
-		if (n < max)
-			out[n] = p;
-		n++;
-		p = strchr(p, ',');
-		if (!p)
-			break;
-		*p = '\0';
-	}
-	return n;
-}
-
 static void table_read(struct table *t, const char *path)
 {
 	size_t len;
-	memset(t, 0, sizeof(*t));
-	t->text = (char *)slurp(path, &len);
-	assert_non_null(t->text);
-	t->text[len] = '\0';
-	char *save = NULL;
-	unsigned cap = 0;
-	for (char *line = strtok_r(t->text, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
-		if (!t->head) {
-			t->head = calloc(4096, sizeof(char *));
-			t->ncols = split(line, t->head, 4096);
-			assert_true(t->ncols < 4096);
-			continue;
-		}
-		if (t->nrows == cap) {
-			cap = cap ? cap * 2 : 16;
-			t->cells = realloc(t->cells, (size_t)cap * t->ncols * sizeof(char *));
-		}
-		unsigned n = split(line, t->cells + (size_t)t->nrows * t->ncols, t->ncols);
-		assert_int_equal(n, t->ncols); /* rectangular */
-		t->nrows++;
-	}
-}
-
-static const char *cell(const struct table *t, unsigned row, const char *col)
-{
-	assert_true(row < t->nrows);
-	for (unsigned i = 0; i < t->ncols; i++)
-		if (strcmp(t->head[i], col) == 0)
-			return t->cells[(size_t)row * t->ncols + i];
-	return NULL;
-}
-
-static void table_free(struct table *t)
-{
-	free(t->text);
-	free(t->head);
-	free(t->cells);
+	char *text = (char *)slurp(path, &len);
+	assert_non_null(text);
+	text[len] = '\0';
+	table_parse(t, text);
 }
 
 /* ---- sysstat root1 ---------------------------------------------------------- */
@@ -193,8 +135,8 @@ static void root1_rates(struct table *out)
 	assert_int_equal(vms_rates_close(r), 0);
 	table_read(out, path);
 	assert_int_equal(out->nrows, 1);
-	assert_string_equal(cell(out, 0, "interval_s"), "7192.550000");
-	assert_string_equal(cell(out, 0, "rate_flags"), "0");
+	assert_string_equal(table_get(out, 0, "interval_s"), "7192.550000");
+	assert_string_equal(table_get(out, 0, "rate_flags"), "0");
 	free(f0);
 	free(f1);
 	vms_schema_unref(fr.s);
@@ -231,7 +173,7 @@ static unsigned compare_iostat(const struct table *t, const char *file, const ch
 				continue; /* not a rate */
 			char name[128];
 			snprintf(name, sizeof(name), "disk.%s.%s", tok[0], col);
-			const char *ours = cell(t, 0, name);
+			const char *ours = table_get(t, 0, name);
 			if (!ours) {
 				/* a field this kernel line does not have: sysstat
 				 * prints 0, we have no column (no faked zeros) */
@@ -288,7 +230,7 @@ static void test_sysstat_mpstat(void **state)
 			assert_non_null(q);
 			assert_int_equal(sscanf(q + strlen(key), "%31[0-9.]", want), 1);
 			snprintf(name, sizeof(name), "cpu.%s.%%%s", id, keys[k]);
-			const char *ours = cell(&t, 0, name);
+			const char *ours = table_get(&t, 0, name);
 			assert_non_null(ours);
 			if (strcmp(ours, want) != 0)
 				fail_msg("%s: mpstat %s, ours %s", name, want, ours);
@@ -373,69 +315,69 @@ static void test_rates_edge_cases(void **state)
 	assert_int_equal(t.nrows, VMS_ARRAY_SIZE(seqn) - 1);
 	/* the header is the union of both generations, in order of appearance */
 	assert_string_equal(t.head[5], "disk.sda.r/s");
-	assert_null(cell(&t, 0, "disk.sda.tps")); /* no write columns */
-	assert_non_null(cell(&t, 0, "disk.sdb.r/s"));
-	assert_non_null(cell(&t, 0, "stat.cswch/s"));
-	assert_null(cell(&t, 0, "cpu.1.%steal")); /* a 7-field kernel: no steal column */
+	assert_null(table_get(&t, 0, "disk.sda.tps")); /* no write columns */
+	assert_non_null(table_get(&t, 0, "disk.sdb.r/s"));
+	assert_non_null(table_get(&t, 0, "stat.cswch/s"));
+	assert_null(table_get(&t, 0, "cpu.1.%steal")); /* a 7-field kernel: no steal column */
 
 	/* row 0 (seq 2): wraps */
-	assert_string_equal(cell(&t, 0, "rate_flags"), "1");
-	assert_string_equal(cell(&t, 0, "interval_s"), "2.000000");
-	assert_string_equal(cell(&t, 0, "disk.sda.r/s"), "5.00");      /* 10 / 2 */
-	assert_string_equal(cell(&t, 0, "disk.sda.r_await"), "15.00"); /* (2^32 - 4294967196 + 50) / 10 */
-	assert_string_equal(cell(&t, 0, "net.eth0.rxkB/s"), "1.00");   /* 2048 / 1024 / 2 */
-	assert_string_equal(cell(&t, 0, "net.eth0.rxpck/s"), "1.00");
-	assert_string_equal(cell(&t, 0, "stat.cswch/s"), "50.00");
-	assert_string_equal(cell(&t, 0, "load.1m"), "3.20");
+	assert_string_equal(table_get(&t, 0, "rate_flags"), "1");
+	assert_string_equal(table_get(&t, 0, "interval_s"), "2.000000");
+	assert_string_equal(table_get(&t, 0, "disk.sda.r/s"), "5.00");      /* 10 / 2 */
+	assert_string_equal(table_get(&t, 0, "disk.sda.r_await"), "15.00"); /* (2^32 - 4294967196 + 50) / 10 */
+	assert_string_equal(table_get(&t, 0, "net.eth0.rxkB/s"), "1.00");   /* 2048 / 1024 / 2 */
+	assert_string_equal(table_get(&t, 0, "net.eth0.rxpck/s"), "1.00");
+	assert_string_equal(table_get(&t, 0, "stat.cswch/s"), "50.00");
+	assert_string_equal(table_get(&t, 0, "load.1m"), "3.20");
 	/* a VM's CPU time as a percentage of one CPU: 5 s in 2 s */
-	assert_null(cell(&t, 0, "vm.a.cpu_time/s"));
-	assert_string_equal(cell(&t, 0, "vm.a.%cpu"), "250.00");
+	assert_null(table_get(&t, 0, "vm.a.cpu_time/s"));
+	assert_string_equal(table_get(&t, 0, "vm.a.%cpu"), "250.00");
 	/* cpu: user 50, sys 10, idle 80, iowait went back (0): total 140 */
-	assert_string_equal(cell(&t, 0, "cpu.1.%usr"), "35.71");
-	assert_string_equal(cell(&t, 0, "cpu.1.%sys"), "7.14");
-	assert_string_equal(cell(&t, 0, "cpu.1.%iowait"), "0.00");
-	assert_string_equal(cell(&t, 0, "cpu.1.%idle"), "57.14");
+	assert_string_equal(table_get(&t, 0, "cpu.1.%usr"), "35.71");
+	assert_string_equal(table_get(&t, 0, "cpu.1.%sys"), "7.14");
+	assert_string_equal(table_get(&t, 0, "cpu.1.%iowait"), "0.00");
+	assert_string_equal(table_get(&t, 0, "cpu.1.%idle"), "57.14");
 
 	/* row 1 (seq 3): plain, 64-bit increase to 2^40 */
-	assert_string_equal(cell(&t, 1, "rate_flags"), "0");
+	assert_string_equal(table_get(&t, 1, "rate_flags"), "0");
 	/* tickless CPU: nothing moved -> %idle 100 (mpstat) */
-	assert_string_equal(cell(&t, 1, "cpu.1.%usr"), "0.00");
-	assert_string_equal(cell(&t, 1, "cpu.1.%idle"), "100.00");
+	assert_string_equal(table_get(&t, 1, "cpu.1.%usr"), "0.00");
+	assert_string_equal(table_get(&t, 1, "cpu.1.%idle"), "100.00");
 
 	/* row 2 (seq 4): reset of rx_bytes: empty, flag 2; a missing gauge */
-	assert_string_equal(cell(&t, 2, "rate_flags"), "2");
-	assert_string_equal(cell(&t, 2, "net.eth0.rxkB/s"), "");
-	assert_string_equal(cell(&t, 2, "net.eth0.rxpck/s"), "2.00");
-	assert_string_equal(cell(&t, 2, "load.1m"), "");
-	assert_string_equal(cell(&t, 2, "disk.sda.r/s"), "10.00");
+	assert_string_equal(table_get(&t, 2, "rate_flags"), "2");
+	assert_string_equal(table_get(&t, 2, "net.eth0.rxkB/s"), "");
+	assert_string_equal(table_get(&t, 2, "net.eth0.rxpck/s"), "2.00");
+	assert_string_equal(table_get(&t, 2, "load.1m"), "");
+	assert_string_equal(table_get(&t, 2, "disk.sda.r/s"), "10.00");
 
 	/* row 3 (seq 5): a missed tick: gap; rd_ios missing: empty */
-	assert_string_equal(cell(&t, 3, "rate_flags"), "4");
-	assert_string_equal(cell(&t, 3, "disk.sda.r/s"), "");
-	assert_string_equal(cell(&t, 3, "disk.sda.r_await"), "");
-	assert_string_equal(cell(&t, 3, "net.eth0.rxkB/s"), "1.00"); /* (2055 - 7) / 1024 / 2 */
+	assert_string_equal(table_get(&t, 3, "rate_flags"), "4");
+	assert_string_equal(table_get(&t, 3, "disk.sda.r/s"), "");
+	assert_string_equal(table_get(&t, 3, "disk.sda.r_await"), "");
+	assert_string_equal(table_get(&t, 3, "net.eth0.rxkB/s"), "1.00"); /* (2055 - 7) / 1024 / 2 */
 
 	/* row 4 (seq 7 after 5): a lost frame: gap; rd_ios was missing in
 	 * the previous frame: the rate is over its real interval, since seq
 	 * 4 (10 ios in 3 s), not empty */
-	assert_string_equal(cell(&t, 4, "rate_flags"), "4");
-	assert_string_equal(cell(&t, 4, "disk.sda.r/s"), "3.33");
+	assert_string_equal(table_get(&t, 4, "rate_flags"), "4");
+	assert_string_equal(table_get(&t, 4, "disk.sda.r/s"), "3.33");
 	/* rd_ticks was there in seq 5: its Δ spans another interval than
 	 * rd_ios's, so no ratio of the two */
-	assert_string_equal(cell(&t, 4, "disk.sda.r_await"), "");
+	assert_string_equal(table_get(&t, 4, "disk.sda.r_await"), "");
 
 	/* row 5 (seq 8): the new generation: gap; continuing columns are
 	 * rates across it, new ones empty, vanished ones empty */
-	assert_string_equal(cell(&t, 5, "rate_flags"), "4");
-	assert_string_equal(cell(&t, 5, "disk.sda.r/s"), "10.00");
-	assert_string_equal(cell(&t, 5, "disk.sdb.r/s"), "");
-	assert_string_equal(cell(&t, 5, "stat.cswch/s"), "");
-	assert_string_equal(cell(&t, 5, "net.eth0.rxkB/s"), "1.00");
+	assert_string_equal(table_get(&t, 5, "rate_flags"), "4");
+	assert_string_equal(table_get(&t, 5, "disk.sda.r/s"), "10.00");
+	assert_string_equal(table_get(&t, 5, "disk.sdb.r/s"), "");
+	assert_string_equal(table_get(&t, 5, "stat.cswch/s"), "");
+	assert_string_equal(table_get(&t, 5, "net.eth0.rxkB/s"), "1.00");
 
 	/* row 6 (seq 9): the new column has its first rate */
-	assert_string_equal(cell(&t, 6, "rate_flags"), "0");
-	assert_string_equal(cell(&t, 6, "disk.sdb.r/s"), "10.00");
-	assert_string_equal(cell(&t, 6, "disk.sda.r_await"), "2.00"); /* 20 ms / 10 */
+	assert_string_equal(table_get(&t, 6, "rate_flags"), "0");
+	assert_string_equal(table_get(&t, 6, "disk.sdb.r/s"), "10.00");
+	assert_string_equal(table_get(&t, 6, "disk.sda.r_await"), "2.00"); /* 20 ms / 10 */
 	table_free(&t);
 	free(f);
 	vms_schema_unref(g1);
@@ -465,9 +407,9 @@ static void test_rates_projection(void **state)
 	struct table t;
 	table_read(&t, path);
 	assert_int_equal(t.nrows, 2);
-	assert_null(cell(&t, 0, "disk.sdb.r/s"));
-	assert_string_equal(cell(&t, 0, "stat.cswch/s"), "");
-	assert_string_equal(cell(&t, 1, "disk.sda.r/s"), "10.00");
+	assert_null(table_get(&t, 0, "disk.sdb.r/s"));
+	assert_string_equal(table_get(&t, 0, "stat.cswch/s"), "");
+	assert_string_equal(table_get(&t, 1, "disk.sda.r/s"), "10.00");
 	table_free(&t);
 	free(f);
 	vms_schema_unref(g1);
@@ -525,28 +467,28 @@ static void test_rates_vm_and_every(void **state)
 	table_read(&t, path);
 	assert_int_equal(t.nrows, 6);
 	for (unsigned row = 0; row < 6; row++) {
-		assert_string_equal(cell(&t, row, "vm.web01.%cpu"), "50.00");
-		assert_string_equal(cell(&t, row, "vm.web01.%usr"), "30.00");
-		assert_string_equal(cell(&t, row, "vm.web01.%sys"), "20.00");
-		assert_string_equal(cell(&t, row, "vm.web01.vcpu0.%run"), "40.00");
-		assert_string_equal(cell(&t, row, "vm.web01.vcpu0.%steal"), "10.00");
-		assert_string_equal(cell(&t, row, "vm.web01.vcpu0.slices/s"), "100.00");
-		assert_string_equal(cell(&t, row, "vm.web01.net.vnet3.rxkB/s"), "2.00");
-		assert_string_equal(cell(&t, row, "vm.web01.net.vnet3.rxpck/s"), "4.00");
-		assert_string_equal(cell(&t, row, "vm.web01.net.vnet3.txkB/s"), "1.00");
-		assert_string_equal(cell(&t, row, "vm.web01.io.rkB/s"), "1024.00");
-		assert_string_equal(cell(&t, row, "vm.web01.io.wkB/s"), "512.00");
-		assert_string_equal(cell(&t, row, "vm.web01.lv.vcpu0.delay/s"), "100000000.00");
-		assert_non_null(cell(&t, row, "vm.web01.mem.rss"));
+		assert_string_equal(table_get(&t, row, "vm.web01.%cpu"), "50.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.%usr"), "30.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.%sys"), "20.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.vcpu0.%run"), "40.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.vcpu0.%steal"), "10.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.vcpu0.slices/s"), "100.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.net.vnet3.rxkB/s"), "2.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.net.vnet3.rxpck/s"), "4.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.net.vnet3.txkB/s"), "1.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.io.rkB/s"), "1024.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.io.wkB/s"), "512.00");
+		assert_string_equal(table_get(&t, row, "vm.web01.lv.vcpu0.delay/s"), "100000000.00");
+		assert_non_null(table_get(&t, row, "vm.web01.mem.rss"));
 		/* the slow counter: over its 3 s, in the frames that have it */
-		const char *b = cell(&t, row, "vm.web01.block.vda.rd_bytes/s");
+		const char *b = table_get(&t, row, "vm.web01.block.vda.rd_bytes/s");
 		assert_string_equal(b, (row + 1) % 3 == 0 ? "1048576.00" : "");
 		/* every 2nd frame: over 2 s */
-		const char *c = cell(&t, row, "stat.cswch/s");
+		const char *c = table_get(&t, row, "stat.cswch/s");
 		assert_string_equal(c, (row + 1) % 2 == 0 ? "1000.00" : "");
-		assert_string_equal(cell(&t, row, "interval_s"), "1.000000");
+		assert_string_equal(table_get(&t, row, "interval_s"), "1.000000");
 	}
-	assert_null(cell(&t, 0, "vm.web01.cpu_time/s"));
+	assert_null(table_get(&t, 0, "vm.web01.cpu_time/s"));
 	table_free(&t);
 	free(f);
 	vms_schema_unref(g);

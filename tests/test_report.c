@@ -59,74 +59,6 @@ static void sleep_ms(long ms)
 
 /* ---- a CSV table (dump's output) --------------------------------------------- */
 
-struct table {
-	char *text;
-	char **head;
-	unsigned ncols;
-	char **cells; /* rows x ncols */
-	unsigned nrows;
-};
-
-static unsigned split(char *line, char **out, unsigned max)
-{
-	unsigned n = 0;
-	for (char *p = line;; p++) {
-		if (n < max)
-			out[n] = p;
-		n++;
-		p = strchr(p, ',');
-		if (!p)
-			break;
-		*p = '\0';
-	}
-	return n;
-}
-
-static void table_parse(struct table *t, char *text)
-{
-	memset(t, 0, sizeof(*t));
-	t->text = text;
-	char *save = NULL;
-	unsigned cap = 0;
-	for (char *line = strtok_r(t->text, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
-		if (!t->head) {
-			t->head = calloc(16384, sizeof(char *));
-			t->ncols = split(line, t->head, 16384);
-			assert_true(t->ncols < 16384);
-			continue;
-		}
-		if (t->nrows == cap) {
-			cap = cap ? cap * 2 : 64;
-			t->cells = realloc(t->cells, (size_t)cap * t->ncols * sizeof(char *));
-		}
-		unsigned n = split(line, t->cells + (size_t)t->nrows * t->ncols, t->ncols);
-		assert_int_equal(n, t->ncols);
-		t->nrows++;
-	}
-	assert_non_null(t->head);
-}
-
-static int tcol(const struct table *t, const char *name)
-{
-	for (unsigned i = 0; i < t->ncols; i++)
-		if (strcmp(t->head[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
-static const char *tcell(const struct table *t, unsigned row, int col)
-{
-	assert_true(row < t->nrows && col >= 0);
-	return t->cells[(size_t)row * t->ncols + (unsigned)col];
-}
-
-static void table_free(struct table *t)
-{
-	free(t->text);
-	free(t->head);
-	free(t->cells);
-}
-
 /* `vmsampler dump FILE [--rates]` as a table */
 static void dump_table(struct table *t, const char *file, bool rates)
 {
@@ -280,10 +212,10 @@ static void dump_name(const struct rline *x, const char *label, char *out, size_
 /* The row of a rates table whose time prints as report's row label. */
 static int row_at(const struct table *t, const char *label)
 {
-	int tc = tcol(t, "time");
+	int tc = table_col(t, "time");
 	size_t ll = strlen(label);
 	for (unsigned r = 0; r < t->nrows; r++) {
-		const char *iso = tcell(t, r, tc); /* 2026-11-23T00:01:00.000123+00:00 */
+		const char *iso = table_cell(t, r, tc); /* 2026-11-23T00:01:00.000123+00:00 */
 		char lab[16];
 		snprintf(lab, sizeof(lab), "%.8s.%.3s", iso + 11, iso + 20);
 		if (strncmp(lab, label, ll) == 0 && (ll == 8 || ll == 12))
@@ -309,8 +241,8 @@ static unsigned rows_vs_dump(const struct rep *R, const struct table *t, const c
 			char name[256], want[64];
 			bool runq;
 			dump_name(x, x->label[k], name, sizeof(name), &runq);
-			int c = tcol(t, name);
-			const char *d = c >= 0 ? tcell(t, (unsigned)row, c) : "";
+			int c = table_col(t, name);
+			const char *d = c >= 0 ? table_cell(t, (unsigned)row, c) : "";
 			snprintf(want, sizeof(want), "%s", *d ? d : "-");
 			if (runq && *d)
 				snprintf(want, sizeof(want), "%llu", strtoull(d, NULL, 10) ? strtoull(d, NULL, 10) - 1 : 0);
@@ -593,15 +525,15 @@ static bool record_once(const char *path)
 	struct table raw;
 	dump_table(&raw, path, false);
 	assert_int_equal(raw.nrows, NF);
-	int cu = tcol(&raw, "cpu.all.user");
-	assert_true(cu >= 0 && tcol(&raw, "net.enp6s0.rx_packets") >= 0);
+	int cu = table_col(&raw, "cpu.all.user");
+	assert_true(cu >= 0 && table_col(&raw, "net.enp6s0.rx_packets") >= 0);
 	bool ok = true;
 	for (unsigned k = 0; k < NF && ok; k++) {
 		char want[32];
 		snprintf(want, sizeof(want), "%llu", 96005ull + (unsigned long long)cpu_inc_cum(k, 0, 0));
-		if (strcmp(tcell(&raw, k, cu), want)) {
+		if (strcmp(table_cell(&raw, k, cu), want)) {
 			print_message("frame %u: cpu.all.user %s, the test wrote %s: the recording raced\n", k + 1,
-				      tcell(&raw, k, cu), want);
+				      table_cell(&raw, k, cu), want);
 			ok = false;
 		}
 	}
@@ -640,16 +572,16 @@ static bool absent; /* a column the file does not have (sysstat counts it as 0) 
 
 static double rawv(const struct table *raw, unsigned row, const char *name, bool *ok)
 {
-	int c = tcol(raw, name);
+	int c = table_col(raw, name);
 	if (c < 0) {
 		absent = true;
 		return 0;
 	}
-	if (!*tcell(raw, row, c)) {
+	if (!*table_cell(raw, row, c)) {
 		*ok = false;
 		return 0;
 	}
-	return strtod(tcell(raw, row, c), NULL);
+	return strtod(table_cell(raw, row, c), NULL);
 }
 
 /* Δ of a counter from row a to row b (32-bit ones modulo 2^32) */
@@ -675,8 +607,8 @@ static double delta_of(const struct table *raw, unsigned a, unsigned b, const ch
 static double sar(const struct table *raw, unsigned a, unsigned b, const char *sec, const char *ent,
 		  const char *col, bool *ok)
 {
-	double dt = (strtod(tcell(raw, b, tcol(raw, "t_mono_ns")), NULL) -
-		     strtod(tcell(raw, a, tcol(raw, "t_mono_ns")), NULL)) / 1e9;
+	double dt = (strtod(table_cell(raw, b, table_col(raw, "t_mono_ns")), NULL) -
+		     strtod(table_cell(raw, a, table_col(raw, "t_mono_ns")), NULL)) / 1e9;
 	*ok = true;
 	absent = false;
 #define D(f) delta_of(raw, a, b, sec, ent, f, ok)
@@ -802,8 +734,8 @@ static void test_average_is_sars(void **state)
 	dump_table(&raw, f, false);
 	char to[32];
 	snprintf(to, sizeof(to), "%.3f",
-		 (strtod(tcell(&raw, CLEAN_K - 1, tcol(&raw, "t_mono_ns")), NULL) -
-		  strtod(tcell(&raw, 0, tcol(&raw, "t_mono_ns")), NULL)) / 1e9);
+		 (strtod(table_cell(&raw, CLEAN_K - 1, table_col(&raw, "t_mono_ns")), NULL) -
+		  strtod(table_cell(&raw, 0, table_col(&raw, "t_mono_ns")), NULL)) / 1e9);
 	struct rep R;
 	report(&R, (const char *const[]){"report", f, "--to", to, NULL});
 	unsigned checked = 0, rows = 0;
@@ -853,8 +785,8 @@ static void test_interval_rows(void **state)
 	struct rep R;
 	char to[32], iv[32];
 	snprintf(to, sizeof(to), "%.3f",
-		 (strtod(tcell(&raw, CLEAN_K - 1, tcol(&raw, "t_mono_ns")), NULL) -
-		  strtod(tcell(&raw, 0, tcol(&raw, "t_mono_ns")), NULL)) / 1e9);
+		 (strtod(table_cell(&raw, CLEAN_K - 1, table_col(&raw, "t_mono_ns")), NULL) -
+		  strtod(table_cell(&raw, 0, table_col(&raw, "t_mono_ns")), NULL)) / 1e9);
 	snprintf(iv, sizeof(iv), "%.1f", 3 * iv_ms / 1000.0);
 	report(&R, (const char *const[]){"report", f, "--to", to, "--interval", iv, NULL});
 	/* frames 1..9: rows end at frames 4 and 7; 7..9 is too short */
@@ -921,12 +853,12 @@ static void test_summary(void **state)
 				continue;
 			}
 			/* the rows' values as dump prints them */
-			int c = tcol(&t, name);
+			int c = table_col(&t, name);
 			assert_true(c >= 0);
 			double v[NF];
 			unsigned n = 0;
 			for (unsigned r = 0; r < t.nrows; r++) {
-				const char *s = tcell(&t, r, c);
+				const char *s = table_cell(&t, r, c);
 				if (*s)
 					v[n++] = runq ? fmax(strtod(s, NULL) - 1, 0) : strtod(s, NULL);
 			}
@@ -951,7 +883,7 @@ static void test_summary(void **state)
 
 	/* --from at frame 3, as the CSV prints its time: rows end at 4..NF */
 	char from[64];
-	snprintf(from, sizeof(from), "%s", tcell(&raw, 2, tcol(&raw, "time")));
+	snprintf(from, sizeof(from), "%s", table_cell(&raw, 2, table_col(&raw, "time")));
 	report(&R, (const char *const[]){"report", f, "--from", from, NULL});
 	unsigned rows = 0;
 	for (unsigned i = 0; i < R.n; i++)
@@ -962,7 +894,7 @@ static void test_summary(void **state)
 	assert_int_equal(rows, NF - 3);
 	rep_free(&R);
 	/* and as a time of day, to the same frames */
-	snprintf(from, sizeof(from), "%.12s", tcell(&raw, 2, tcol(&raw, "time")) + 11);
+	snprintf(from, sizeof(from), "%.12s", table_cell(&raw, 2, table_col(&raw, "time")) + 11);
 	report(&R, (const char *const[]){"report", f, "--from", from, "--to", "100", NULL});
 	rows = 0;
 	for (unsigned i = 0; i < R.n; i++)
@@ -1222,10 +1154,10 @@ static void test_vm_section(void **state)
 		unsigned nv = 0;
 		for (unsigned k = 0; k < 16; k++) {
 			snprintf(name, sizeof(name), "vm.%s.vcpu%u.%%steal", x->ent, k);
-			int c = tcol(&t, name);
+			int c = table_col(&t, name);
 			if (c < 0)
 				break;
-			s += atof(tcell(&t, (unsigned)row, c));
+			s += atof(table_cell(&t, (unsigned)row, c));
 			nv++;
 		}
 		assert_true(nv == 2);
@@ -1233,10 +1165,10 @@ static void test_vm_section(void **state)
 			fail_msg("%s %s %%steal %s, the mean of its vCPUs' %.3f", x->time, x->ent, x->val[1], s / nv);
 		for (unsigned k = 0; k < 16 && strcmp(x->val[3], "-") != 0; k++) {
 			snprintf(name, sizeof(name), "vm.%s.net.vnet%u.rxkB/s", x->ent, k);
-			int c = tcol(&t, name);
-			if (c >= 0 && fabs(atof(x->val[3]) - atof(tcell(&t, (unsigned)row, c))) > 0.0051)
+			int c = table_col(&t, name);
+			if (c >= 0 && fabs(atof(x->val[3]) - atof(table_cell(&t, (unsigned)row, c))) > 0.0051)
 				fail_msg("%s %s rxkB/s %s, its tap %s", x->time, x->ent, x->val[3],
-					 tcell(&t, (unsigned)row, c));
+					 table_cell(&t, (unsigned)row, c));
 		}
 		checked++;
 	}

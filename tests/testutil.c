@@ -211,3 +211,72 @@ int vms_run_named(const char *names, const CMUnitTestFunction *fns, size_t n, CM
 	free(copy);
 	return rc;
 }
+
+static unsigned table_split(char *line, char **out, unsigned max)
+{
+	unsigned n = 0;
+	for (char *p = line;; p++) {
+		if (n < max)
+			out[n] = p;
+		n++;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		*p = '\0';
+	}
+	return n;
+}
+
+void table_parse(struct table *t, char *text)
+{
+	enum { MAXCOLS = 16384 };
+	memset(t, 0, sizeof(*t));
+	t->text = text;
+	assert_non_null(text);
+	char *save = NULL;
+	unsigned cap = 0;
+	for (char *line = strtok_r(t->text, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
+		if (!t->head) {
+			t->head = calloc(MAXCOLS, sizeof(char *));
+			t->ncols = table_split(line, t->head, MAXCOLS);
+			assert_true(t->ncols < MAXCOLS);
+			continue;
+		}
+		if (t->nrows == cap) {
+			cap = cap ? cap * 2 : 64;
+			t->cells = realloc(t->cells, (size_t)cap * t->ncols * sizeof(char *));
+		}
+		unsigned n = table_split(line, t->cells + (size_t)t->nrows * t->ncols, t->ncols);
+		assert_int_equal(n, t->ncols); /* rectangular */
+		t->nrows++;
+	}
+	assert_non_null(t->head);
+}
+
+int table_col(const struct table *t, const char *name)
+{
+	for (unsigned i = 0; i < t->ncols; i++)
+		if (strcmp(t->head[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *table_cell(const struct table *t, unsigned row, int col)
+{
+	assert_true(row < t->nrows && col >= 0 && (unsigned)col < t->ncols);
+	return t->cells[(size_t)row * t->ncols + (unsigned)col];
+}
+
+const char *table_get(const struct table *t, unsigned row, const char *name)
+{
+	assert_true(row < t->nrows);
+	int i = table_col(t, name);
+	return i < 0 ? NULL : table_cell(t, row, i);
+}
+
+void table_free(struct table *t)
+{
+	free(t->text);
+	free(t->head);
+	free(t->cells);
+}

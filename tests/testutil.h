@@ -39,6 +39,23 @@ int tmp_setup(void **state);
 /* <test_tmp>/<name> (one of 16 static buffers, reused in turn). */
 char *tp(const char *name);
 int tmp_teardown(void **state);
+/* A CSV table (dump's output): the first line names the columns, every
+ * row has as many cells (asserted).  table_parse owns text (malloc'd). */
+struct table {
+	char *text;
+	char **head;
+	unsigned ncols;
+	char **cells; /* rows x ncols */
+	unsigned nrows;
+};
+void table_parse(struct table *t, char *text);
+/* The index of column name, -1 without one. */
+int table_col(const struct table *t, const char *name);
+const char *table_cell(const struct table *t, unsigned row, int col);
+/* The cell of column name in row, NULL without such a column. */
+const char *table_get(const struct table *t, unsigned row, const char *name);
+void table_free(struct table *t);
+
 /* Write a file (creating parent directories). */
 void write_file(const char *path, const char *data, size_t len);
 
