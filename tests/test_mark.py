@@ -144,6 +144,29 @@ class TestMark(Base):
         self.assertEqual(row['vms.marks'], '2')
         self.assertEqual(row['vms.marks_refused'], '0')
         self.assertIn('vms.marks', head)
+        # report: once in --json's events, at the time dump --events
+        # gives; in the text once per section (as sar repeats its
+        # RESTART lines), between the rows around that time
+        import json
+        rep = run('report', '--json', self.out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        js = json.loads(rep.stdout)
+        jm = [e for e in js['events'] if e['event'] == 'mark']
+        self.assertEqual([e['subject'] for e in jm], ['iperf start', 'migration, phase 2 é'])
+        self.assertEqual([e['time'] for e in jm], [e[1] for e in marks])
+        txt = run('report', self.out)
+        self.assertEqual(txt.returncode, 0, txt.stderr)
+        lines = txt.stdout.splitlines()
+        # a section: a header line after a blank line (the first line is
+        # the title)
+        nsec = sum(1 for i in range(2, len(lines)) if lines[i - 1] == '' and lines[i])
+        self.assertGreater(nsec, 3, txt.stdout)
+        for text in ('iperf start', 'migration, phase 2 é'):
+            at = [i for i, line in enumerate(lines) if ('EVENT mark %s (' % text) in line]
+            self.assertEqual(len(at), nsec, txt.stdout)
+            for i in at:  # inside a section: a row or an event above and below
+                self.assertNotEqual(lines[i - 1], '', txt.stdout)
+                self.assertNotEqual(lines[i + 1], '', txt.stdout)
         # the live ring's readers saw the same marks, once each
         live = [line for line in tail_out.splitlines() if ',mark,' in line]
         self.assertEqual(len(live), 2, tail_out)
