@@ -27,7 +27,7 @@ def _parser():
         p.add_argument('--vmsampler', metavar='PATH', help='the vmsampler program (default: $VMS_BIN, '
                        'else vmsampler on PATH)')
 
-    from .plot import PANELS
+    from .panels import PANELS
     p = sub.add_parser('plot', help='one figure of a whole run',
                        description='One figure of a run: host CPU, load, context switches and interrupts, '
                        'disks, network, per-VM CPU and steal heatmaps, events and marks.')

@@ -36,17 +36,7 @@ CPU_FIELDS = ['%usr', '%nice', '%sys', '%iowait', '%irq', '%soft', '%steal', '%g
 CPU_COLORS = ['#1f77b4', '#aec7e8', '#d62728', '#ff7f0e', '#9467bd', '#c5b0d5', '#8c564b', '#2ca02c',
               '#98df8a', '#f0f0f0']
 
-TITLES = {
-    'cpu': 'Host CPU: cpu.all (% of all CPUs, as sar -u ALL)',
-    'load': 'Run queue, blocked tasks and load average',
-    'cswch': 'Context switches and interrupts per second',
-    'disk-util': 'Disk %util',
-    'disk-aqu': 'Disk aqu-sz (average request queue length)',
-    'net': 'Network throughput, kB/s (rx solid, tx dashed)',
-    'vm-cpu': 'VM CPU (% of one CPU), busiest first',
-    'vm-steal': 'VM steal (% of the interval, mean over vCPUs), most first',
-}
-PANELS = list(TITLES)
+from .panels import PANELS, TITLES  # noqa: E402  (the CLI lists them without numpy)
 LOAD_COLS = ['stat.procs_running', 'stat.procs_blocked', 'load.1m', 'load.5m', 'load.15m']
 LOAD_LABELS = {'stat.procs_running': 'stat.procs_running (run queue)',
                'stat.procs_blocked': 'stat.procs_blocked'}
