@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <vmsampler/format.h>
 
@@ -186,6 +187,21 @@ int vms_vp_end(struct vms_vp_w *w)
 	}
 	vms_le_put(w->buf + w->start, w->len - w->start, 4);
 	w->start = w->len;
+	return 0;
+}
+
+int vms_vp_w_send(struct vms_vp_w *w, int fd, size_t *pos)
+{
+	while (*pos < w->len) {
+		ssize_t n = send(fd, w->buf + *pos, w->len - *pos, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0 ? -EPIPE : errno == EAGAIN ? -EAGAIN : -errno;
+		*pos += (size_t)n;
+	}
+	vms_vp_w_reset(w);
+	*pos = 0;
 	return 0;
 }
 
