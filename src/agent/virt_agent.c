@@ -71,24 +71,15 @@ void vms_agent_send(struct agent *a)
 	if (a->hold)
 		return;
 	size_t off = 0;
-	while (off < a->w.len) {
-		ssize_t n = write(a->fd, a->w.buf + off, a->w.len - off);
-		if (n > 0) {
-			off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			struct pollfd p = {.fd = a->fd, .events = POLLOUT};
-			poll(&p, 1, -1);
-			continue;
-		}
-		/* the sampler is gone */
-		a->quit = true;
-		break;
+	int r;
+	while ((r = vms_vp_w_send(&a->w, a->fd, &off)) == -EAGAIN) {
+		struct pollfd p = {.fd = a->fd, .events = POLLOUT};
+		poll(&p, 1, -1);
 	}
-	vms_vp_w_reset(&a->w);
+	if (r < 0) {
+		a->quit = true; /* the sampler is gone */
+		vms_vp_w_reset(&a->w);
+	}
 }
 
 static void send_conn(struct agent *a, bool up, bool first, const char *msg)

@@ -141,6 +141,26 @@ static int device_of(const virDomainStatsRecord *r, const char *prefix, unsigned
 	return nm && nm->type == VIR_TYPED_PARAM_STRING ? name_index(names, count, nm->value.s) : -1;
 }
 
+/* Parameter p, "PREFIX.N.rest" of a record, as the value of the metric
+ * of ids first..last whose libvirt name is rest, for the device at N (its
+ * position in names[]: a tap, a disk).  The metric's id, or 0 when nothing
+ * was put (an unknown device or name, no value). */
+static unsigned put_device(struct acc *c, const virDomainStatsRecord *r, const virTypedParameter *p,
+			   const char *prefix, unsigned n, const char *rest, char *const *names,
+			   unsigned count, unsigned first, unsigned last)
+{
+	uint64_t v;
+	int t = device_of(r, prefix, n, names, count);
+	if (t < 0 || !tp_u64(p, &v))
+		return 0;
+	for (unsigned m = first; m <= last; m++)
+		if (strcmp(rest, vms_vmetric_find(m)->lv) == 0) {
+			acc_put(c, m, (unsigned)t, v);
+			return m;
+		}
+	return 0;
+}
+
 /* The values of a record's groups in mask (bits of enum vms_vgroup),
  * mapped onto the domain's vCPUs, taps and disks; returns the groups that
  * had values.  check: cpu and vcpu values are libvirt's copies for the
@@ -174,16 +194,9 @@ static unsigned put_record(struct acc *c, const virDomainStatsRecord *r, unsigne
 				continue;
 			seen |= VMS_VG_VCPU;
 		} else if (split_n(f, "net.", &n, &rest)) {
-			if (!(mask & VMS_VG_NET))
-				continue;
-			int t = device_of(r, "net", n, d->tap, d->ntap);
-			if (t < 0 || !tp_u64(p, &v))
-				continue;
-			for (unsigned m = VMS_VM_NET_RX_BYTES; m <= VMS_VM_NET_TX_DROP; m++)
-				if (strcmp(rest, vms_vmetric_find(m)->lv) == 0) {
-					acc_put(c, m, (unsigned)t, v);
-					seen |= VMS_VG_NET;
-				}
+			if ((mask & VMS_VG_NET) && put_device(c, r, p, "net", n, rest, d->tap, d->ntap,
+							      VMS_VM_NET_RX_BYTES, VMS_VM_NET_TX_DROP))
+				seen |= VMS_VG_NET;
 		} else if (strncmp(f, "balloon.", 8) == 0) {
 			if (!(mask & VMS_VG_BALLOON))
 				continue;
@@ -195,16 +208,11 @@ static unsigned put_record(struct acc *c, const virDomainStatsRecord *r, unsigne
 		} else if (split_n(f, "block.", &n, &rest)) {
 			if (!(mask & VMS_VG_BLOCK))
 				continue;
-			int t = device_of(r, "block", n, d->disk, d->ndisk);
-			if (t < 0 || !tp_u64(p, &v))
-				continue;
-			for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
-				if (strcmp(rest, vms_vm_block[k].lv) == 0) {
-					acc_put(c, vms_vm_block[k].id, (unsigned)t, v);
-					/* counters, not the sizes libvirt knows without QEMU */
-					if (k < 8)
-						seen |= VMS_VG_BLOCK;
-				}
+			unsigned m = put_device(c, r, p, "block", n, rest, d->disk, d->ndisk,
+						VMS_VM_BLOCK_RD_REQS, VMS_VM_BLOCK_PHYSICAL);
+			/* counters, not the sizes libvirt knows without QEMU */
+			if (m && m < VMS_VM_BLOCK_ALLOCATION)
+				seen |= VMS_VG_BLOCK;
 		}
 	}
 	return seen;

@@ -9,47 +9,8 @@
 
 #include "crc32c.h"
 #include "grow.h"
+#include "le.h"
 #include "ring.h"
-
-/* ---- little-endian helpers ----------------------------------------------- */
-
-static inline uint8_t *put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	return p + 2;
-}
-
-static inline uint8_t *put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-	return p + 4;
-}
-
-static inline uint8_t *put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-	return p + 8;
-}
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 int vms_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
@@ -78,24 +39,24 @@ int vms_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *out)
  * p + VMS_FMT_RECORD_HDR and the CRC after it; returns the record size. */
 static size_t seal(uint8_t *p, uint16_t type, uint16_t rflags, size_t len)
 {
-	put32(p, (uint32_t)len);
-	put16(p + 4, type);
-	put16(p + 6, rflags);
-	put32(p + 8, vms_crc32c(0, p, 8));
+	vms_le_put32(p, (uint32_t)len);
+	vms_le_put16(p + 4, type);
+	vms_le_put16(p + 6, rflags);
+	vms_le_put32(p + 8, vms_crc32c(0, p, 8));
 	uint8_t *pl = p + VMS_FMT_RECORD_HDR;
-	put32(pl + len, vms_crc32c(0, pl, len));
+	vms_le_put32(pl + len, vms_crc32c(0, pl, len));
 	return VMS_BIN_REC_OVERHEAD + len;
 }
 
 size_t vms_bin_header_enc(uint8_t *p, int64_t created_real_ns)
 {
 	memcpy(p, VMS_FMT_MAGIC, VMS_FMT_MAGIC_LEN);
-	put16(p + 8, VMS_FMT_VERSION_MAJOR);
-	put16(p + 10, VMS_FMT_VERSION_MINOR);
-	put32(p + 12, VMS_FMT_HEADER_SIZE);
-	put64(p + 16, (uint64_t)created_real_ns);
-	put32(p + 24, 0);
-	put32(p + 28, vms_crc32c(0, p, 28));
+	vms_le_put16(p + 8, VMS_FMT_VERSION_MAJOR);
+	vms_le_put16(p + 10, VMS_FMT_VERSION_MINOR);
+	vms_le_put32(p + 12, VMS_FMT_HEADER_SIZE);
+	vms_le_put64(p + 16, (uint64_t)created_real_ns);
+	vms_le_put32(p + 24, 0);
+	vms_le_put32(p + 28, vms_crc32c(0, p, 28));
 	return VMS_FMT_HEADER_SIZE;
 }
 
@@ -123,9 +84,9 @@ size_t vms_bin_schema_size(const struct vms_schema *s)
 size_t vms_bin_schema_enc(uint8_t *out, const struct vms_schema *s)
 {
 	uint8_t *p = out + VMS_FMT_RECORD_HDR;
-	p = put32(p, s->gen);
-	p = put32(p, s->ncols);
-	p = put64(p, (uint64_t)s->t_real_ns);
+	p = vms_le_put32(p, s->gen);
+	p = vms_le_put32(p, s->ncols);
+	p = vms_le_put64(p, (uint64_t)s->t_real_ns);
 	for (uint32_t i = 0; i < s->ncols; i++) {
 		const struct vms_col *c = &s->cols[i];
 		*p++ = c->kind;
@@ -152,16 +113,16 @@ size_t vms_bin_data_enc_meta(uint8_t *out, const struct vms_frame *f, uint32_t f
 	const uint64_t *v = f->v;
 	const uint32_t n = f->ncols;
 
-	p = put32(p, f->gen);
-	p = put32(p, flags);
-	p = put64(p, f->seq);
-	p = put64(p, f->t_mono_ns);
-	p = put64(p, (uint64_t)f->t_real_ns);
-	p = put32(p, f->missed_ticks);
-	p = put32(p, lost_frames);
-	p = put64(p, f->self_cpu_ns);
-	p = put64(p, f->late_ns);
-	p = put32(p, n);
+	p = vms_le_put32(p, f->gen);
+	p = vms_le_put32(p, flags);
+	p = vms_le_put64(p, f->seq);
+	p = vms_le_put64(p, f->t_mono_ns);
+	p = vms_le_put64(p, (uint64_t)f->t_real_ns);
+	p = vms_le_put32(p, f->missed_ticks);
+	p = vms_le_put32(p, lost_frames);
+	p = vms_le_put64(p, f->self_cpu_ns);
+	p = vms_le_put64(p, f->late_ns);
+	p = vms_le_put32(p, n);
 	uint8_t *values = p;
 	if (!key) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -203,11 +164,11 @@ size_t vms_bin_data_enc_meta(uint8_t *out, const struct vms_frame *f, uint32_t f
 size_t vms_bin_event_enc(uint8_t *out, const struct vms_event *ev)
 {
 	uint8_t *p = out + VMS_FMT_RECORD_HDR;
-	p = put32(p, ev->type);
-	p = put32(p, ev->gen);
-	p = put64(p, ev->before_seq);
-	p = put64(p, ev->t_mono_ns);
-	p = put64(p, (uint64_t)ev->t_real_ns);
+	p = vms_le_put32(p, ev->type);
+	p = vms_le_put32(p, ev->gen);
+	p = vms_le_put64(p, ev->before_seq);
+	p = vms_le_put64(p, ev->t_mono_ns);
+	p = vms_le_put64(p, (uint64_t)ev->t_real_ns);
 	p = put_string(p, ev->subject, strnlen(ev->subject, sizeof(ev->subject) - 1));
 	p = put_string(p, ev->detail, strnlen(ev->detail, sizeof(ev->detail) - 1));
 	return seal(out, VMS_REC_EVENT, 0, (size_t)(p - out) - VMS_FMT_RECORD_HDR);
@@ -356,35 +317,19 @@ static int torn(struct vms_bin_dec *d, uint64_t off, uint64_t len)
 
 /* ---- decoder: payloads --------------------------------------------------- */
 
-struct cur {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static const uint8_t *take(struct cur *c, size_t n)
+static uint32_t take32(struct vms_bytes *c)
 {
-	if (c->bad || (size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		return NULL;
-	}
-	const uint8_t *r = c->p;
-	c->p += n;
-	return r;
+	const uint8_t *p = vms_bytes_take(c, 4);
+	return p ? vms_le_get32(p) : 0;
 }
 
-static uint32_t take32(struct cur *c)
+static uint64_t take64(struct vms_bytes *c)
 {
-	const uint8_t *p = take(c, 4);
-	return p ? get32(p) : 0;
+	const uint8_t *p = vms_bytes_take(c, 8);
+	return p ? vms_le_get64(p) : 0;
 }
 
-static uint64_t take64(struct cur *c)
-{
-	const uint8_t *p = take(c, 8);
-	return p ? get64(p) : 0;
-}
-
-static uint64_t take_varint(struct cur *c)
+static uint64_t take_varint(struct vms_bytes *c)
 {
 	uint64_t v = 0;
 	if (!c->bad && vms_varint_get(&c->p, c->end, &v) < 0)
@@ -393,7 +338,7 @@ static uint64_t take_varint(struct cur *c)
 }
 
 /* A string: its bytes (not NUL-terminated) and length. */
-static const uint8_t *take_string(struct cur *c, size_t *len)
+static const uint8_t *take_string(struct vms_bytes *c, size_t *len)
 {
 	uint64_t n = take_varint(c);
 	if (c->bad || n > (uint64_t)(c->end - c->p)) {
@@ -401,7 +346,7 @@ static const uint8_t *take_string(struct cur *c, size_t *len)
 		return NULL;
 	}
 	*len = (size_t)n;
-	return take(c, (size_t)n);
+	return vms_bytes_take(c, (size_t)n);
 }
 
 static struct vms_schema *find_schema(struct vms_bin_dec *d, uint32_t gen)
@@ -440,7 +385,7 @@ static int push_schema(struct vms_bin_dec *d, struct vms_schema *s)
 
 static int dec_schema(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 {
-	struct cur c = {pl, pl + len, false};
+	struct vms_bytes c = vms_bytes_of(pl, len);
 	uint32_t gen = take32(&c), ncols = take32(&c);
 	int64_t t_real = (int64_t)take64(&c);
 	struct vms_col *cols = NULL;
@@ -463,7 +408,7 @@ static int dec_schema(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 	}
 	char *sp = strings;
 	for (uint32_t i = 0; i < ncols; i++) {
-		const uint8_t *a = take(&c, 4);
+		const uint8_t *a = vms_bytes_take(&c, 4);
 		size_t nl = 0, kl = 0;
 		const uint8_t *name = take_string(&c, &nl);
 		const uint8_t *key = take_string(&c, &kl);
@@ -526,7 +471,7 @@ out:
 
 static int dec_data(struct vms_bin_dec *d, const uint8_t *pl, size_t len, uint16_t rflags)
 {
-	struct cur c = {pl, pl + len, false};
+	struct vms_bytes c = vms_bytes_of(pl, len);
 	struct vms_frame *f;
 	uint32_t gen = take32(&c);
 	uint32_t flags = take32(&c);
@@ -596,7 +541,7 @@ static void copy_string(char *dst, size_t cap, const uint8_t *s, size_t n)
 
 static int dec_event(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 {
-	struct cur c = {pl, pl + len, false};
+	struct vms_bytes c = vms_bytes_of(pl, len);
 	struct vms_event *e = &d->event;
 	size_t sl = 0, dl = 0;
 
@@ -633,17 +578,17 @@ static int read_file_header(struct vms_bin_dec *d)
 		return fail(d, VMS_BIN_ENOTVMS, "not a vmsampler stream (no VMSAMPL magic)");
 	if ((size_t)n < VMS_FMT_HEADER_SIZE)
 		return torn(d, d->rec_off, (uint64_t)n); /* the header itself is cut short */
-	if (h[7] != VMS_FMT_VERSION_MAJOR || get16(h + 8) != VMS_FMT_VERSION_MAJOR)
+	if (h[7] != VMS_FMT_VERSION_MAJOR || vms_le_get16(h + 8) != VMS_FMT_VERSION_MAJOR)
 		return fail(d, VMS_BIN_EVERSION,
 			    "vmsampler stream of major version %u; this reader knows version %u",
-			    h[7] != VMS_FMT_VERSION_MAJOR ? h[7] : get16(h + 8), VMS_FMT_VERSION_MAJOR);
-	if (get32(h + 28) != vms_crc32c(0, h, 28))
+			    h[7] != VMS_FMT_VERSION_MAJOR ? h[7] : vms_le_get16(h + 8), VMS_FMT_VERSION_MAJOR);
+	if (vms_le_get32(h + 28) != vms_crc32c(0, h, 28))
 		return fail(d, VMS_BIN_ECRC, "file header CRC mismatch");
-	uint32_t hs = get32(h + 12);
+	uint32_t hs = vms_le_get32(h + 12);
 	if (hs < VMS_FMT_HEADER_SIZE || hs > 65536)
 		return fail(d, VMS_BIN_EMALFORMED, "file header size %u", hs);
-	d->version_minor = get16(h + 10);
-	d->created_real_ns = (int64_t)get64(h + 16);
+	d->version_minor = vms_le_get16(h + 10);
+	d->created_real_ns = (int64_t)vms_le_get64(h + 16);
 	n = fill(d, hs);
 	if (n < 0)
 		return fail_errno(d, (int)n);
@@ -688,7 +633,7 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 		}
 		if ((size_t)n < VMS_FMT_RECORD_HDR)
 			return torn(d, d->rec_off, (uint64_t)n); /* the record header is cut short */
-		if (get32(h + 8) != vms_crc32c(0, h, 8)) {
+		if (vms_le_get32(h + 8) != vms_crc32c(0, h, 8)) {
 			uint64_t z = 0;
 			if (d->follow)
 				return fail(d, VMS_BIN_ECRC, "record header CRC mismatch");
@@ -701,8 +646,8 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 			 * but the writer never filled */
 			return torn(d, d->rec_off, z);
 		}
-		uint32_t len = get32(h);
-		uint16_t type = get16(h + 4), rflags = get16(h + 6);
+		uint32_t len = vms_le_get32(h);
+		uint16_t type = vms_le_get16(h + 4), rflags = vms_le_get16(h + 6);
 		if (len > VMS_FMT_MAX_PAYLOAD)
 			return fail(d, VMS_BIN_EMALFORMED, "payload length %u exceeds the maximum", len);
 		size_t total = VMS_BIN_REC_OVERHEAD + (size_t)len;
@@ -712,7 +657,7 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 		if ((size_t)n < total)
 			return torn(d, d->rec_off, (uint64_t)n);
 		const uint8_t *pl = d->data + d->pos + VMS_FMT_RECORD_HDR;
-		uint32_t stored = get32(pl + len), crc = vms_crc32c(0, pl, len);
+		uint32_t stored = vms_le_get32(pl + len), crc = vms_crc32c(0, pl, len);
 		if (stored != crc)
 			return fail(d, VMS_BIN_ECRC, "payload CRC mismatch (stored 0x%08x, computed 0x%08x)",
 				    stored, crc);

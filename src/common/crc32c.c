@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "crc32c.h"
+#include "le.h"
 
 #include <string.h>
 
@@ -25,11 +26,6 @@ static void build_tables(void)
 	__atomic_store_n(&table_ready, 1, __ATOMIC_RELEASE);
 }
 
-static inline uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 uint32_t vms_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -43,7 +39,7 @@ uint32_t vms_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 		len--;
 	}
 	while (len >= 8) {
-		uint32_t lo = le32(p) ^ crc, hi = le32(p + 4);
+		uint32_t lo = vms_le_get32(p) ^ crc, hi = vms_le_get32(p + 4);
 		crc = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^ table[5][(lo >> 16) & 0xff] ^
 		      table[4][lo >> 24] ^ table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^
 		      table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];

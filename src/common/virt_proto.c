@@ -3,9 +3,11 @@
  * virt_proto.h), shared by the sampler and vmsampler-virt. */
 #include "virt_proto.h"
 #include "grow.h"
+#include "le.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <vmsampler/format.h>
 
@@ -127,17 +129,11 @@ static uint8_t *room(struct vms_vp_w *w, size_t n)
 	return p;
 }
 
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void put(struct vms_vp_w *w, uint64_t v, unsigned n)
 {
 	uint8_t *p = room(w, n);
 	if (p)
-		put_le(p, v, n);
+		vms_le_put(p, v, n);
 }
 
 void vms_vp_begin(struct vms_vp_w *w, unsigned type)
@@ -148,7 +144,7 @@ void vms_vp_begin(struct vms_vp_w *w, unsigned type)
 	uint8_t *p = room(w, VMS_VP_HDR);
 	if (!p)
 		return;
-	put_le(p, 0, 4);
+	vms_le_put(p, 0, 4);
 	p[4] = VMS_VP_VERSION;
 	p[5] = (uint8_t)type;
 	p[6] = p[7] = 0;
@@ -189,49 +185,35 @@ int vms_vp_end(struct vms_vp_w *w)
 		w->err = 0;
 		return e;
 	}
-	put_le(w->buf + w->start, w->len - w->start, 4);
+	vms_le_put(w->buf + w->start, w->len - w->start, 4);
 	w->start = w->len;
+	return 0;
+}
+
+int vms_vp_w_send(struct vms_vp_w *w, int fd, size_t *pos)
+{
+	while (*pos < w->len) {
+		ssize_t n = send(fd, w->buf + *pos, w->len - *pos, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0 ? -EPIPE : errno == EAGAIN ? -EAGAIN : -errno;
+		*pos += (size_t)n;
+	}
+	vms_vp_w_reset(w);
+	*pos = 0;
 	return 0;
 }
 
 /* ---- reading ------------------------------------------------------------- */
 
-struct rd {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t get(struct rd *r, unsigned n)
-{
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return 0;
-	}
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-static const uint8_t *skip(struct rd *r, size_t n)
-{
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return NULL;
-	}
-	const uint8_t *s = r->p;
-	r->p += n;
-	return s;
-}
-
 /* A string of at most max bytes, without NUL (and, when name is set,
  * without '/' and blanks: a device name). */
-static struct vms_vp_str get_str(struct rd *r, size_t max, bool dev)
+static struct vms_vp_str get_str(struct vms_bytes *r, size_t max, bool dev)
 {
 	struct vms_vp_str s = {NULL, 0};
-	uint16_t n = (uint16_t)get(r, 2);
-	const uint8_t *p = skip(r, n);
+	uint16_t n = (uint16_t)vms_bytes_le(r, 2);
+	const uint8_t *p = vms_bytes_take(r, n);
 	if (!p)
 		return s;
 	if (n > max || memchr(p, '\0', n)) {
@@ -266,9 +248,9 @@ bool vms_vp_uuid_ok(const char *p, size_t len)
 	return true;
 }
 
-static void get_uuid(struct rd *r, char *out)
+static void get_uuid(struct vms_bytes *r, char *out)
 {
-	const uint8_t *p = skip(r, VMS_VP_UUID_LEN);
+	const uint8_t *p = vms_bytes_take(r, VMS_VP_UUID_LEN);
 	out[0] = '\0';
 	if (!p)
 		return;
@@ -280,14 +262,7 @@ static void get_uuid(struct rd *r, char *out)
 	out[VMS_VP_UUID_LEN] = '\0';
 }
 
-static void rd_init(struct rd *r, const struct vms_vp_msg *m)
-{
-	r->p = m->pl;
-	r->end = m->pl + m->plen;
-	r->bad = false;
-}
-
-static int rd_done(const struct rd *r)
+static int rd_done(const struct vms_bytes *r)
 {
 	return r->bad ? -EBADMSG : 0;
 }
@@ -296,8 +271,7 @@ int vms_vp_frame(const uint8_t *buf, size_t len, struct vms_vp_msg *m)
 {
 	if (len < VMS_VP_HDR)
 		return 0;
-	uint32_t n = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
-		     (uint32_t)buf[3] << 24;
+	uint32_t n = vms_le_get32(buf);
 	if (n < VMS_VP_HDR || n > VMS_VP_MAX || buf[4] != VMS_VP_VERSION || buf[6] || buf[7])
 		return -EBADMSG;
 	if (len < n)
@@ -310,21 +284,19 @@ int vms_vp_frame(const uint8_t *buf, size_t len, struct vms_vp_msg *m)
 
 int vms_vp_hello_dec(const struct vms_vp_msg *m, struct vms_vp_hello *o)
 {
-	struct rd r;
-	rd_init(&r, m);
-	o->version = (uint32_t)get(&r, 4);
-	o->pid = (uint32_t)get(&r, 4);
-	o->libvirt_version = get(&r, 8);
+	struct vms_bytes r = vms_bytes_of(m->pl, m->plen);
+	o->version = (uint32_t)vms_bytes_le(&r, 4);
+	o->pid = (uint32_t)vms_bytes_le(&r, 4);
+	o->libvirt_version = vms_bytes_le(&r, 8);
 	o->uri = get_str(&r, VMS_VP_NAME_MAX, false);
 	return rd_done(&r);
 }
 
 int vms_vp_conn_dec(const struct vms_vp_msg *m, struct vms_vp_conn *o)
 {
-	struct rd r;
-	rd_init(&r, m);
-	o->up = (uint8_t)get(&r, 1);
-	o->first = (uint8_t)get(&r, 1);
+	struct vms_bytes r = vms_bytes_of(m->pl, m->plen);
+	o->up = (uint8_t)vms_bytes_le(&r, 1);
+	o->first = (uint8_t)vms_bytes_le(&r, 1);
 	o->driver = get_str(&r, VMS_VP_NAME_MAX, false);
 	o->msg = get_str(&r, VMS_VP_NAME_MAX, false);
 	if (o->up > 1 || o->first > 1)
@@ -333,7 +305,7 @@ int vms_vp_conn_dec(const struct vms_vp_msg *m, struct vms_vp_conn *o)
 }
 
 /* A list of n device names; returns where it starts. */
-static const uint8_t *get_list(struct rd *r, unsigned n)
+static const uint8_t *get_list(struct vms_bytes *r, unsigned n)
 {
 	const uint8_t *s = r->p;
 	for (unsigned i = 0; i < n && !r->bad; i++)
@@ -343,21 +315,20 @@ static const uint8_t *get_list(struct rd *r, unsigned n)
 
 int vms_vp_dom_dec(const struct vms_vp_msg *m, struct vms_vp_dom *o)
 {
-	struct rd r;
-	rd_init(&r, m);
+	struct vms_bytes r = vms_bytes_of(m->pl, m->plen);
 	get_uuid(&r, o->uuid);
 	o->name = get_str(&r, VMS_VP_NAME_MAX, false);
-	o->id = (uint32_t)get(&r, 4);
-	o->state = (uint8_t)get(&r, 1);
-	o->reason = (uint8_t)get(&r, 1);
-	o->pid = (uint32_t)get(&r, 4);
-	o->flags = (uint8_t)get(&r, 1);
-	o->fallback = (uint8_t)get(&r, 1);
-	o->nvcpu = (uint16_t)get(&r, 2);
-	o->tids = skip(&r, (size_t)o->nvcpu * 4);
-	o->ntap = (uint16_t)get(&r, 2);
+	o->id = (uint32_t)vms_bytes_le(&r, 4);
+	o->state = (uint8_t)vms_bytes_le(&r, 1);
+	o->reason = (uint8_t)vms_bytes_le(&r, 1);
+	o->pid = (uint32_t)vms_bytes_le(&r, 4);
+	o->flags = (uint8_t)vms_bytes_le(&r, 1);
+	o->fallback = (uint8_t)vms_bytes_le(&r, 1);
+	o->nvcpu = (uint16_t)vms_bytes_le(&r, 2);
+	o->tids = vms_bytes_take(&r, (size_t)o->nvcpu * 4);
+	o->ntap = (uint16_t)vms_bytes_le(&r, 2);
 	o->taps = get_list(&r, o->ntap);
-	o->ndisk = (uint16_t)get(&r, 2);
+	o->ndisk = (uint16_t)vms_bytes_le(&r, 2);
 	o->disks = get_list(&r, o->ndisk);
 	if (!r.bad && (o->name.len == 0 || o->pid > INT32_MAX))
 		r.bad = true;
@@ -369,9 +340,8 @@ int vms_vp_dom_dec(const struct vms_vp_msg *m, struct vms_vp_dom *o)
 
 int vms_vp_event_dec(const struct vms_vp_msg *m, struct vms_vp_event *o)
 {
-	struct rd r;
-	rd_init(&r, m);
-	o->type = (uint16_t)get(&r, 2);
+	struct vms_bytes r = vms_bytes_of(m->pl, m->plen);
+	o->type = (uint16_t)vms_bytes_le(&r, 2);
 	get_uuid(&r, o->uuid);
 	o->name = get_str(&r, VMS_VP_NAME_MAX, false);
 	o->detail = get_str(&r, VMS_VP_NAME_MAX, false);
@@ -382,13 +352,12 @@ int vms_vp_event_dec(const struct vms_vp_msg *m, struct vms_vp_event *o)
 
 int vms_vp_uuids_dec(const struct vms_vp_msg *m, struct vms_vp_uuids *o)
 {
-	struct rd r;
-	rd_init(&r, m);
-	o->id = (uint32_t)get(&r, 4);
-	o->n = (uint16_t)get(&r, 2);
+	struct vms_bytes r = vms_bytes_of(m->pl, m->plen);
+	o->id = (uint32_t)vms_bytes_le(&r, 4);
+	o->n = (uint16_t)vms_bytes_le(&r, 2);
 	if (o->n > VMS_VP_BATCH_MAX)
 		r.bad = true;
-	o->uuids = skip(&r, (size_t)o->n * VMS_VP_UUID_LEN);
+	o->uuids = vms_bytes_take(&r, (size_t)o->n * VMS_VP_UUID_LEN);
 	for (unsigned i = 0; !r.bad && i < o->n; i++)
 		if (!vms_vp_uuid_ok((const char *)o->uuids + (size_t)i * VMS_VP_UUID_LEN, VMS_VP_UUID_LEN))
 			r.bad = true;
@@ -397,13 +366,12 @@ int vms_vp_uuids_dec(const struct vms_vp_msg *m, struct vms_vp_uuids *o)
 
 int vms_vp_stats_dec(const struct vms_vp_msg *m, struct vms_vp_stats *o)
 {
-	struct rd r;
-	rd_init(&r, m);
+	struct vms_bytes r = vms_bytes_of(m->pl, m->plen);
 	get_uuid(&r, o->uuid);
-	o->t_real_ns = (int64_t)get(&r, 8);
-	o->slow = (uint8_t)get(&r, 1);
-	o->n = (uint16_t)get(&r, 2);
-	o->ent = skip(&r, (size_t)o->n * 12);
+	o->t_real_ns = (int64_t)vms_bytes_le(&r, 8);
+	o->slow = (uint8_t)vms_bytes_le(&r, 1);
+	o->n = (uint16_t)vms_bytes_le(&r, 2);
+	o->ent = vms_bytes_take(&r, (size_t)o->n * 12);
 	if (o->slow > 1)
 		r.bad = true;
 	for (unsigned i = 0; !r.bad && i < o->n; i++) {
@@ -418,34 +386,33 @@ int vms_vp_stats_dec(const struct vms_vp_msg *m, struct vms_vp_stats *o)
 
 int vms_vp_num_dec(const struct vms_vp_msg *m, struct vms_vp_num *o)
 {
-	struct rd r;
-	rd_init(&r, m);
+	struct vms_bytes r = vms_bytes_of(m->pl, m->plen);
 	memset(o, 0, sizeof(*o));
 	switch (m->type) {
 	case VMS_VP_GONE:
 		get_uuid(&r, o->uuid);
 		break;
 	case VMS_VP_SYNC:
-		o->a = get(&r, 4);
-		o->c = (uint32_t)get(&r, 1);
+		o->a = vms_bytes_le(&r, 4);
+		o->c = (uint32_t)vms_bytes_le(&r, 1);
 		if (o->c > 1)
 			r.bad = true;
 		break;
 	case VMS_VP_BATCH_DONE:
-		o->a = get(&r, 4);
-		o->c = (uint32_t)get(&r, 2);
-		o->b = get(&r, 8);
+		o->a = vms_bytes_le(&r, 4);
+		o->c = (uint32_t)vms_bytes_le(&r, 2);
+		o->b = vms_bytes_le(&r, 8);
 		break;
 	case VMS_VP_ACK:
-		o->a = get(&r, 8);
+		o->a = vms_bytes_le(&r, 8);
 		break;
 	case VMS_VP_TICK:
-		o->a = get(&r, 8);
-		o->b = get(&r, 8);
+		o->a = vms_bytes_le(&r, 8);
+		o->b = vms_bytes_le(&r, 8);
 		break;
 	case VMS_VP_NEED:
 		get_uuid(&r, o->uuid);
-		o->b = get(&r, 1);
+		o->b = vms_bytes_le(&r, 1);
 		break;
 	default:
 		r.bad = true;
@@ -455,14 +422,13 @@ int vms_vp_num_dec(const struct vms_vp_msg *m, struct vms_vp_num *o)
 
 uint32_t vms_vp_dom_tid(const struct vms_vp_dom *d, unsigned i)
 {
-	const uint8_t *p = d->tids + (size_t)i * 4;
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return vms_le_get32(d->tids + (size_t)i * 4);
 }
 
 struct vms_vp_str vms_vp_list_str(const uint8_t *p, unsigned i)
 {
 	for (;;) {
-		uint16_t n = (uint16_t)(p[0] | p[1] << 8);
+		uint16_t n = vms_le_get16(p);
 		if (i-- == 0)
 			return (struct vms_vp_str){(const char *)p + 2, n};
 		p += 2 + n;
@@ -479,10 +445,7 @@ void vms_vp_stats_get(const struct vms_vp_stats *s, unsigned i, uint16_t *metric
 		      uint64_t *value)
 {
 	const uint8_t *p = s->ent + (size_t)i * 12;
-	*metric = (uint16_t)(p[0] | p[1] << 8);
-	*index = (uint16_t)(p[2] | p[3] << 8);
-	uint64_t v = 0;
-	for (unsigned k = 0; k < 8; k++)
-		v |= (uint64_t)p[4 + k] << (8 * k);
-	*value = v;
+	*metric = vms_le_get16(p);
+	*index = vms_le_get16(p + 2);
+	*value = vms_le_get64(p + 4);
 }

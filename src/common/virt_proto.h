@@ -193,6 +193,11 @@ void vms_vp_uuid(struct vms_vp_w *w, const char *uuid);
 /* Close the message: its length goes into the header.  0 or the sticky
  * error (then the message is dropped from the buffer). */
 int vms_vp_end(struct vms_vp_w *w);
+/* Send w's bytes from *pos on the socket fd (never blocking, no SIGPIPE):
+ * 0 when all are sent (w is emptied, *pos 0), -EAGAIN when the socket is
+ * full (*pos says how far it got), or -EPIPE / -errno when the peer is
+ * gone. */
+int vms_vp_w_send(struct vms_vp_w *w, int fd, size_t *pos);
 
 /* ---- reading ------------------------------------------------------------ */
 

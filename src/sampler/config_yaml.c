@@ -43,36 +43,39 @@ static void one_line(char *s)
 			*s = '?';
 }
 
+/* "NAME:LINE:COL: message" (line 0: "NAME: message") in y->err, on one
+ * line; returns err. */
+static int fail_va(struct yload *y, int err, size_t line, size_t col, const char *fmt, va_list ap)
+{
+	if (!y->errlen)
+		return err;
+	int n = line ? snprintf(y->err, y->errlen, "%s:%zu:%zu: ", y->name, line, col) :
+		       snprintf(y->err, y->errlen, "%s: ", y->name);
+	if (n >= 0 && (size_t)n < y->errlen)
+		vsnprintf(y->err + n, y->errlen - (size_t)n, fmt, ap);
+	one_line(y->err);
+	return err;
+}
+
 static int VMS_PRINTF(5, 6)
 	fail_pos(struct yload *y, int err, size_t line, size_t col, const char *fmt, ...)
 {
 	va_list ap;
-	if (!y->errlen)
-		return err;
-	int n = snprintf(y->err, y->errlen, "%s:%zu:%zu: ", y->name, line, col);
-	if (n >= 0 && (size_t)n < y->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(y->err + n, y->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	one_line(y->err);
+	va_start(ap, fmt);
+	err = fail_va(y, err, line, col, fmt, ap);
+	va_end(ap);
 	return err;
 }
 
 #define fail_at(y, mark, ...) fail_pos(y, -EINVAL, (mark).line + 1, (mark).column + 1, __VA_ARGS__)
 
+/* A problem of the whole file (no position). */
 static int VMS_PRINTF(3, 4) fail_file(struct yload *y, int err, const char *fmt, ...)
 {
 	va_list ap;
-	if (!y->errlen)
-		return err;
-	int n = snprintf(y->err, y->errlen, "%s: ", y->name);
-	if (n >= 0 && (size_t)n < y->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(y->err + n, y->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	one_line(y->err);
+	va_start(ap, fmt);
+	err = fail_va(y, err, 0, 0, fmt, ap);
+	va_end(ap);
 	return err;
 }
 
@@ -238,6 +241,22 @@ static int next_scalar(struct yload *y, yaml_event_type_t end, const char *path,
 	return fail_at(y, y->ev.start_mark, "expected %s, not %s", what, kind(&y->ev));
 }
 
+/* next_scalar() for the keys of a mapping: 1 with *key the key (NULL when
+ * it holds a NUL byte: "interval\0x" must not pass for "interval") and
+ * *km where it stands, 0 at the mapping's end, or -errno. */
+static int next_key(struct yload *y, const char *path, const char *what, const char **key,
+		    yaml_mark_t *km)
+{
+	int r = next_scalar(y, YAML_MAPPING_END_EVENT, path, what);
+	if (r <= 0)
+		return r;
+	*key = (const char *)y->ev.data.scalar.value;
+	if (strlen(*key) != y->ev.data.scalar.length)
+		*key = NULL;
+	*km = y->ev.start_mark;
+	return 1;
+}
+
 /* Key number idx of a mapping stands at mark km: the line where it stood
  * already (1-based), or 0 (then it is noted; seen has n entries). */
 static size_t seen_before(size_t *seen, size_t n, size_t idx, yaml_mark_t km)
@@ -358,15 +377,15 @@ static int parse_event_item(struct yload *y, const char *path, char **name, bool
 	yaml_mark_t start = y->ev.start_mark;
 	bool seen_req = false;
 	for (;;) {
-		r = next_scalar(y, YAML_MAPPING_END_EVENT, path, "a key");
+		const char *key;
+		yaml_mark_t km;
+		r = next_key(y, path, "a key", &key, &km);
 		if (r < 0)
 			goto fail;
 		if (r == 0)
 			break;
-		const char *key = (const char *)y->ev.data.scalar.value;
-		yaml_mark_t km = y->ev.start_mark;
-		bool is_event = strcmp(key, "event") == 0, is_req = strcmp(key, "required") == 0;
-		if (strlen(key) != y->ev.data.scalar.length || (!is_event && !is_req)) {
+		bool is_event = key && strcmp(key, "event") == 0, is_req = key && strcmp(key, "required") == 0;
+		if (!is_event && !is_req) {
 			char show[65], hint[64];
 			shown(show, sizeof(show), &y->ev);
 			suggest(hint, sizeof(hint), show, (const char *const[]){"event", "required"}, 2);
@@ -527,17 +546,15 @@ static int parse_section(struct yload *y, const struct vms_conf_section *sec)
 	size_t seen[32] = {0}; /* line of each key seen (1-based), 0: not yet */
 	char path[160], hint[64];
 	void *base = (char *)y->c + sec->off;
+	const char *key;
+	yaml_mark_t km;
 	int r;
 
 	for (;;) {
-		r = next_scalar(y, YAML_MAPPING_END_EVENT, NULL, "a key");
+		r = next_key(y, NULL, "a key", &key, &km);
 		if (r <= 0)
 			return r;
-		const char *key = (const char *)y->ev.data.scalar.value;
-		yaml_mark_t km = y->ev.start_mark;
-		/* "interval\0x" must not pass for "interval" */
-		const struct vms_conf_key *k =
-			strlen(key) == y->ev.data.scalar.length ? vms_conf_key_find(sec, key) : NULL;
+		const struct vms_conf_key *k = key ? vms_conf_key_find(sec, key) : NULL;
 		if (!k) {
 			char show[65];
 			shown(show, sizeof(show), &y->ev);
@@ -579,6 +596,8 @@ static int parse_sources(struct yload *y)
 {
 	size_t seen[16] = {0};
 	char known[128], hint[64];
+	const char *name;
+	yaml_mark_t km;
 	int r;
 
 	if (is_null_scalar(&y->ev))
@@ -587,13 +606,10 @@ static int parse_sources(struct yload *y)
 		return fail_at(y, y->ev.start_mark, "sources: expected a mapping of source names, not %s",
 			       kind(&y->ev));
 	for (;;) {
-		r = next_scalar(y, YAML_MAPPING_END_EVENT, NULL, "a source name");
+		r = next_key(y, NULL, "a source name", &name, &km);
 		if (r <= 0)
 			return r;
-		const char *name = (const char *)y->ev.data.scalar.value;
-		yaml_mark_t km = y->ev.start_mark;
-		const struct vms_conf_section *sec =
-			strlen(name) == y->ev.data.scalar.length ? vms_conf_section_find(name) : NULL;
+		const struct vms_conf_section *sec = name ? vms_conf_section_find(name) : NULL;
 		if (!sec) {
 			const char *names[16];
 			char show[65];
@@ -627,12 +643,16 @@ static int parse_sources(struct yload *y)
 	}
 }
 
+/* next_is(type), then the event after it. */
+static int past(struct yload *y, yaml_event_type_t type)
+{
+	int r = next_is(y, type);
+	return r < 0 ? r : next(y);
+}
+
 static int parse_stream(struct yload *y)
 {
-	int r = next_is(y, YAML_STREAM_START_EVENT);
-	if (r < 0)
-		return r;
-	r = next(y);
+	int r = past(y, YAML_STREAM_START_EVENT);
 	if (r < 0)
 		return r;
 	if (y->ev.type == YAML_STREAM_END_EVENT)
@@ -650,10 +670,7 @@ static int parse_stream(struct yload *y)
 		return fail_at(y, y->ev.start_mark, "expected a mapping of keys (like 'interval: 1s'), not %s",
 			       kind(&y->ev));
 	}
-	r = next_is(y, YAML_DOCUMENT_END_EVENT);
-	if (r < 0)
-		return r;
-	r = next(y);
+	r = past(y, YAML_DOCUMENT_END_EVENT);
 	if (r < 0)
 		return r;
 	if (y->ev.type == YAML_DOCUMENT_START_EVENT)
@@ -866,30 +883,19 @@ static void put_value(FILE *f, const struct vms_conf_key *k, const void *base)
 			fprintf(f, "%d", *(const int *)v);
 		break;
 	}
-	case VMS_CONF_GLOBS: {
-		const struct vms_globs *g = v;
-		fputc('[', f);
-		for (unsigned i = 0; i < g->n; i++) {
-			if (i)
-				fputs(", ", f);
-			put_string(f, g->pat[i]);
-		}
-		fputc(']', f);
-		break;
-	}
+	case VMS_CONF_GLOBS:
 	case VMS_CONF_EVENTS: {
-		const struct vms_perf_events *g = v;
+		/* a flow list of patterns, or of events (a required one as a mapping) */
+		const struct vms_globs *g = v;
+		const struct vms_perf_events *ev = v;
+		bool events = k->type == VMS_CONF_EVENTS;
 		fputc('[', f);
-		for (unsigned i = 0; i < g->n; i++) {
-			if (i)
-				fputs(", ", f);
-			if (g->v[i].required) {
-				fputs("{event: ", f);
-				put_string(f, g->v[i].name);
-				fputs(", required: true}", f);
-			} else {
-				put_string(f, g->v[i].name);
-			}
+		for (unsigned i = 0; i < (events ? ev->n : g->n); i++) {
+			bool req = events && ev->v[i].required;
+			fputs(i ? ", " : "", f);
+			fputs(req ? "{event: " : "", f);
+			put_string(f, events ? ev->v[i].name : g->pat[i]);
+			fputs(req ? ", required: true}" : "", f);
 		}
 		fputc(']', f);
 		break;

@@ -644,6 +644,36 @@ static int open_sinks(struct vms_loop *l)
 	return 0;
 }
 
+/* The first schema, and the ring for it: in the file conf->ring_path, or
+ * in memory. */
+static int open_ring(struct vms_loop *l)
+{
+	const struct vms_config *conf = l->conf;
+	int r = rebuild_schema(l);
+	if (r < 0) {
+		vms_err("cannot build the schema: %s", strerror(-r));
+		return r;
+	}
+	uint32_t cols = l->schema->ncols + l->schema->ncols / 2 + 64;
+	uint32_t slots = conf->ring_slots ? conf->ring_slots : 64;
+	if (conf->ring_path) {
+		char why[256];
+		struct vms_ring_file_opts o = {.interval_ns = conf->interval_ns};
+		r = vms_ring_create_file(&l->ring, conf->ring_path, slots, cols,
+					 vms_bin_head_size(l->schema), &o, why, sizeof(why));
+		if (r < 0) {
+			vms_err("ring %s: %s", conf->ring_path, why);
+			return r;
+		}
+		vms_bin_ring_publish(&l->ring, l->schema);
+	} else {
+		r = vms_ring_create(&l->ring, slots, cols);
+	}
+	if (r < 0)
+		vms_err("cannot allocate the ring: %s", strerror(-r));
+	return r;
+}
+
 int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struct vms_clock *clock)
 {
 	int r;
@@ -671,42 +701,16 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		vms_err("cannot open proc root %s: %s", conf->proc_root, strerror(errno));
 		return r;
 	}
-	r = open_sources(l);
-	if (r < 0)
-		return r;
-	r = control_path(l);
-	if (r < 0)
-		return r;
-	r = rebuild_schema(l);
-	if (r < 0) {
-		vms_err("cannot build the schema: %s", strerror(-r));
-		return r;
-	}
-	uint32_t cols = l->schema->ncols + l->schema->ncols / 2 + 64;
-	uint32_t slots = conf->ring_slots ? conf->ring_slots : 64;
-	if (conf->ring_path) {
-		char why[256];
-		struct vms_ring_file_opts o = {.interval_ns = conf->interval_ns};
-		r = vms_ring_create_file(&l->ring, conf->ring_path, slots, cols,
-					 vms_bin_head_size(l->schema), &o, why, sizeof(why));
-		if (r < 0) {
-			vms_err("ring %s: %s", conf->ring_path, why);
+	/* the sources make the schema, the ring holds it; the control
+	 * socket after the ring (open_control) */
+	static int (*const open_step[])(struct vms_loop *) = {
+		open_sources, control_path, open_ring, open_control, open_sinks,
+	};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(open_step); i++) {
+		r = open_step[i](l);
+		if (r < 0)
 			return r;
-		}
-		vms_bin_ring_publish(&l->ring, l->schema);
-	} else {
-		r = vms_ring_create(&l->ring, slots, cols);
 	}
-	if (r < 0) {
-		vms_err("cannot allocate the ring: %s", strerror(-r));
-		return r;
-	}
-	r = open_control(l);
-	if (r < 0)
-		return r;
-	r = open_sinks(l);
-	if (r < 0)
-		return r;
 	l->last_cpu_ns = vms_clock_cpu(&l->clock);
 	return 0;
 }

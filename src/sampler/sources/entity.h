@@ -88,6 +88,14 @@ static inline void vms_enttab_bad(struct vms_enttab *t, struct vms_tick_ctx *tc)
 	tc->parse_errors++;
 }
 
+/* A damaged line where the entity at *pos was expected: counted, and that
+ * entity passed (the next line is matched against the one after it). */
+static inline void vms_enttab_damaged(struct vms_enttab *t, uint32_t *pos, struct vms_tick_ctx *tc)
+{
+	vms_enttab_bad(t, tc);
+	(*pos)++;
+}
+
 /* The entity of that name the tick has not read yet (not where it was at
  * declare time: one was added or removed before it).  NULL with *known
  * set: every entity of that name was read already. */

@@ -197,8 +197,7 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		if (r == 0)
 			break;
 		if (r < 0) {
-			vms_enttab_bad(tab, t);
-			pos++;
+			vms_enttab_damaged(tab, &pos, t);
 			continue;
 		}
 		e = vms_enttab_line(tab, &pos, dl.name, dl.name_len, t, &r);

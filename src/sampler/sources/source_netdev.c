@@ -172,8 +172,7 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		if (r == 0)
 			break;
 		if (r < 0) {
-			vms_enttab_bad(tab, t);
-			pos++;
+			vms_enttab_damaged(tab, &pos, t);
 			continue;
 		}
 		struct vms_ent *e = vms_enttab_line(tab, &pos, nl.name, nl.name_len, t, &r);

@@ -163,21 +163,7 @@ int vms_vclient_flush(struct vms_vclient *c)
 {
 	if (c->fd < 0)
 		return -EBADF;
-	while (c->outpos < c->out.len) {
-		ssize_t n = send(c->fd, c->out.buf + c->outpos, c->out.len - c->outpos, MSG_NOSIGNAL);
-		if (n > 0) {
-			c->outpos += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return -EAGAIN;
-		return n < 0 ? -errno : -EPIPE;
-	}
-	vms_vp_w_reset(&c->out);
-	c->outpos = 0;
-	return 0;
+	return vms_vp_w_send(&c->out, c->fd, &c->outpos);
 }
 
 void vms_vclient_trim(struct vms_vclient *c, size_t keep)
