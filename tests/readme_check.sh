@@ -24,6 +24,8 @@ libdir=$(dirname "$(find "$PREFIX" -name vmsampler.pc | head -1)")
 export PKG_CONFIG_PATH="$libdir"
 export LD_LIBRARY_PATH="$(dirname "$libdir")"
 cp -r "$SRC/examples" "$work/"
+# the recorded runs the README's commands read (run from the top of the tree)
+mkdir -p "$work/tests/fixtures" && cp -r "$SRC/tests/fixtures/runs" "$work/tests/fixtures/"
 cd "$work" || exit 1
 
 n=0 fail=0
