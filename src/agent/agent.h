@@ -81,7 +81,7 @@ struct agent {
 	bool quit;
 };
 
-/* virt_agent.c: the agent's clocks, and its writes to the sampler */
+/* agent.c: the agent's clocks, and its writes to the sampler */
 uint64_t vms_agent_mono(void);
 int64_t vms_agent_real(void);
 /* Write the messages built in a->w (unless a->hold); a failed write ends

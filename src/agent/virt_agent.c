@@ -44,20 +44,6 @@
 
 static struct agent A;
 
-uint64_t vms_agent_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-int64_t vms_agent_real(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * (int64_t)VMS_NSEC_PER_SEC + ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "vmsampler-virt: %s\n", what);
@@ -65,22 +51,6 @@ static void die(const char *what)
 }
 
 /* ---- the sampler's socket -------------------------------------------------------- */
-
-void vms_agent_send(struct agent *a)
-{
-	if (a->hold)
-		return;
-	size_t off = 0;
-	int r;
-	while ((r = vms_vp_w_send(&a->w, a->fd, &off)) == -EAGAIN) {
-		struct pollfd p = {.fd = a->fd, .events = POLLOUT};
-		poll(&p, 1, -1);
-	}
-	if (r < 0) {
-		a->quit = true; /* the sampler is gone */
-		vms_vp_w_reset(&a->w);
-	}
-}
 
 static void send_conn(struct agent *a, bool up, bool first, const char *msg)
 {

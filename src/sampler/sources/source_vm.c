@@ -69,14 +69,6 @@ static void event(struct vms_source *src, uint32_t type, const char *subject, co
 
 /* ---- the agent's identity table --------------------------------------------- */
 
-struct aux *vm_aux_find(struct vm *p, const char *uuid)
-{
-	for (unsigned i = 0; i < p->naux; i++)
-		if (strcmp(p->aux[i].uuid, uuid) == 0)
-			return &p->aux[i];
-	return NULL;
-}
-
 static struct aux *aux_get(struct vm *p, const char *uuid)
 {
 	struct aux *a = vm_aux_find(p, uuid);

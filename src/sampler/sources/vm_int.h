@@ -80,10 +80,9 @@ struct vm {
 	unsigned nstuck;
 };
 
-/* source_vm.c */
-struct aux *vm_aux_find(struct vm *p, const char *uuid);
-
 /* vm_rec.c: the records of the VMs, and their columns */
+/* The libvirt-side values kept for the VM of that UUID, NULL without. */
+struct aux *vm_aux_find(struct vm *p, const char *uuid);
 void vm_rec_free(struct vmrec *r);
 /* Requests for what the kernel cannot serve (not for the agent that is
  * serving it already). */

@@ -23,6 +23,14 @@
 #include "vm_int.h"
 #include "vmtab.h"
 
+struct aux *vm_aux_find(struct vm *p, const char *uuid)
+{
+	for (unsigned i = 0; i < p->naux; i++)
+		if (strcmp(p->aux[i].uuid, uuid) == 0)
+			return &p->aux[i];
+	return NULL;
+}
+
 /* ---- declaring ----------------------------------------------------------------- */
 
 void vm_rec_free(struct vmrec *r)
