@@ -207,6 +207,41 @@ class VMs(unittest.TestCase):
         np.testing.assert_array_equal(edges[1:], t)
 
 
+class RecordedVmlab(unittest.TestCase):
+    """The README's figure: the committed real run on vmlab guests
+    (tests/fixtures/runs/vmlab-3-plus-3-busy.vms, see its PROVENANCE.md):
+    every panel, the six guests' CPU and steal rows equal to dump --rates,
+    its three marks labelled at dump --events' times."""
+
+    def test_real_run(self):
+        path = os.path.join(L.FIXTURES, 'runs', 'vmlab-3-plus-3-busy.vms')
+        ref = L.dump_rates(path)
+        fig = plot.build(plot.RunData(path))
+        self.assertEqual([a.get_gid() for a in panels_of(fig)], ['vms-panel:' + p for p in plot.PANELS])
+        for panel, col in (('vm-cpu', 'vm.%s.%%cpu'), ('vm-steal', None)):
+            ax = [a for a in panels_of(fig) if a.get_gid() == 'vms-panel:' + panel][0]
+            mesh = [c for c in ax.collections if c.get_gid() == 'heatmap:' + panel][0]
+            names = [t.get_text() for t in ax.get_yticklabels()]
+            self.assertEqual(sorted(names), ['vms-001', 'vms-002', 'vms-003', 'vms-901', 'vms-902', 'vms-903'])
+            z = mesh.get_array().reshape(len(names), -1)
+            for r, name in enumerate(names):
+                if col:
+                    want = ref[col % name]
+                else:  # the mean over the VM's vCPUs (one each here)
+                    want = ref['vm.%s.vcpu0.%%steal' % name]
+                got = [float('nan') if m else float(v) for v, m in zip(z[r].data, np.ma.getmaskarray(z[r]))]
+                self.assertTrue(L.same(got, want), '%s %s' % (panel, name))
+        evs = L.dump_events(path)
+        marks = [e for e in evs if e['event'] == 'mark']
+        self.assertEqual([e['subject'] for e in marks],
+                         ['3 busy guests start', '3 busy guests up', 'busy guests destroyed'])
+        labels = [t for t in panels_of(fig)[0].texts if t.get_gid() == 'event-label']
+        for m in marks:
+            lab = [t for t in labels if t.get_text().strip() == m['subject']]
+            self.assertEqual(len(lab), 1, m['subject'])
+            self.assertEqual(lab[0].get_position()[0], dates([m['time']])[0])
+
+
 class Synthetic(unittest.TestCase):
     """A synthetic host with 12 VMs of 2 vCPUs (report_gen): VMs stop and
     start again (counters from 0: resets, empty rates), one is defined
