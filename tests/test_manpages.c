@@ -243,6 +243,24 @@ static void test_mark_options_agree(void **state)
 	names_free(&man);
 }
 
+/* `vmsampler export --help` and the EXPORT section of vmsampler.1 name
+ * the same long options. */
+static void test_export_options_agree(void **state)
+{
+	(void)state;
+	struct names help = {0}, man = {0};
+	struct page pg;
+
+	help_options((const char *const[]){"export", "--help", NULL}, &help);
+	page_read(&pg, "man/vmsampler.1");
+	page_lines(&pg, (const char *const[]){"EXPORT", NULL}, man_option_tag, &man);
+	free(pg.text);
+	assert_same(&help, "export --help", &man, "vmsampler.1 EXPORT");
+	assert_true(names_has(&man, "ring") && names_has(&man, "listen") && names_has(&man, "basic-auth"));
+	names_free(&help);
+	names_free(&man);
+}
+
 static void man_key_tag(const char *prev, const char *line, void *ctx)
 {
 	if (strcmp(prev, ".TP") != 0)
@@ -367,7 +385,7 @@ static void test_cli_examples_parse(void **state)
 	free(pg.text);
 	for (char *line = strtok(b->buf, "\n\f"); line; line = strtok(NULL, "\n\f")) {
 		if (strncmp(line, "vmsampler ", 10) != 0 || strncmp(line, "vmsampler dump ", 15) == 0 ||
-		    strncmp(line, "vmsampler tail ", 15) == 0)
+		    strncmp(line, "vmsampler tail ", 15) == 0 || strncmp(line, "vmsampler export ", 17) == 0)
 			continue;
 		char copy[512], *argv[32], *save = NULL, err[256];
 		int argc = 0;
@@ -388,5 +406,6 @@ static void test_cli_examples_parse(void **state)
 }
 
 VMS_TEST_MAIN(NULL, NULL,
-	test_options_agree, test_tail_options_agree, test_mark_options_agree, test_keys_agree,
+	test_options_agree, test_tail_options_agree, test_mark_options_agree, test_export_options_agree,
+	test_keys_agree,
 	test_versions, test_yaml_example_loads, test_cli_examples_parse)
