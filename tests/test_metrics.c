@@ -144,6 +144,7 @@ static void expo_free(struct expo *e)
 /* ---- dump, the reference ------------------------------------------------- */
 
 struct ref {
+	struct table t1; /* generation 1's CSV (frames 1..21) */
 	struct table t; /* generation 3's CSV (frames 23..71) */
 	unsigned row;   /* the row of SEQ */
 	char *dir;
@@ -158,9 +159,12 @@ static void ref_load(struct ref *r)
 	run_bin(&rr, 0, (const char *const[]){"dump", fixture_path(RUN), "-o", out, NULL});
 	assert_int_equal(rr.status, 0);
 	run_result_free(&rr);
-	snprintf(out, sizeof(out), "%s/run.g3.csv", r->dir);
 	size_t len;
 	char *text = read_whole(out, &len);
+	assert_non_null(text);
+	table_parse(&r->t1, text);
+	snprintf(out, sizeof(out), "%s/run.g3.csv", r->dir);
+	text = read_whole(out, &len);
 	assert_non_null(text);
 	table_parse(&r->t, text);
 	for (r->row = 0; r->row < r->t.nrows; r->row++)
@@ -171,6 +175,7 @@ static void ref_load(struct ref *r)
 
 static void ref_free(struct ref *r)
 {
+	table_free(&r->t1);
 	table_free(&r->t);
 	tmpdir_free(r->dir);
 }
@@ -371,6 +376,45 @@ static void test_values_against_dump(void **state)
 	ref_free(&ref);
 }
 
+/* A slow value is held across new schemas (VMs starting between): at
+ * frame 30 (generation 3) vms-001's balloon was last read in frame 5
+ * (generation 1), as dump shows; the two schemas between dropped none. */
+static void test_held_across_schemas(void **state)
+{
+	(void)state;
+	struct ref ref;
+	struct vms_mstate st;
+	struct expo e;
+	ref_load(&ref);
+	unsigned r5 = 0, r30 = 0;
+	while (r5 < ref.t1.nrows && atoi(table_get(&ref.t1, r5, "seq")) != 5)
+		r5++;
+	while (r30 < ref.t.nrows && atoi(table_get(&ref.t, r30, "seq")) != 30)
+		r30++;
+	assert_true(r5 < ref.t1.nrows && r30 < ref.t.nrows);
+	/* dump: empty in generation 3 up to frame 30, and in all of generation 2 */
+	for (unsigned i = 0; i <= r30; i++)
+		assert_string_equal(table_get(&ref.t, i, "vm.vms-001.balloon.current"), "");
+	const char *c = table_get(&ref.t1, r5, "vm.vms-001.balloon.current");
+	assert_true(c && *c);
+	double want = strtod(c, NULL) * 1024;
+	for (unsigned i = r5 + 1; i < ref.t1.nrows; i++)
+		assert_string_equal(table_get(&ref.t1, i, "vm.vms-001.balloon.current"), "");
+	char *text = expose_at(30, VMS_EXPO_PROM, &st);
+	expo_parse(&e, text, false);
+	bool found = false;
+	for (unsigned i = 0; i < e.n; i++)
+		if (strncmp(e.s[i].series, "libvirt_domain_info_memory_usage_bytes{domain=\"vms-001\",", 56) == 0) {
+			assert_true(e.s[i].v == want);
+			found = true;
+		}
+	assert_true(found);
+	expo_free(&e);
+	free(text);
+	vms_mstate_free(&st);
+	ref_free(&ref);
+}
+
 static void test_openmetrics(void **state)
 {
 	(void)state;
@@ -471,5 +515,5 @@ static void test_manpage_lists_every_family(void **state)
 	free(page);
 }
 
-VMS_TEST_MAIN(NULL, NULL, test_values_against_dump, test_openmetrics, test_negotiate, test_map,
+VMS_TEST_MAIN(NULL, NULL, test_values_against_dump, test_held_across_schemas, test_openmetrics, test_negotiate, test_map,
 	      test_manpage_lists_every_family)
