@@ -300,6 +300,7 @@ void vms_cli_version(FILE *f)
 	fputs("vmsampler " VMS_VERSION "\n", f);
 	fprintf(f, "libvirt: %s\n", HAVE_LIBVIRT ? "yes" : "no");
 	fprintf(f, "perf: %s\n", HAVE_PERF ? "yes" : "no");
+	fprintf(f, "export: %s\n", HAVE_MICROHTTPD ? "yes" : "no");
 	fputs("sources:", f);
 	for (unsigned i = 0; i < vms_source_registry_len; i++)
 		fprintf(f, " %s", vms_source_registry[i]->name);

@@ -324,6 +324,16 @@ static bool last_split(const char *s, size_t *devlen, const char **field)
 	return true;
 }
 
+/* s after prefix p, or NULL (a function, not strncmp and s + n inline:
+ * GCC 12's -Wstringop-overread misreads the latter under ASan) */
+static const char *after(const char *s, const char *p)
+{
+	while (*p)
+		if (*s++ != *p++)
+			return NULL;
+	return s;
+}
+
 static bool all_digits(const char *s, size_t n)
 {
 	if (!n)
@@ -379,12 +389,13 @@ static int map_vm(const char *name, const char *key, int scale, double user_hz, 
 		}
 		return 2;
 	}
-	if (strncmp(rest, "perf.", 5) == 0)
-		return map_perf(rest + 5, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING,
+	const char *t;
+	if ((t = after(rest, "perf.")))
+		return map_perf(t, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING,
 				scale, user_hz, out);
-	bool lv = strncmp(rest, "lv.", 3) == 0;
-	const char *v = lv ? rest + 3 : rest;
-	if (strncmp(v, "vcpu", 4) == 0 && component(v + 4, &c, &clen, &field) && all_digits(c, clen)) {
+	const char *lvt = after(rest, "lv."), *v = lvt ? lvt : rest;
+	bool lv = lvt != NULL;
+	if ((t = after(v, "vcpu")) && component(t, &c, &clen, &field) && all_digits(c, clen)) {
 		r = find_rule(lv ? lv_vcpu_rules : vcpu_rules, field, strlen(field));
 		if (!r)
 			return 0;
@@ -396,10 +407,10 @@ static int map_vm(const char *name, const char *key, int scale, double user_hz, 
 	}
 	if (lv)
 		return 0;
-	bool net = strncmp(rest, "net.", 4) == 0, block = strncmp(rest, "block.", 6) == 0;
+	const char *net = after(rest, "net."), *block = after(rest, "block.");
 	if (!net && !block)
 		return 0;
-	const char *dev = rest + (net ? 4 : 6);
+	const char *dev = net ? net : block;
 	if (!last_split(dev, &devlen, &field))
 		return 0;
 	r = find_rule(net ? vm_net_rules : vm_block_rules, field, strlen(field));
@@ -408,7 +419,7 @@ static int map_vm(const char *name, const char *key, int scale, double user_hz, 
 	label(&l, "target_device", dev, devlen);
 	int k = set(out, r, r->fam, scale, user_hz, &l);
 	if (k > 0)
-		out->hold = block;
+		out->hold = block != NULL;
 	return k;
 }
 
@@ -424,7 +435,8 @@ int vms_metrics_map(const char *name, const char *key, int scale, double user_hz
 		return 0;
 	if ((r = find_rule(host_rules, name, strlen(name))))
 		return set(out, r, r->fam, scale, user_hz, &l);
-	if (strncmp(name, "cpu.", 4) == 0 && component(name + 4, &c, &clen, &rest)) {
+	const char *tail;
+	if ((tail = after(name, "cpu.")) && component(tail, &c, &clen, &rest)) {
 		if (!(r = find_rule(cpu_rules, rest, strlen(rest))))
 			return 0;
 		if (clen == 3 && memcmp(c, "all", 3) == 0) {
@@ -437,9 +449,9 @@ int vms_metrics_map(const char *name, const char *key, int scale, double user_hz
 		label(&l, "cpu", c, clen);
 		return set(out, r, r->fam, scale, user_hz, &l);
 	}
-	bool disk = strncmp(name, "disk.", 5) == 0, net = strncmp(name, "net.", 4) == 0;
+	const char *disk = after(name, "disk."), *net = after(name, "net.");
 	if (disk || net) {
-		const char *dev = name + (disk ? 5 : 4);
+		const char *dev = disk ? disk : net;
 		if (!last_split(dev, &devlen, &field))
 			return 0;
 		if (!(r = find_rule(disk ? disk_rules : net_rules, field, strlen(field))))
@@ -447,7 +459,7 @@ int vms_metrics_map(const char *name, const char *key, int scale, double user_hz
 		label(&l, "device", dev, devlen);
 		return set(out, r, r->fam, scale, user_hz, &l);
 	}
-	if (strncmp(name, "perf.", 5) == 0 && component(name + 5, &c, &clen, &rest)) {
+	if ((tail = after(name, "perf.")) && component(tail, &c, &clen, &rest)) {
 		if (clen == 3 && memcmp(c, "all", 3) == 0)
 			return map_perf(rest, &l, FAM_PERF_ALL_EVENTS, FAM_PERF_ALL_ENABLED, FAM_PERF_ALL_RUNNING,
 					scale, user_hz, out);
@@ -457,8 +469,8 @@ int vms_metrics_map(const char *name, const char *key, int scale, double user_hz
 		return map_perf(rest, &l, FAM_PERF_EVENTS, FAM_PERF_ENABLED, FAM_PERF_RUNNING, scale, user_hz,
 				out);
 	}
-	if (strncmp(name, "vm.", 3) == 0)
-		return map_vm(name + 3, key, scale, user_hz, out);
+	if ((tail = after(name, "vm.")))
+		return map_vm(tail, key, scale, user_hz, out);
 	return 0;
 }
 
