@@ -5,8 +5,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export DEBIAN_FRONTEND=noninteractive
 
 # Debian packages needed to build and run the sampler (libvirt-dev and
-# libxml2-dev: the per-VM agent vmsampler-virt).
+# libxml2-dev: the per-VM agent vmsampler-virt; libmicrohttpd-dev and
+# zlib1g-dev: vmsampler export's HTTP server and gzip).
 BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev libxml2-dev make xz-utils binutils"
+BUILD_PKGS="$BUILD_PKGS libmicrohttpd-dev zlib1g-dev"
 # ... and to run the whole test suite (the integration tests' libvirtd,
 # QEMU and guest image come from tests/vmlab/setup.sh; libvirt-clients for
 # virsh, which agent-testdrv also uses with libvirt's test driver).
@@ -14,6 +16,8 @@ TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base linux-perf python3-pa
 # ... and the Python package's figures (python3-matplotlib) and its test
 # venv (python3-venv: pyarrow, pandas, duckdb come from PyPI, see py_venv)
 TEST_PKGS="$TEST_PKGS python3-matplotlib python3-venv"
+# ... and a real Prometheus (and promtool) that scrapes vmsampler export
+TEST_PKGS="$TEST_PKGS prometheus"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

@@ -16,9 +16,11 @@ t0=$SECONDS
 
 # CI must not skip what it can run: the e2e test fails if sysstat is missing
 export VMS_REQUIRE_E2E=1
+# ... and the export test fails without Debian's prometheus (TEST_PKGS)
+export VMS_REQUIRE_PROMETHEUS=1
 
 echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
-build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled
+build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Dexport=enabled
 # the Python package's tests: matplotlib from Debian, pyarrow, pandas and
 # duckdb in a venv (from PyPI)
 py_venv "$ROOT/build/pyvenv"

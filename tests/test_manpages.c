@@ -207,40 +207,45 @@ static void test_options_agree(void **state)
 	names_free(&table);
 }
 
-/* `vmsampler tail --help` and the TAIL section of vmsampler.1 name the
- * same long options. */
-static void test_tail_options_agree(void **state)
+/* `vmsampler TOOL --help` and the SECTION of vmsampler.1 name the same long
+ * options, among them must[]. */
+static void tool_options_agree(const char *tool, const char *section, const char *const *must)
 {
-	(void)state;
 	struct names help = {0}, man = {0};
 	struct page pg;
+	char what[64];
 
-	help_options((const char *const[]){"tail", "--help", NULL}, &help);
+	help_options((const char *const[]){tool, "--help", NULL}, &help);
 	page_read(&pg, "man/vmsampler.1");
-	page_lines(&pg, (const char *const[]){"TAIL", NULL}, man_option_tag, &man);
+	page_lines(&pg, (const char *const[]){section, NULL}, man_option_tag, &man);
 	free(pg.text);
-	assert_same(&help, "tail --help", &man, "vmsampler.1 TAIL");
-	assert_true(names_has(&man, "columns") && names_has(&man, "rates") && names_has(&man, "no-follow"));
+	snprintf(what, sizeof(what), "%s --help", tool);
+	char sec[64];
+	snprintf(sec, sizeof(sec), "vmsampler.1 %s", section);
+	assert_same(&help, what, &man, sec);
+	for (; *must; must++)
+		if (!names_has(&man, *must))
+			fail_msg("%s does not document --%s", sec, *must);
 	names_free(&help);
 	names_free(&man);
 }
 
-/* `vmsampler mark --help` and the MARK section of vmsampler.1 name the
- * same long options. */
+static void test_tail_options_agree(void **state)
+{
+	(void)state;
+	tool_options_agree("tail", "TAIL", (const char *const[]){"columns", "rates", "no-follow", NULL});
+}
+
 static void test_mark_options_agree(void **state)
 {
 	(void)state;
-	struct names help = {0}, man = {0};
-	struct page pg;
+	tool_options_agree("mark", "MARK", (const char *const[]){"ring", "control", "pid", NULL});
+}
 
-	help_options((const char *const[]){"mark", "--help", NULL}, &help);
-	page_read(&pg, "man/vmsampler.1");
-	page_lines(&pg, (const char *const[]){"MARK", NULL}, man_option_tag, &man);
-	free(pg.text);
-	assert_same(&help, "mark --help", &man, "vmsampler.1 MARK");
-	assert_true(names_has(&man, "ring") && names_has(&man, "control") && names_has(&man, "pid"));
-	names_free(&help);
-	names_free(&man);
+static void test_export_options_agree(void **state)
+{
+	(void)state;
+	tool_options_agree("export", "EXPORT", (const char *const[]){"ring", "listen", "basic-auth", NULL});
 }
 
 static void man_key_tag(const char *prev, const char *line, void *ctx)
@@ -367,7 +372,7 @@ static void test_cli_examples_parse(void **state)
 	free(pg.text);
 	for (char *line = strtok(b->buf, "\n\f"); line; line = strtok(NULL, "\n\f")) {
 		if (strncmp(line, "vmsampler ", 10) != 0 || strncmp(line, "vmsampler dump ", 15) == 0 ||
-		    strncmp(line, "vmsampler tail ", 15) == 0)
+		    strncmp(line, "vmsampler tail ", 15) == 0 || strncmp(line, "vmsampler export ", 17) == 0)
 			continue;
 		char copy[512], *argv[32], *save = NULL, err[256];
 		int argc = 0;
@@ -388,5 +393,6 @@ static void test_cli_examples_parse(void **state)
 }
 
 VMS_TEST_MAIN(NULL, NULL,
-	test_options_agree, test_tail_options_agree, test_mark_options_agree, test_keys_agree,
+	test_options_agree, test_tail_options_agree, test_mark_options_agree, test_export_options_agree,
+	test_keys_agree,
 	test_versions, test_yaml_example_loads, test_cli_examples_parse)

@@ -213,9 +213,11 @@ int vms_cli_parse(struct vms_cli *cli, int argc, char **argv, char *err, size_t 
 	}
 	if (optind < argc) {
 		const char *a = argv[optind];
-		if (strcmp(a, "dump") == 0 || strcmp(a, "tail") == 0 || strcmp(a, "report") == 0)
+		if (strcmp(a, "dump") == 0 || strcmp(a, "tail") == 0 || strcmp(a, "report") == 0 ||
+		    strcmp(a, "export") == 0)
 			snprintf(err, errlen, "'%s' must be the first argument: vmsampler %s %s", a, a,
-				 a[0] == 'd' ? "FILE.vms" : a[0] == 't' ? "RING|FILE.vms" : "FILE.vms|RING");
+				 a[0] == 'd' ? "FILE.vms" : a[0] == 't' ? "RING|FILE.vms" :
+				 a[0] == 'e' ? "--ring RING" : "FILE.vms|RING");
 		else
 			snprintf(err, errlen, "unexpected argument '%.64s'", a);
 		return -EINVAL;
@@ -244,6 +246,8 @@ void vms_cli_help(FILE *f)
 	      "                      [--no-follow]\n", f);
 	fputs("       vmsampler report FILE.vms|RING [--interval N] [--from T] [--to T]\n"
 	      "                        [--summary] [--vm] [--json]\n", f);
+	fputs("       vmsampler export (--ring RING | --file FILE.vms) [--listen ADDR:PORT]\n"
+	      "                        [--tls-cert FILE --tls-key FILE] [--basic-auth FILE]\n", f);
 	fputs("Sample the counters of a Linux host from /proc (and perf_event, in a build\n"
 	      "with perf; and per-VM statistics, in a build with libvirt) at a fixed\n"
 	      "interval and write them as CSV or binary frames, until SIGINT or SIGTERM\n"
@@ -296,6 +300,7 @@ void vms_cli_version(FILE *f)
 	fputs("vmsampler " VMS_VERSION "\n", f);
 	fprintf(f, "libvirt: %s\n", HAVE_LIBVIRT ? "yes" : "no");
 	fprintf(f, "perf: %s\n", HAVE_PERF ? "yes" : "no");
+	fprintf(f, "export: %s\n", HAVE_MICROHTTPD ? "yes" : "no");
 	fputs("sources:", f);
 	for (unsigned i = 0; i < vms_source_registry_len; i++)
 		fprintf(f, " %s", vms_source_registry[i]->name);

@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 	int r, rc;
 
 	if (argc > 1 && (!strcmp(argv[1], "dump") || !strcmp(argv[1], "tail") || !strcmp(argv[1], "mark") ||
-			 !strcmp(argv[1], "report")))
+			 !strcmp(argv[1], "report") || !strcmp(argv[1], "export")))
 		return run_tool(argv);
 	r = vms_cli_parse(&cli, argc, argv, err, sizeof(err));
 	if (r == -ENOMEM) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* main.c - vmsampler-tools, the reader side's program: `vmsampler dump`,
- * `vmsampler tail` and `vmsampler report` are this program, which the
+ * `vmsampler tail`, `vmsampler report` and `vmsampler export` are this program, which the
  * sampler's binary runs in its own process (sampler/libexec.h).  Thin
  * front ends over libvmsampler; argv is the sampler's, unchanged:
  * argv[1] names the tool. */
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "export.h"
 #include "mark.h"
 #include "report.h"
 #include "tail.h"
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
 		return vms_mark_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return vms_report_main(argc - 1, argv + 1);
-	fprintf(stderr, "vmsampler-tools: usage: vmsampler dump|tail|mark|report ARGS (see vmsampler(1))\n");
+	if (argc > 1 && strcmp(argv[1], "export") == 0)
+		return vms_export_main(argc - 1, argv + 1);
+	fprintf(stderr, "vmsampler-tools: usage: vmsampler dump|tail|mark|report|export ARGS (see vmsampler(1))\n");
 	return 2;
 }

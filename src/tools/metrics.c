@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: MIT */
+/* metrics.c - vmsampler's columns as Prometheus metric families, and the
+ * exposition in Prometheus text 0.0.4 and OpenMetrics 1.0 (metrics.h). */
+#include "metrics.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <vmsampler/reader.h>
+#include "vms.h"
+
+enum vms_mfam_id {
+#define F(id, name, type, unit, labels, help, src) FAM_##id,
+#include "metrics_fams.h"
+#undef F
+	FAM_N
+};
+
+const struct vms_mfam vms_mfams[] = {
+#define F(id, name, type, unit, labels, help, src) {name, VMS_MT_##type, unit, labels, help, src},
+#include "metrics_fams.h"
+#undef F
+};
+const unsigned vms_nmfams = FAM_N;
+
+/* conversions to the base unit, on top of the column's own scale */
+enum conv { CV_1, CV_HZ, CV_MS, CV_NS, CV_SECT, CV_KIB };
+
+struct rule {
+	const char *field;
+	uint16_t fam;
+	uint8_t conv;
+	const char *lname, *lval; /* one more label (mode="user"), or NULL */
+};
+
+static const struct rule cpu_rules[] = {
+	{"user", FAM_NODE_CPU, CV_HZ, "mode", "user"},
+	{"nice", FAM_NODE_CPU, CV_HZ, "mode", "nice"},
+	{"system", FAM_NODE_CPU, CV_HZ, "mode", "system"},
+	{"idle", FAM_NODE_CPU, CV_HZ, "mode", "idle"},
+	{"iowait", FAM_NODE_CPU, CV_HZ, "mode", "iowait"},
+	{"irq", FAM_NODE_CPU, CV_HZ, "mode", "irq"},
+	{"softirq", FAM_NODE_CPU, CV_HZ, "mode", "softirq"},
+	{"steal", FAM_NODE_CPU, CV_HZ, "mode", "steal"},
+	{"guest", FAM_NODE_CPU_GUEST, CV_HZ, "mode", "user"},
+	{"guest_nice", FAM_NODE_CPU_GUEST, CV_HZ, "mode", "nice"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const struct rule host_rules[] = {
+	{"stat.ctxt", FAM_NODE_CTXT, CV_1, NULL, NULL},
+	{"stat.intr", FAM_NODE_INTR, CV_1, NULL, NULL},
+	{"stat.processes", FAM_NODE_FORKS, CV_1, NULL, NULL},
+	{"stat.softirq", FAM_SOFTIRQS, CV_1, NULL, NULL},
+	{"stat.procs_running", FAM_NODE_PROCS_RUNNING, CV_1, NULL, NULL},
+	{"stat.procs_blocked", FAM_NODE_PROCS_BLOCKED, CV_1, NULL, NULL},
+	{"load.1m", FAM_NODE_LOAD1, CV_1, NULL, NULL},
+	{"load.5m", FAM_NODE_LOAD5, CV_1, NULL, NULL},
+	{"load.15m", FAM_NODE_LOAD15, CV_1, NULL, NULL},
+	{"load.runnable", FAM_LOAD_RUNNABLE, CV_1, NULL, NULL},
+	{"load.tasks", FAM_LOAD_TASKS, CV_1, NULL, NULL},
+	{"virt.domains", FAM_DOMAINS, CV_1, NULL, NULL},
+	{"virt.connected", FAM_LV_CONNECTED, CV_1, NULL, NULL},
+	{"virt.agent_restarts", FAM_LV_RESTARTS, CV_1, NULL, NULL},
+	{"vms.parse_errors", FAM_PARSE_ERRORS, CV_1, NULL, NULL},
+	{"vms.marks", FAM_MARKS, CV_1, NULL, NULL},
+	{"vms.marks_refused", FAM_MARKS_REFUSED, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const struct rule disk_rules[] = {
+	{"rd_ios", FAM_DISK_RD_IOS, CV_1, NULL, NULL},
+	{"rd_merges", FAM_DISK_RD_MERGES, CV_1, NULL, NULL},
+	{"rd_sectors", FAM_DISK_RD_BYTES, CV_SECT, NULL, NULL},
+	{"rd_ticks", FAM_DISK_RD_TIME, CV_MS, NULL, NULL},
+	{"wr_ios", FAM_DISK_WR_IOS, CV_1, NULL, NULL},
+	{"wr_merges", FAM_DISK_WR_MERGES, CV_1, NULL, NULL},
+	{"wr_sectors", FAM_DISK_WR_BYTES, CV_SECT, NULL, NULL},
+	{"wr_ticks", FAM_DISK_WR_TIME, CV_MS, NULL, NULL},
+	{"in_flight", FAM_DISK_IO_NOW, CV_1, NULL, NULL},
+	{"io_ticks", FAM_DISK_IO_TIME, CV_MS, NULL, NULL},
+	{"time_in_queue", FAM_DISK_IO_WEIGHTED, CV_MS, NULL, NULL},
+	{"dc_ios", FAM_DISK_DC_IOS, CV_1, NULL, NULL},
+	{"dc_merges", FAM_DISK_DC_MERGES, CV_1, NULL, NULL},
+	{"dc_sectors", FAM_DISK_DC_SECTORS, CV_1, NULL, NULL},
+	{"dc_ticks", FAM_DISK_DC_TIME, CV_MS, NULL, NULL},
+	{"fl_ios", FAM_DISK_FL_IOS, CV_1, NULL, NULL},
+	{"fl_ticks", FAM_DISK_FL_TIME, CV_MS, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const struct rule net_rules[] = {
+	{"rx_bytes", FAM_NET_RX_BYTES, CV_1, NULL, NULL},
+	{"rx_packets", FAM_NET_RX_PACKETS, CV_1, NULL, NULL},
+	{"rx_errs", FAM_NET_RX_ERRS, CV_1, NULL, NULL},
+	{"rx_drop", FAM_NET_RX_DROP, CV_1, NULL, NULL},
+	{"rx_fifo", FAM_NET_RX_FIFO, CV_1, NULL, NULL},
+	{"rx_frame", FAM_NET_RX_FRAME, CV_1, NULL, NULL},
+	{"rx_compressed", FAM_NET_RX_COMPRESSED, CV_1, NULL, NULL},
+	{"rx_multicast", FAM_NET_RX_MULTICAST, CV_1, NULL, NULL},
+	{"tx_bytes", FAM_NET_TX_BYTES, CV_1, NULL, NULL},
+	{"tx_packets", FAM_NET_TX_PACKETS, CV_1, NULL, NULL},
+	{"tx_errs", FAM_NET_TX_ERRS, CV_1, NULL, NULL},
+	{"tx_drop", FAM_NET_TX_DROP, CV_1, NULL, NULL},
+	{"tx_fifo", FAM_NET_TX_FIFO, CV_1, NULL, NULL},
+	{"tx_colls", FAM_NET_TX_COLLS, CV_1, NULL, NULL},
+	{"tx_carrier", FAM_NET_TX_CARRIER, CV_1, NULL, NULL},
+	{"tx_compressed", FAM_NET_TX_COMPRESSED, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+/* perf time columns: [tp_|hw_]time_enabled / time_running -> group */
+static const struct rule perf_time_rules[] = {
+	{"time_enabled", 0, CV_NS, "group", "sw"},
+	{"time_running", 1, CV_NS, "group", "sw"},
+	{"tp_time_enabled", 0, CV_NS, "group", "tp"},
+	{"tp_time_running", 1, CV_NS, "group", "tp"},
+	{"hw_time_enabled", 0, CV_NS, "group", "hw"},
+	{"hw_time_running", 1, CV_NS, "group", "hw"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+/* vm.NAME.<field> */
+static const struct rule vm_rules[] = {
+	{"state", FAM_DOM_STATE, CV_1, NULL, NULL},
+	{"path", FAM_DOM_PATH, CV_1, NULL, NULL},
+	{"cpu_time", FAM_DOM_CPU, CV_NS, NULL, NULL},
+	{"cpu_user", FAM_DOM_CPU_USER, CV_NS, NULL, NULL},
+	{"cpu_system", FAM_DOM_CPU_SYSTEM, CV_NS, NULL, NULL},
+	{"io.read_bytes", FAM_DOM_IO_READ, CV_1, NULL, NULL},
+	{"io.write_bytes", FAM_DOM_IO_WRITE, CV_1, NULL, NULL},
+	{"io.cg_read_bytes", FAM_DOM_CG_READ, CV_1, NULL, NULL},
+	{"io.cg_write_bytes", FAM_DOM_CG_WRITE, CV_1, NULL, NULL},
+	{"mem.rss", FAM_DOM_RSS, CV_1, NULL, NULL},
+	{"mem.cgroup", FAM_DOM_MEM_CGROUP, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+/* held: vm.NAME.<field> of the slow values */
+static const struct rule vm_slow_rules[] = {
+	{"balloon.current", FAM_DOM_MEM_CURRENT, CV_KIB, NULL, NULL},
+	{"balloon.maximum", FAM_DOM_MEM_MAX, CV_KIB, NULL, NULL},
+	{"balloon.swap_in", FAM_DOM_SWAP_IN, CV_KIB, NULL, NULL},
+	{"balloon.swap_out", FAM_DOM_SWAP_OUT, CV_KIB, NULL, NULL},
+	{"balloon.major_fault", FAM_DOM_MAJOR_FAULT, CV_1, NULL, NULL},
+	{"balloon.minor_fault", FAM_DOM_MINOR_FAULT, CV_1, NULL, NULL},
+	{"balloon.unused", FAM_DOM_UNUSED, CV_KIB, NULL, NULL},
+	{"balloon.available", FAM_DOM_AVAILABLE, CV_KIB, NULL, NULL},
+	{"balloon.usable", FAM_DOM_USABLE, CV_KIB, NULL, NULL},
+	{"balloon.last_update", FAM_DOM_LAST_UPDATE, CV_1, NULL, NULL},
+	{"balloon.disk_caches", FAM_DOM_DISK_CACHES, CV_KIB, NULL, NULL},
+	{"balloon.hugetlb_pgalloc", FAM_DOM_HUGETLB_ALLOC, CV_1, NULL, NULL},
+	{"balloon.hugetlb_pgfail", FAM_DOM_HUGETLB_FAIL, CV_1, NULL, NULL},
+	{"balloon.rss", FAM_DOM_BALLOON_RSS, CV_KIB, NULL, NULL},
+	{"lv.cpu_time", FAM_DOM_LV_CPU, CV_NS, NULL, NULL},
+	{"lv.cpu_user", FAM_DOM_LV_CPU_USER, CV_NS, NULL, NULL},
+	{"lv.cpu_system", FAM_DOM_LV_CPU_SYSTEM, CV_NS, NULL, NULL},
+	{"slow_t", FAM_DOM_SLOW_T, CV_NS, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const struct rule vcpu_rules[] = {
+	{"time", FAM_DOM_VCPU_TIME, CV_NS, NULL, NULL},
+	{"delay", FAM_DOM_VCPU_DELAY, CV_NS, NULL, NULL},
+	{"slices", FAM_DOM_VCPU_SLICES, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const struct rule lv_vcpu_rules[] = {
+	{"time", FAM_DOM_LV_VCPU_TIME, CV_NS, NULL, NULL},
+	{"delay", FAM_DOM_LV_VCPU_DELAY, CV_NS, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const struct rule vm_net_rules[] = {
+	{"rx_bytes", FAM_DOM_NET_RX_BYTES, CV_1, NULL, NULL},
+	{"rx_packets", FAM_DOM_NET_RX_PACKETS, CV_1, NULL, NULL},
+	{"rx_errs", FAM_DOM_NET_RX_ERRS, CV_1, NULL, NULL},
+	{"rx_drop", FAM_DOM_NET_RX_DROP, CV_1, NULL, NULL},
+	{"tx_bytes", FAM_DOM_NET_TX_BYTES, CV_1, NULL, NULL},
+	{"tx_packets", FAM_DOM_NET_TX_PACKETS, CV_1, NULL, NULL},
+	{"tx_errs", FAM_DOM_NET_TX_ERRS, CV_1, NULL, NULL},
+	{"tx_drop", FAM_DOM_NET_TX_DROP, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const struct rule vm_block_rules[] = {
+	{"rd_reqs", FAM_DOM_BLK_RD_REQS, CV_1, NULL, NULL},
+	{"rd_bytes", FAM_DOM_BLK_RD_BYTES, CV_1, NULL, NULL},
+	{"rd_times", FAM_DOM_BLK_RD_TIME, CV_NS, NULL, NULL},
+	{"wr_reqs", FAM_DOM_BLK_WR_REQS, CV_1, NULL, NULL},
+	{"wr_bytes", FAM_DOM_BLK_WR_BYTES, CV_1, NULL, NULL},
+	{"wr_times", FAM_DOM_BLK_WR_TIME, CV_NS, NULL, NULL},
+	{"fl_reqs", FAM_DOM_BLK_FL_REQS, CV_1, NULL, NULL},
+	{"fl_times", FAM_DOM_BLK_FL_TIME, CV_NS, NULL, NULL},
+	{"allocation", FAM_DOM_BLK_ALLOC, CV_1, NULL, NULL},
+	{"capacity", FAM_DOM_BLK_CAPACITY, CV_1, NULL, NULL},
+	{"physical", FAM_DOM_BLK_PHYSICAL, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const struct rule *find_rule(const struct rule *r, const char *field, size_t len)
+{
+	for (; r->field; r++)
+		if (strlen(r->field) == len && memcmp(r->field, field, len) == 0)
+			return r;
+	return NULL;
+}
+
+/* ---- labels --------------------------------------------------------------- */
+
+struct lbuf {
+	char b[1024];
+	size_t n;
+	bool full;
+};
+
+/* name="value", the value escaped as both formats want (\\, \", \n) */
+static void label(struct lbuf *l, const char *name, const char *v, size_t vlen)
+{
+	if (l->full)
+		return;
+	char *p = l->b + l->n, *end = l->b + sizeof(l->b) - 4;
+	if (l->n) {
+		if (p >= end)
+			goto full;
+		*p++ = ',';
+	}
+	size_t nl = strlen(name);
+	if (p + nl + 2 >= end)
+		goto full;
+	memcpy(p, name, nl);
+	p += nl;
+	*p++ = '=';
+	*p++ = '"';
+	for (size_t i = 0; i < vlen; i++) {
+		char c = v[i];
+		if (p + 2 >= end)
+			goto full;
+		if (c == '\\' || c == '"') {
+			*p++ = '\\';
+			*p++ = c;
+		} else if (c == '\n') {
+			*p++ = '\\';
+			*p++ = 'n';
+		} else {
+			*p++ = c;
+		}
+	}
+	if (p + 1 >= end)
+		goto full;
+	*p++ = '"';
+	*p = '\0';
+	l->n = (size_t)(p - l->b);
+	return;
+full:
+	l->full = true;
+}
+
+static void label_z(struct lbuf *l, const char *name, const char *v)
+{
+	label(l, name, v, strlen(v));
+}
+
+/* ---- mapping -------------------------------------------------------------- */
+
+static int set(struct vms_mcol *o, const struct rule *r, int fam, int scale, double user_hz,
+	       struct lbuf *l)
+{
+	if (r->lname)
+		label_z(l, r->lname, r->lval);
+	if (l->full)
+		return 0; /* a label longer than any real one: left out */
+	o->fam = (uint16_t)fam;
+	o->mul = 1;
+	o->div = 1;
+	for (int i = 0; i < scale; i++)
+		o->div *= 10;
+	switch (r->conv) {
+	case CV_HZ:
+		o->div *= user_hz;
+		break;
+	case CV_MS:
+		o->div *= 1e3;
+		break;
+	case CV_NS:
+		o->div *= 1e9;
+		break;
+	case CV_SECT:
+		o->mul = 512;
+		break;
+	case CV_KIB:
+		o->mul = 1024;
+		break;
+	}
+	o->labels = strdup(l->b);
+	return o->labels ? 1 : -ENOMEM;
+}
+
+/* "prefix" then a component up to the next dot: its start and length */
+static bool component(const char *s, const char **c, size_t *len, const char **rest)
+{
+	const char *dot = strchr(s, '.');
+	if (!dot || dot == s)
+		return false;
+	*c = s;
+	*len = (size_t)(dot - s);
+	*rest = dot + 1;
+	return true;
+}
+
+/* "DEV.field" with DEV possibly holding dots: split at the last dot */
+static bool last_split(const char *s, size_t *devlen, const char **field)
+{
+	const char *dot = strrchr(s, '.');
+	if (!dot || dot == s || !dot[1])
+		return false;
+	*devlen = (size_t)(dot - s);
+	*field = dot + 1;
+	return true;
+}
+
+/* s after prefix p, or NULL (a function, not strncmp and s + n inline:
+ * GCC 12's -Wstringop-overread misreads the latter under ASan) */
+static const char *after(const char *s, const char *p)
+{
+	while (*p)
+		if (*s++ != *p++)
+			return NULL;
+	return s;
+}
+
+static bool all_digits(const char *s, size_t n)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+static int map_perf(const char *rest, struct lbuf *l, int fam_ev, int fam_en, int fam_run, int scale,
+		    double user_hz, struct vms_mcol *out)
+{
+	const struct rule *r = find_rule(perf_time_rules, rest, strlen(rest));
+	if (r)
+		return set(out, r, r->fam == 0 ? fam_en : fam_run, scale, user_hz, l);
+	if (!*rest)
+		return 0;
+	static const struct rule ev = {"", 0, CV_1, NULL, NULL};
+	label_z(l, "event", rest);
+	return set(out, &ev, fam_ev, scale, user_hz, l);
+}
+
+static int map_vm(const char *name, const char *key, int scale, double user_hz, struct vms_mcol *out)
+{
+	const char *vm, *rest, *c, *field;
+	size_t vmlen, clen, devlen;
+	struct lbuf l = {.n = 0};
+	const struct rule *r;
+
+	if (!component(name, &vm, &vmlen, &rest))
+		return 0;
+	label(&l, "domain", vm, vmlen);
+	label_z(&l, "uuid", key ? key : "");
+	if ((r = find_rule(vm_rules, rest, strlen(rest))))
+		return set(out, r, r->fam, scale, user_hz, &l);
+	if ((r = find_rule(vm_slow_rules, rest, strlen(rest)))) {
+		int k = set(out, r, r->fam, scale, user_hz, &l);
+		if (k <= 0)
+			return k;
+		out->hold = true;
+		if (r->fam != FAM_DOM_SLOW_T)
+			return 1;
+		/* and its age at the frame's time */
+		out[1] = out[0];
+		out[1].fam = FAM_DOM_SLOW_AGE;
+		out[1].age = true;
+		out[1].labels = strdup(out->labels);
+		if (!out[1].labels) {
+			free(out->labels);
+			out->labels = NULL;
+			return -ENOMEM;
+		}
+		return 2;
+	}
+	const char *t;
+	if ((t = after(rest, "perf.")))
+		return map_perf(t, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING,
+				scale, user_hz, out);
+	const char *lvt = after(rest, "lv."), *v = lvt ? lvt : rest;
+	bool lv = lvt != NULL;
+	if ((t = after(v, "vcpu")) && component(t, &c, &clen, &field) && all_digits(c, clen)) {
+		r = find_rule(lv ? lv_vcpu_rules : vcpu_rules, field, strlen(field));
+		if (!r)
+			return 0;
+		label(&l, "vcpu", c, clen);
+		int k = set(out, r, r->fam, scale, user_hz, &l);
+		if (k > 0)
+			out->hold = lv;
+		return k;
+	}
+	if (lv)
+		return 0;
+	const char *net = after(rest, "net."), *block = after(rest, "block.");
+	if (!net && !block)
+		return 0;
+	const char *dev = net ? net : block;
+	if (!last_split(dev, &devlen, &field))
+		return 0;
+	r = find_rule(net ? vm_net_rules : vm_block_rules, field, strlen(field));
+	if (!r)
+		return 0;
+	label(&l, "target_device", dev, devlen);
+	int k = set(out, r, r->fam, scale, user_hz, &l);
+	if (k > 0)
+		out->hold = block != NULL;
+	return k;
+}
+
+int vms_metrics_map(const char *name, const char *key, int scale, double user_hz, struct vms_mcol *out)
+{
+	struct lbuf l = {.n = 0};
+	const struct rule *r;
+	const char *c, *rest, *field;
+	size_t clen, devlen;
+
+	memset(out, 0, sizeof(*out));
+	if (scale < 0 || scale > 19 || !(user_hz > 0))
+		return 0;
+	if ((r = find_rule(host_rules, name, strlen(name))))
+		return set(out, r, r->fam, scale, user_hz, &l);
+	const char *tail;
+	if ((tail = after(name, "cpu.")) && component(tail, &c, &clen, &rest)) {
+		if (!(r = find_rule(cpu_rules, rest, strlen(rest))))
+			return 0;
+		if (clen == 3 && memcmp(c, "all", 3) == 0) {
+			/* every field as its /proc/stat name */
+			struct rule all = {rest, FAM_CPU_ALL, CV_HZ, "mode", rest};
+			return set(out, &all, FAM_CPU_ALL, scale, user_hz, &l);
+		}
+		if (!all_digits(c, clen))
+			return 0;
+		label(&l, "cpu", c, clen);
+		return set(out, r, r->fam, scale, user_hz, &l);
+	}
+	const char *disk = after(name, "disk."), *net = after(name, "net.");
+	if (disk || net) {
+		const char *dev = disk ? disk : net;
+		if (!last_split(dev, &devlen, &field))
+			return 0;
+		if (!(r = find_rule(disk ? disk_rules : net_rules, field, strlen(field))))
+			return 0;
+		label(&l, "device", dev, devlen);
+		return set(out, r, r->fam, scale, user_hz, &l);
+	}
+	if ((tail = after(name, "perf.")) && component(tail, &c, &clen, &rest)) {
+		if (clen == 3 && memcmp(c, "all", 3) == 0)
+			return map_perf(rest, &l, FAM_PERF_ALL_EVENTS, FAM_PERF_ALL_ENABLED, FAM_PERF_ALL_RUNNING,
+					scale, user_hz, out);
+		if (clen < 4 || memcmp(c, "cpu", 3) != 0 || !all_digits(c + 3, clen - 3))
+			return 0;
+		label(&l, "cpu", c + 3, clen - 3);
+		return map_perf(rest, &l, FAM_PERF_EVENTS, FAM_PERF_ENABLED, FAM_PERF_RUNNING, scale, user_hz,
+				out);
+	}
+	if ((tail = after(name, "vm.")))
+		return map_vm(tail, key, scale, user_hz, out);
+	return 0;
+}
+
+/* ---- a schema's samples ----------------------------------------------------- */
+
+static const uint16_t meta_fam[VMS_MMETA_N] = {
+	[VMS_MMETA_TIME] = FAM_FRAME_TIME,       [VMS_MMETA_SEQ] = FAM_FRAME_SEQ,
+	[VMS_MMETA_GEN] = FAM_FRAME_GEN,         [VMS_MMETA_LATE] = FAM_TICK_LATE,
+	[VMS_MMETA_MISSED] = FAM_MISSED_TICKS,   [VMS_MMETA_LOST] = FAM_LOST_FRAMES,
+	[VMS_MMETA_SELF_CPU] = FAM_SELF_CPU,     [VMS_MMETA_INTERVAL] = FAM_INTERVAL,
+	[VMS_MMETA_READ] = FAM_EXPORT_READ,      [VMS_MMETA_RMISSED] = FAM_EXPORT_MISSED,
+	[VMS_MMETA_UNMAPPED] = FAM_EXPORT_UNMAPPED,
+};
+
+static int by_family(const void *a, const void *b)
+{
+	const struct vms_mcol *x = a, *y = b;
+	if (x->fam != y->fam)
+		return x->fam < y->fam ? -1 : 1;
+	return x->col < y->col ? -1 : x->col > y->col;
+}
+
+void vms_metrics_free(struct vms_metrics *m)
+{
+	for (uint32_t i = 0; i < m->nm; i++)
+		free(m->m[i].labels);
+	free(m->m);
+	memset(m, 0, sizeof(*m));
+}
+
+int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz)
+{
+	uint32_t n = vms_reader_ncols(r);
+	memset(m, 0, sizeof(*m));
+	m->m = calloc((size_t)n * 2 + VMS_MMETA_N, sizeof(*m->m));
+	if (!m->m)
+		return -ENOMEM;
+	m->ncols = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct vms_reader_col c;
+		if (vms_reader_col_info(r, i, &c) < 0)
+			continue;
+		int k = vms_metrics_map(c.name, c.key, c.scale, user_hz, &m->m[m->nm]);
+		if (k < 0) {
+			vms_metrics_free(m);
+			return k;
+		}
+		if (k == 0)
+			m->unmapped++;
+		for (int j = 0; j < k; j++)
+			m->m[m->nm++].col = i;
+	}
+	for (unsigned k = 0; k < VMS_MMETA_N; k++) {
+		struct vms_mcol *o = &m->m[m->nm];
+		o->col = VMS_MCOL_META | k;
+		o->fam = meta_fam[k];
+		o->mul = 1;
+		o->div = (k == VMS_MMETA_TIME || k == VMS_MMETA_LATE || k == VMS_MMETA_SELF_CPU ||
+			  k == VMS_MMETA_INTERVAL) ? 1e9 : 1;
+		o->labels = strdup("");
+		if (!o->labels) {
+			vms_metrics_free(m);
+			return -ENOMEM;
+		}
+		m->nm++;
+	}
+	qsort(m->m, m->nm, sizeof(*m->m), by_family);
+	return 0;
+}
+
+/* ---- following a stream ---------------------------------------------------- */
+
+void vms_mstate_init(struct vms_mstate *st, double user_hz)
+{
+	memset(st, 0, sizeof(*st));
+	st->user_hz = user_hz;
+}
+
+void vms_mstate_free(struct vms_mstate *st)
+{
+	if (st->hname)
+		for (uint32_t i = 0; i < st->ncols; i++)
+			free(st->hname[i]);
+	free(st->hname);
+	free(st->cur);
+	free(st->hold);
+	vms_metrics_free(&st->m);
+	st->hname = NULL;
+	st->cur = NULL;
+	st->hold = NULL;
+	st->ncols = 0;
+	st->fresh = false;
+}
+
+/* A new schema: its samples, and the held values carried over by name. */
+static int new_schema(struct vms_mstate *st, const struct vms_reader *r)
+{
+	struct vms_metrics m;
+	int e = vms_metrics_build(&m, r, st->user_hz);
+	if (e < 0)
+		return e;
+	uint32_t n = m.ncols, alloc = n ? n : 1;
+	uint64_t *cur = malloc((size_t)alloc * sizeof(*cur));
+	bool *hold = calloc(alloc, sizeof(*hold));
+	char **hname = calloc(alloc, sizeof(*hname));
+	if (!cur || !hold || !hname) {
+		free(cur);
+		free(hold);
+		free(hname);
+		vms_metrics_free(&m);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		cur[i] = VMS_NONE;
+	for (uint32_t k = 0; k < m.nm; k++)
+		if (m.m[k].hold && !(m.m[k].col & VMS_MCOL_META))
+			hold[m.m[k].col] = true;
+	for (uint32_t i = 0; i < n; i++) {
+		struct vms_reader_col c;
+		if (!hold[i] || vms_reader_col_info(r, i, &c) < 0)
+			continue;
+		hname[i] = strdup(c.name);
+		if (!hname[i])
+			continue; /* not carried: shown again at its next refresh */
+		/* the same column in the old schema: most often near the same index */
+		for (uint32_t j = 0; j < st->ncols; j++) {
+			uint32_t o = (i + j) % st->ncols;
+			if (st->hname[o] && strcmp(st->hname[o], c.name) == 0) {
+				cur[i] = st->cur[o];
+				break;
+			}
+		}
+	}
+	vms_mstate_free(st);
+	st->m = m;
+	st->fresh = true;
+	st->cur = cur;
+	st->hold = hold;
+	st->hname = hname;
+	st->ncols = n;
+	return 0;
+}
+
+int vms_mstate_take(struct vms_mstate *st, const struct vms_reader *r)
+{
+	if (vms_reader_schema_changed(r) || !st->cur) {
+		int e = new_schema(st, r);
+		if (e < 0)
+			return e;
+	}
+	const struct vms_frame *f = vms_reader_frame(r);
+	uint32_t n = f->ncols < st->ncols ? f->ncols : st->ncols;
+	for (uint32_t i = 0; i < n; i++)
+		if (!st->hold[i] || f->v[i] != VMS_NONE)
+			st->cur[i] = f->v[i];
+	st->meta[VMS_MMETA_TIME] = f->t_real_ns > 0 ? (uint64_t)f->t_real_ns : VMS_NONE;
+	st->meta[VMS_MMETA_SEQ] = f->seq;
+	st->meta[VMS_MMETA_GEN] = f->gen;
+	st->meta[VMS_MMETA_LATE] = f->late_ns;
+	st->meta[VMS_MMETA_MISSED] += f->missed_ticks;
+	st->meta[VMS_MMETA_LOST] += f->lost_frames;
+	st->meta[VMS_MMETA_SELF_CPU] += f->self_cpu_ns;
+	st->frames++;
+	return 0;
+}
+
+void vms_mstate_reader(struct vms_mstate *st, const struct vms_reader *r)
+{
+	uint64_t iv = vms_reader_interval_ns(r);
+	st->meta[VMS_MMETA_INTERVAL] = iv ? iv : VMS_NONE;
+	st->meta[VMS_MMETA_READ] = st->frames;
+	st->meta[VMS_MMETA_RMISSED] = vms_reader_missed(r);
+	st->meta[VMS_MMETA_UNMAPPED] = st->m.unmapped;
+}
+
+/* ---- exposition ------------------------------------------------------------- */
+
+void vms_mbuf_free(struct vms_mbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static bool grow(struct vms_mbuf *b, size_t more)
+{
+	if (b->oom)
+		return false;
+	if (b->len + more + 1 <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+static void put(struct vms_mbuf *b, const char *s, size_t n)
+{
+	if (!grow(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void puts_(struct vms_mbuf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+static void VMS_PRINTF(2, 3) putf(struct vms_mbuf *b, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* HELP text: backslash and line feed escaped (and '"' in OpenMetrics) */
+static void put_help(struct vms_mbuf *b, const char *s, bool om)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			puts_(b, "\\\\");
+		else if (*s == '\n')
+			puts_(b, "\\n");
+		else if (*s == '"' && om)
+			puts_(b, "\\\"");
+		else
+			put(b, s, 1);
+	}
+}
+
+/* the shortest decimal that reads back as the same double */
+static void put_double(struct vms_mbuf *b, double v)
+{
+	char tmp[40];
+	if (isnan(v)) {
+		puts_(b, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		puts_(b, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	for (int p = 15; p <= 17; p++) {
+		snprintf(tmp, sizeof(tmp), "%.*g", p, v);
+		if (p == 17 || strtod(tmp, NULL) == v)
+			break;
+	}
+	puts_(b, tmp);
+}
+
+double vms_mcol_value(const struct vms_mcol *s, const uint64_t *v, const uint64_t *meta)
+{
+	uint64_t raw = s->col & VMS_MCOL_META ? meta[s->col & ~VMS_MCOL_META] : v[s->col];
+	if (raw == VMS_NONE)
+		return NAN;
+	if (s->age) {
+		uint64_t t = meta[VMS_MMETA_TIME];
+		if (t == VMS_NONE)
+			return NAN;
+		return ((double)t - (double)raw) / 1e9;
+	}
+	return (double)raw * s->mul / s->div;
+}
+
+enum vms_expo vms_expo_negotiate(const char *accept)
+{
+	/* Prometheus asks "application/openmetrics-text;version=1.0.0,...;
+	 * text/plain;version=0.0.4;q=0.5": OpenMetrics whenever it is named
+	 * with a non-zero quality */
+	if (!accept)
+		return VMS_EXPO_PROM;
+	const char *p = accept;
+	while ((p = strcasestr(p, "application/openmetrics-text"))) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char part[256];
+		snprintf(part, sizeof(part), "%.*s", (int)(n < sizeof(part) ? n : sizeof(part) - 1), p);
+		const char *q = strstr(part, "q=");
+		if (!q || strtod(q + 2, NULL) > 0)
+			return VMS_EXPO_OPENMETRICS;
+		p += n;
+	}
+	return VMS_EXPO_PROM;
+}
+
+int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uint64_t *meta,
+		       enum vms_expo fmt, struct vms_mbuf *out)
+{
+	bool om = fmt == VMS_EXPO_OPENMETRICS;
+	char ts[48] = "";
+	uint64_t t = meta[VMS_MMETA_TIME];
+	if (t != VMS_NONE) {
+		uint64_t ms = t / 1000000;
+		if (om)
+			snprintf(ts, sizeof(ts), " %llu.%03llu", (unsigned long long)(ms / 1000),
+				 (unsigned long long)(ms % 1000));
+		else
+			snprintf(ts, sizeof(ts), " %llu", (unsigned long long)ms);
+	}
+	for (uint32_t i = 0; i < m->nm;) {
+		uint32_t j = i;
+		const struct vms_mfam *f = &vms_mfams[m->m[i].fam];
+		bool counter = f->type == VMS_MT_COUNTER, any = false;
+		for (; j < m->nm && m->m[j].fam == m->m[i].fam; j++) {
+			const struct vms_mcol *s = &m->m[j];
+			double x = vms_mcol_value(s, v, meta);
+			if (isnan(x))
+				continue; /* missing: absent, never 0 */
+			if (!any) {
+				/* OpenMetrics names the counter family without _total;
+				 * 0.0.4 names it as its samples */
+				const char *sfx = counter && !om ? "_total" : "";
+				putf(out, "# HELP %s%s ", f->name, sfx);
+				put_help(out, f->help, om);
+				putf(out, "\n# TYPE %s%s %s\n", f->name, sfx, counter ? "counter" : "gauge");
+				size_t nl = strlen(f->name), ul = strlen(f->unit);
+				if (om && ul && nl > ul && f->name[nl - ul - 1] == '_' &&
+				    strcmp(f->name + nl - ul, f->unit) == 0)
+					putf(out, "# UNIT %s %s\n", f->name, f->unit);
+				any = true;
+			}
+			puts_(out, f->name);
+			if (counter)
+				puts_(out, "_total");
+			if (s->labels[0]) {
+				puts_(out, "{");
+				puts_(out, s->labels);
+				puts_(out, "}");
+			}
+			puts_(out, " ");
+			uint64_t raw = s->col & VMS_MCOL_META ? meta[s->col & ~VMS_MCOL_META] : v[s->col];
+			if (!s->age && s->mul == 1 && s->div == 1)
+				putf(out, "%llu", (unsigned long long)raw);
+			else
+				put_double(out, x);
+			puts_(out, ts);
+			puts_(out, "\n");
+		}
+		i = j;
+	}
+	if (om)
+		puts_(out, "# EOF\n");
+	return out->oom ? -ENOMEM : 0;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* metrics.h - vmsampler's columns as Prometheus metrics: one naming scheme
+ * for every exporter (`vmsampler export`'s /metrics, and any push format).
+ *
+ * A schema's columns map to metric families (a name, a TYPE, a HELP, a
+ * unit) and, per column, the family, its label pairs and the factor that
+ * turns the raw value into the family's base unit (seconds, bytes).  Where
+ * node_exporter or the libvirt exporter has the same quantity the family
+ * is theirs, with their name, unit and labels (node_cpu_seconds_total
+ * {cpu,mode}, node_disk_read_bytes_total{device},
+ * libvirt_domain_info_cpu_time_seconds_total{domain,uuid}, ...); the rest
+ * is vmsampler_*.  The table of every family is vms_mfams[] (and
+ * vmsampler(1), EXPORT).
+ *
+ *   struct vms_metrics m;
+ *   vms_metrics_build(&m, reader, sysconf(_SC_CLK_TCK));   // per schema
+ *   vms_metrics_expose(&m, values, &meta, VMS_EXPO_PROM, &buf);
+ *
+ * A missing value (VMS_NONE) is left out of the exposition, never 0. */
+#ifndef VMS_METRICS_H
+#define VMS_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vms_reader;
+
+enum vms_mtype {
+	VMS_MT_COUNTER = 1, /* name without "_total"; samples get it */
+	VMS_MT_GAUGE = 2,
+};
+
+struct vms_mfam {
+	const char *name;   /* counters: without the _total suffix */
+	uint8_t type;       /* enum vms_mtype */
+	const char *unit;   /* base unit ("seconds", "bytes") or "" */
+	const char *labels; /* label names, comma-separated (documentation) */
+	const char *help;
+	const char *source; /* the columns it comes from (documentation) */
+};
+
+/* The families, in exposition order; indices are enum vms_mfam_id. */
+extern const struct vms_mfam vms_mfams[];
+extern const unsigned vms_nmfams;
+
+/* One exported sample of a schema: column col (or, for the frame's own
+ * families, VMS_MCOL_META + enum vms_mmeta) as family fam with labels,
+ * value = raw * mul / div. */
+struct vms_mcol {
+	uint32_t col;
+	uint16_t fam;
+	bool hold;      /* a slow value: the last known one stands until the next */
+	bool age;       /* the value is (frame time - raw) / 1e9: an age in seconds */
+	double mul, div;
+	char *labels;   /* 'k="v",k2="v2"', escaped; "" for none */
+};
+
+#define VMS_MCOL_META 0x80000000u
+
+/* The frame's own values, not columns: what the exporter knows of the
+ * frame and of its own reading. */
+enum vms_mmeta {
+	VMS_MMETA_TIME,        /* gauge: the frame's wall time, ns since the epoch */
+	VMS_MMETA_SEQ,         /* the frame's sequence number */
+	VMS_MMETA_GEN,         /* its schema generation */
+	VMS_MMETA_LATE,        /* how late its tick ran, ns */
+	VMS_MMETA_MISSED,      /* missed ticks, summed over the frames read */
+	VMS_MMETA_LOST,        /* lost frames, summed over the frames read */
+	VMS_MMETA_SELF_CPU,    /* the sampler's CPU, ns, summed over the frames read */
+	VMS_MMETA_INTERVAL,    /* the sampling interval, ns (0: unknown) */
+	VMS_MMETA_READ,        /* frames the exporter read */
+	VMS_MMETA_RMISSED,     /* frames the exporter missed (overwritten in the ring) */
+	VMS_MMETA_UNMAPPED,    /* columns of the schema no family takes */
+	VMS_MMETA_N
+};
+
+struct vms_metrics {
+	struct vms_mcol *m; /* sorted by family, then column */
+	uint32_t nm;
+	uint32_t ncols;     /* the schema's columns */
+	uint32_t unmapped;  /* columns left out (no family knows them) */
+};
+
+/* Map one column (name, entity key, unit, scale as in the schema) to
+ * *out (labels allocated): 1 mapped, 0 not mapped, -ENOMEM.  A column
+ * that yields two samples (vm.NAME.slow_t: a time and an age) gives the
+ * second in out[1] (out must have room for 2) and returns 2. */
+int vms_metrics_map(const char *name, const char *key, int scale, double user_hz,
+		    struct vms_mcol *out);
+/* The samples of the reader's current schema: 0 or -ENOMEM. */
+int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz);
+void vms_metrics_free(struct vms_metrics *m);
+
+/* Following a stream frame by frame (what an exporter keeps): the samples
+ * of the current schema, the values with the slow ones held (a sample
+ * with .hold keeps its last known value while the frames have none, also
+ * across a new schema with the same column), and the frame's own values
+ * (vms_mmeta) summed over the frames taken. */
+struct vms_mstate {
+	struct vms_metrics m;
+	uint64_t *cur;      /* the values to expose, m.ncols of them */
+	bool *hold;
+	char **hname;       /* held columns' names */
+	uint32_t ncols;
+	uint64_t meta[VMS_MMETA_N];
+	uint64_t frames;    /* taken */
+	bool fresh;         /* m is new since the caller last cleared it */
+	double user_hz;
+};
+void vms_mstate_init(struct vms_mstate *st, double user_hz);
+/* Take the reader's current frame: 0 or -ENOMEM. */
+int vms_mstate_take(struct vms_mstate *st, const struct vms_reader *r);
+/* The reader's own counts into meta (interval, frames read and missed,
+ * unmapped columns), before exposing. */
+void vms_mstate_reader(struct vms_mstate *st, const struct vms_reader *r);
+void vms_mstate_free(struct vms_mstate *st);
+
+/* A growing text buffer. */
+struct vms_mbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+void vms_mbuf_free(struct vms_mbuf *b);
+
+enum vms_expo {
+	VMS_EXPO_PROM = 0,        /* text format 0.0.4 */
+	VMS_EXPO_OPENMETRICS = 1, /* OpenMetrics 1.0.0 */
+};
+#define VMS_EXPO_PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define VMS_EXPO_OPENMETRICS_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/* Which format an HTTP Accept header asks for (NULL: the Prometheus text). */
+enum vms_expo vms_expo_negotiate(const char *accept);
+
+/* Append the exposition of one frame: v[] the values of m's schema
+ * (VMS_NONE: absent), meta[] the frame's own (VMS_NONE: absent), every
+ * sample stamped with meta[VMS_MMETA_TIME].  HELP and TYPE for every
+ * family that has a sample; OpenMetrics ends with "# EOF".  0 or -ENOMEM. */
+int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uint64_t *meta,
+		       enum vms_expo fmt, struct vms_mbuf *out);
+
+/* The value of sample s as the exposition prints it (NAN: absent). */
+double vms_mcol_value(const struct vms_mcol *s, const uint64_t *v, const uint64_t *meta);
+
+#endif
