@@ -16,6 +16,8 @@ t0=$SECONDS
 
 # CI must not skip what it can run: the e2e test fails if sysstat is missing
 export VMS_REQUIRE_E2E=1
+# ... nor the tests on InfluxDB, Prometheus and VictoriaMetrics
+export VMS_REQUIRE_TSDB=1
 
 echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
 build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled
