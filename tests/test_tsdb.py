@@ -471,6 +471,23 @@ class TSDB(unittest.TestCase):
                          {'vms-001', 'vms-002', 'vms-003', 'vms-901', 'vms-902', 'vms-903'})
         print('influx: %d values of %d frames equal dump' % (n, len(self.meta)))
 
+    def test_influx_escaping(self):
+        """A tag value with a space, commas and equals signs, escaped as
+        the line-protocol reference says, comes back from InfluxDB as it
+        was; one with a backslash (read differently by 1.x and 2.x) is
+        refused."""
+        influx = self.server(Influx)
+        influx.q('', 'CREATE DATABASE esc')
+        host = 'web 1,rack=a=b'
+        influx.write('esc', run('tail', '--no-follow', '--format', 'influx', '--host', host, '-n', '2', FIXTURE))
+        for meas in ('vmsampler', 'cpu', 'vm_vcpu'):
+            tv = influx.q('esc', 'SHOW TAG VALUES FROM "%s" WITH KEY = "host"' % meas)
+            self.assertEqual(tv[0]['values'], [['host', host]], meas)
+        r = subprocess.run([BIN, 'tail', '--no-follow', '--format', 'influx', '--host', 'a\\b', FIXTURE],
+                           capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout), (2, ''))
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+
     def test_influx_from_live_ring(self):
         influx = self.server(Influx)
         influx.q('', 'CREATE DATABASE live')
@@ -484,10 +501,24 @@ class TSDB(unittest.TestCase):
         tail = subprocess.Popen([BIN, 'tail', ring, '--format', 'influx', '--host', HOST], stdout=lp,
                                 stderr=subprocess.PIPE)
         self.procs.append(tail)
+        # and the file as it grows (like tail -f: until SIGINT)
+        wait_for(lambda: os.path.exists(out), 10, 'the file')
+        flp = open(os.path.join(self.tmp, 'flp'), 'w+')  # not a pipe nobody reads meanwhile
+        self.addCleanup(flp.close)
+        ftail = subprocess.Popen([BIN, 'tail', out, '--format', 'influx', '--host', HOST],
+                                 stdout=flp, stderr=subprocess.PIPE, text=True)
+        self.procs.append(ftail)
         self.assertEqual(samp.wait(60), 0, samp.stderr.read())
         self.assertEqual(tail.wait(30), 0, tail.stderr.read())  # the writer exited: tail too
+        time.sleep(1)
+        ftail.send_signal(signal.SIGINT)
+        _, ferr = ftail.communicate(timeout=30)
+        self.assertEqual(ftail.returncode, 0, ferr)
         lp.seek(0)
-        influx.write('live', lp.read())
+        lines = lp.read()
+        flp.seek(0)
+        self.assertEqual(flp.read(), lines)  # the growing file and the ring: the same lines
+        influx.write('live', lines)
         ref = reference(out)
         n = self.check_influx(influx, 'live', ref)
         self.assertEqual(len(ref), 40)

@@ -15,18 +15,18 @@
 
 /* ---- escaping ----------------------------------------------------------- */
 
-static bool has_control(const char *s)
+bool vms_lp_name_ok(const char *s)
 {
 	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return true;
-	return false;
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '\\')
+			return false;
+	return true;
 }
 
 char *vms_lp_esc_measurement(char *p, const char *s)
 {
 	for (; *s; s++) {
-		if (*s == ',' || *s == ' ' || *s == '\\')
+		if (*s == ',' || *s == ' ')
 			*p++ = '\\';
 		*p++ = *s;
 	}
@@ -36,7 +36,7 @@ char *vms_lp_esc_measurement(char *p, const char *s)
 char *vms_lp_esc_key(char *p, const char *s)
 {
 	for (; *s; s++) {
-		if (*s == ',' || *s == ' ' || *s == '=' || *s == '\\')
+		if (*s == ',' || *s == ' ' || *s == '=')
 			*p++ = '\\';
 		*p++ = *s;
 	}
@@ -289,12 +289,12 @@ static char *line_prefix(const char *measurement, const char *host, const struct
 	return s;
 }
 
-static bool place_ok(const struct vms_lp_place *pl, const char *host)
+static bool place_ok(const struct vms_lp_place *pl)
 {
-	if (has_control(pl->measurement) || has_control(pl->field) || (host && has_control(host)))
+	if (!vms_lp_name_ok(pl->measurement) || !vms_lp_name_ok(pl->field))
 		return false;
 	for (int t = 0; t < 3; t++)
-		if (pl->tag[t].key && has_control(pl->tag[t].value))
+		if (pl->tag[t].key && !vms_lp_name_ok(pl->tag[t].value))
 			return false;
 	return true;
 }
@@ -302,7 +302,7 @@ static bool place_ok(const struct vms_lp_place *pl, const char *host)
 static int add_influx_col(struct vms_lp *lp, uint32_t i, const char *name, const char *key, const char *host)
 {
 	struct vms_lp_place pl;
-	if (vms_lp_map(name, key, &pl) < 0 || !place_ok(&pl, host)) {
+	if (vms_lp_map(name, key, &pl) < 0 || !place_ok(&pl)) {
 		lp->skipped++;
 		return 0;
 	}
@@ -386,8 +386,8 @@ int vms_lp_new(struct vms_lp **out, enum vms_lp_format fmt, uint32_t ncols, cons
 		vms_lp_free(lp);
 		return -ENOMEM;
 	}
-	if (host && has_control(host))
-		host = NULL; /* cannot be a tag: none */
+	if (host && !vms_lp_name_ok(host))
+		host = NULL; /* cannot be a tag: none (tail refuses it first) */
 	int r = 0;
 	for (uint32_t i = 0; i < ncols && r == 0; i++)
 		r = fmt == VMS_LP_INFLUX ? add_influx_col(lp, i, names[i], keys ? keys[i] : NULL, host)

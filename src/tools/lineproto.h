@@ -16,10 +16,12 @@
  * average) a float written exactly as the decimal it is; a missing value
  * is an absent field, never 0, and a line left without fields is not
  * written.  Measurements, tag keys and values and field keys are escaped
- * as the line-protocol reference says (comma, space, '=' and backslash;
- * a measurement only comma, space and backslash); a name holding a
- * control character cannot be written and its column is left out
- * (counted).  The timestamp is the frame's wall-clock time in ns.
+ * as the line-protocol reference says (comma, space and '='; a
+ * measurement only comma and space).  A name holding a backslash or a
+ * control character cannot be written (InfluxDB 1.x keeps a doubled
+ * backslash as two, 2.x reads one, and a trailing backslash breaks the
+ * line in 1.x): its column is left out (counted).  The timestamp is the
+ * frame's wall-clock time in ns.
  *
  * JSON lines: one object per frame, {"seq":17,"t_wall_ns":...,
  * "t_mono_ns":...,"gen":1,...,"reader_lost":0,"cpu.all.user":1234,...}
@@ -86,12 +88,13 @@ struct vms_lp;
 enum vms_lp_format { VMS_LP_INFLUX = 1, VMS_LP_JSON = 2 };
 
 /* A layout for one schema: the columns' names and keys (keys may be NULL
- * or ""), the host tag (NULL or "": none).  0, -ENOMEM; columns that the
+ * or ""), the host tag (NULL, "" or not vms_lp_name_ok(): none).  0, -ENOMEM; columns that the
  * line protocol cannot name are counted in vms_lp_skipped(). */
 int vms_lp_new(struct vms_lp **out, enum vms_lp_format fmt, uint32_t ncols, const char *const *names,
 	       const char *const *keys, const char *host);
 void vms_lp_free(struct vms_lp *lp);
-/* Columns left out of the layout (a name with a control character). */
+/* Columns left out of the layout (a name with a backslash or a control
+ * character). */
 uint32_t vms_lp_skipped(const struct vms_lp *lp);
 
 /* The frame's own fields: the "vmsampler" measurement, the JSON
@@ -116,6 +119,9 @@ size_t vms_lp_max(const struct vms_lp *lp, uint32_t nextra);
 char *vms_lp_frame(const struct vms_lp *lp, char *p, const struct vms_lp_meta *m,
 		   const struct vms_lp_val *vals);
 
+/* s can be a measurement, tag or field key or value: no backslash, no
+ * control character. */
+bool vms_lp_name_ok(const char *s);
 /* Escaped forms (exposed for the tests): a line-protocol measurement,
  * a tag key/value or field key, a JSON string (with its quotes).  The
  * _max functions bound the bytes written. */

@@ -34,7 +34,7 @@ static const char usage_text[] =
 	"                       value an absent member; reader_lost counts the\n"
 	"                       frames this reader lost before each one\n"
 	"      --host=NAME      the host tag of --format influx (default: this\n"
-	"                       machine's hostname; '' for none)\n"
+	"                       machine's hostname; '' for none; no backslash)\n"
 	"  -c, --columns=GLOBS  only the columns matching these comma-separated\n"
 	"                       fnmatch patterns, e.g. 'cpu.all.*,vm.*.cpu_time'\n"
 	"  -r, --rates          per-interval rates (as dump --rates) instead of the\n"
@@ -179,7 +179,7 @@ static int select_lp(struct tail *t)
 	if (r < 0)
 		return r;
 	if (vms_lp_skipped(t->lp))
-		vms_warn("%u columns left out: their names hold control characters, which line protocol cannot carry",
+		vms_warn("%u columns left out: their names hold a backslash or a control character, which line protocol cannot carry",
 			 vms_lp_skipped(t->lp));
 	size_t rowcap = vms_lp_max(t->lp, 2);
 	if (rowcap > t->rowcap) {
@@ -373,8 +373,15 @@ int vms_tail_main(int argc, char **argv)
 		return vms_tool_usage("tail", "--events prints CSV only", NULL);
 	if (host_given && t.fmt != FMT_INFLUX)
 		return vms_tool_usage("tail", "--host goes with --format influx", NULL);
-	if (!host_given && gethostname(hostname, sizeof(hostname) - 1) == 0)
+	if (host_given && !vms_lp_name_ok(t.host))
+		return vms_tool_usage("tail", "--host cannot hold a backslash or a control character", NULL);
+	if (!host_given && t.fmt == FMT_INFLUX && gethostname(hostname, sizeof(hostname) - 1) == 0) {
 		t.host = hostname;
+		if (!vms_lp_name_ok(hostname)) {
+			vms_warn("the hostname holds a backslash or a control character: no host tag (see --host)");
+			t.host = NULL;
+		}
+	}
 	const char *in = argv[optind];
 
 	struct sigaction sa = {.sa_handler = on_signal};
