@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rw_send URL FILE.vms [--batch N] [--retries N] [--backoff-ms N]
- *         [--max-backoff-ms N] [--timeout-ms N] [--once 0|1] [--host NAME]
+ *         [--max-backoff-ms N] [--timeout-ms N] [--once 0|1] [--ca-file PEM]
+ *         [--host NAME]
  *
  * The tests' driver of src/tools/remote_write.c: every frame of FILE (a
  * .vms stream or a ring) through remote write to URL, N frames per
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: rw_send URL FILE.vms [--batch N] [--retries N] [--backoff-ms N] "
-				"[--max-backoff-ms N] [--timeout-ms N] [--once 0|1] [--host NAME]\n");
+				"[--max-backoff-ms N] [--timeout-ms N] [--once 0|1] [--ca-file PEM] [--host NAME]\n");
 		return 2;
 	}
 	struct vms_rw_conf conf = {.url = argv[1], .retries = 3, .stop = &stop};
@@ -91,6 +92,8 @@ int main(int argc, char **argv)
 			conf.backoff_max_ms = (unsigned)num(v);
 		else if (strcmp(o, "--timeout-ms") == 0)
 			conf.timeout_ms = (long)num(v);
+		else if (strcmp(o, "--ca-file") == 0)
+			conf.ca_file = v;
 		else if (strcmp(o, "--once") == 0)
 			once = num(v) != 0;
 		else if (strcmp(o, "--host") == 0)

@@ -38,6 +38,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -648,7 +649,8 @@ class TSDB(unittest.TestCase):
 
     def test_remote_write_bad_receivers(self):
         """A scripted receiver: statuses in order, then the last forever
-        ('hang': accept and never answer)."""
+        ('hang': accept and never answer); over HTTPS with a certificate
+        for another name."""
         class H(http.server.BaseHTTPRequestHandler):
             script, seen = [], []
 
@@ -706,6 +708,30 @@ class TSDB(unittest.TestCase):
             self.assertIn('attempts=3 rc=-11', r.stdout)  # -EAGAIN: the batch kept
             self.assertIn('Timeout was reached', r.stdout)
             self.assertLess(time.monotonic() - t0, 10)
+            # HTTPS: a certificate for another name is not retried, the
+            # batch kept; the same server with the right name takes it
+            H.script[:], H.seen[:] = [204], []
+            for san, rc, want in (('DNS:other.example', 1, r'attempts=1 rc=-71 .*(SSL|certificate)'),
+                                  ('IP:127.0.0.1', 0, r'status=204 attempts=1 rc=0')):
+                key, crt = os.path.join(self.tmp, 'key.pem'), os.path.join(self.tmp, 'crt.pem')
+                subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key,
+                                '-out', crt, '-days', '1', '-subj', '/CN=vms-test', '-addext',
+                                'subjectAltName=' + san], check=True, capture_output=True)
+                tls = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                ctx.load_cert_chain(crt, key)
+                tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+                threading.Thread(target=tls.serve_forever, daemon=True).start()
+                try:
+                    r = subprocess.run([RW_SEND, 'https://127.0.0.1:%d/api/v1/write' % tls.server_address[1], small,
+                                        '--batch', '3', '--retries', '3', '--ca-file', crt, '--once', '1'],
+                                       capture_output=True, text=True, timeout=60)
+                    self.assertEqual(r.returncode, rc, r.stdout + r.stderr)
+                    self.assertRegex(r.stdout, want)
+                finally:
+                    tls.shutdown()
+                    tls.server_close()
+            self.assertEqual(len(H.seen), 1)  # only the verified one got through
         finally:
             srv.shutdown()
             srv.server_close()
