@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rw_send URL FILE.vms [--batch N] [--retries N] [--backoff-ms N]
  *         [--max-backoff-ms N] [--timeout-ms N] [--once 0|1] [--ca-file PEM]
- *         [--host NAME]
+ *         [--pace-ms N] [--host NAME]
  *
  * The tests' driver of src/tools/remote_write.c: every frame of FILE (a
  * .vms stream or a ring) through remote write to URL, N frames per
@@ -13,7 +13,8 @@
  * names metrics as vmsampler(1) says.)
  *
  * A request whose retries ran out is tried again (the batch kept) until
- * it goes or is rejected, unless --once 1.  One line per request on stdout:
+ * it goes or is rejected, unless --once 1.  --pace-ms waits after each
+ * request (a run that lasts, for the outage tests).  One line per request on stdout:
  *   send frames=F series=S samples=N raw=B wire=W status=H attempts=A rc=R [error=...]
  * and at the end
  *   total frames=F requests=Q samples=N dropped=D retries=T wire=W
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <vmsampler/reader.h>
 
@@ -70,11 +72,11 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: rw_send URL FILE.vms [--batch N] [--retries N] [--backoff-ms N] "
-				"[--max-backoff-ms N] [--timeout-ms N] [--once 0|1] [--ca-file PEM] [--host NAME]\n");
+				"[--max-backoff-ms N] [--timeout-ms N] [--once 0|1] [--ca-file PEM] [--pace-ms N] [--host NAME]\n");
 		return 2;
 	}
 	struct vms_rw_conf conf = {.url = argv[1], .retries = 3, .stop = &stop};
-	unsigned batch = 10;
+	unsigned batch = 10, pace_ms = 0;
 	const char *host = NULL;
 	for (int i = 3; i < argc; i++) {
 		if (i + 1 >= argc) {
@@ -92,6 +94,8 @@ int main(int argc, char **argv)
 			conf.backoff_max_ms = (unsigned)num(v);
 		else if (strcmp(o, "--timeout-ms") == 0)
 			conf.timeout_ms = (long)num(v);
+		else if (strcmp(o, "--pace-ms") == 0)
+			pace_ms = (unsigned)num(v);
 		else if (strcmp(o, "--ca-file") == 0)
 			conf.ca_file = v;
 		else if (strcmp(o, "--once") == 0)
@@ -158,6 +162,8 @@ int main(int argc, char **argv)
 			if (flush_batch(w, inbatch) < 0)
 				rc = 1;
 			inbatch = 0;
+			if (pace_ms)
+				nanosleep(&(struct timespec){pace_ms / 1000, (long)(pace_ms % 1000) * 1000000L}, NULL);
 		}
 	}
 	if (r < 0) {

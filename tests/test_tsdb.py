@@ -647,6 +647,29 @@ class TSDB(unittest.TestCase):
         t_end = us_of(self.ref[max(self.ref)]['time']) / 1e6 + 1
         self.assertEqual(self.check_rw(prom.series(t_end)), samples)  # nothing lost, nothing twice
 
+    def test_remote_write_receiver_restarted_mid_run(self):
+        """Prometheus stopped after a few requests and started again on
+        its data directory 3 s later: every sample arrives once."""
+        prom = self.server(Prometheus)
+        proc = subprocess.Popen([RW_SEND, prom.url('/api/v1/write'), FIXTURE, '--host', HOST, '--batch', '5',
+                                 '--pace-ms', '150', '--retries', '1000', '--backoff-ms', '50',
+                                 '--max-backoff-ms', '400'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        self.procs.append(proc)
+        time.sleep(1)
+        prom.stop()
+        time.sleep(3)
+        self.assertIsNone(proc.poll())  # waiting for it
+        prom.start()
+        out, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 0, out + err)
+        frames, reqs, samples, dropped = self.rw_totals(out)
+        self.assertEqual((frames, reqs, dropped), (120, 24, 0))
+        retried = [ln for ln in out.splitlines() if ln.startswith('send') and 'attempts=1 ' not in ln]
+        self.assertEqual(len(retried), 1, out)  # the request of the outage, and only it
+        t_end = us_of(self.ref[max(self.ref)]['time']) / 1e6 + 1
+        self.assertEqual(self.check_rw(prom.series(t_end)), samples)
+
     def test_remote_write_bad_receivers(self):
         """A scripted receiver: statuses in order, then the last forever
         ('hang': accept and never answer); over HTTPS with a certificate
