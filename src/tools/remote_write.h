@@ -17,8 +17,8 @@
  * Samples of one series (the same name and labels) go into one
  * TimeSeries in the order they were added, which must be the order of
  * their timestamps (receivers reject a sample older than the series'
- * last).  Labels are sorted by name, __name__ first among equals (the
- * specification's order); a label with an empty value is left out.
+ * last).  Labels, __name__ among them, are sorted by name in byte order
+ * (the specification's order); a label with an empty value is left out.
  *
  * Sending: a 2xx is success; a 5xx, a 429, a timeout or a connection
  * error is retried after conf.backoff_ms, doubled each time up to
@@ -77,7 +77,9 @@ struct vms_rw_totals {
 	uint64_t wire_bytes;      /* bytes of accepted request bodies */
 };
 
-/* 0, -EINVAL (no URL), -ENOMEM, -EIO (libcurl could not start). */
+/* 0, -EINVAL (no URL), -ENOMEM, -EIO (libcurl could not start).  The
+ * strings of c are used where they are (not copied): they must live until
+ * vms_rw_free(). */
 int vms_rw_new(struct vms_rw **out, const struct vms_rw_conf *c);
 void vms_rw_free(struct vms_rw *w);
 
