@@ -9,6 +9,9 @@ export DEBIAN_FRONTEND=noninteractive
 # zlib1g-dev: vmsampler export's HTTP server and gzip).
 BUILD_PKGS="gcc meson ninja-build pkg-config libyaml-dev libvirt-dev libxml2-dev make xz-utils binutils"
 BUILD_PKGS="$BUILD_PKGS libmicrohttpd-dev zlib1g-dev"
+# ... remote write (src/tools/remote_write.c): protobuf-c and its compiler,
+# snappy, libcurl
+BUILD_PKGS="$BUILD_PKGS libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libcurl4-openssl-dev"
 # ... and to run the whole test suite (the integration tests' libvirtd,
 # QEMU and guest image come from tests/vmlab/setup.sh; libvirt-clients for
 # virsh, which agent-testdrv also uses with libvirt's test driver).
@@ -16,8 +19,11 @@ TEST_PKGS="libcmocka-dev sysstat tzdata python3 groff-base linux-perf python3-pa
 # ... and the Python package's figures (python3-matplotlib) and its test
 # venv (python3-venv: pyarrow, pandas, duckdb come from PyPI, see py_venv)
 TEST_PKGS="$TEST_PKGS python3-matplotlib python3-venv"
-# ... and a real Prometheus (and promtool) that scrapes vmsampler export
-TEST_PKGS="$TEST_PKGS prometheus"
+# ... and the time-series databases the tests start: Prometheus (and
+# promtool) that scrapes vmsampler export (tests/test_export.py), InfluxDB
+# 1.6, Prometheus 2.42 and VictoriaMetrics 1.79 that take tail's line
+# protocol and remote write (tests/test_tsdb.py), and jq
+TEST_PKGS="$TEST_PKGS influxdb prometheus victoria-metrics jq"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

@@ -18,9 +18,11 @@ t0=$SECONDS
 export VMS_REQUIRE_E2E=1
 # ... and the export test fails without Debian's prometheus (TEST_PKGS)
 export VMS_REQUIRE_PROMETHEUS=1
+# ... nor the tests on InfluxDB, Prometheus and VictoriaMetrics
+export VMS_REQUIRE_TSDB=1
 
 echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
-build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Dexport=enabled
+build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Dexport=enabled -Dremote_write=enabled
 # the Python package's tests: matplotlib from Debian, pyarrow, pandas and
 # duckdb in a venv (from PyPI)
 py_venv "$ROOT/build/pyvenv"

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "csv.h"
+#include "lineproto.h"
 #include "log.h"
 #include "reader_int.h"
 #include "ring.h"
@@ -18,10 +20,21 @@
 
 static const char usage_text[] =
 	"Usage: vmsampler tail RING|FILE.vms [--columns=GLOBS] [--rates | --events]\n"
+	"                      [--format=csv|influx|json] [--host=NAME]\n"
 	"                      [-n N] [--new] [--no-follow]\n"
 	"Print the frames of a live ring (vmsampler --ring PATH) or of a binary stream\n"
 	"that is still being written as CSV, as they come, until SIGINT.\n"
 	"\n"
+	"  -F, --format=FMT     csv (default); influx: InfluxDB line protocol, one\n"
+	"                       line per measurement and tag set per frame (cpu, disk,\n"
+	"                       net, vm, vm_vcpu, ... and vmsampler, the frame's own\n"
+	"                       fields; integers as NNNi, ns timestamps, a missing\n"
+	"                       value an absent field); json (or jsonl): one JSON\n"
+	"                       object per frame, the columns as members, a missing\n"
+	"                       value an absent member; reader_lost counts the\n"
+	"                       frames this reader lost before each one\n"
+	"      --host=NAME      the host tag of --format influx (default: this\n"
+	"                       machine's hostname; '' for none; no backslash)\n"
 	"  -c, --columns=GLOBS  only the columns matching these comma-separated\n"
 	"                       fnmatch patterns, e.g. 'cpu.all.*,vm.*.cpu_time'\n"
 	"  -r, --rates          per-interval rates (as dump --rates) instead of the\n"
@@ -50,10 +63,17 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+enum { FMT_CSV, FMT_INFLUX, FMT_JSON };
+
 struct tail {
 	struct vms_reader *rd;
 	const char *globs;
 	bool rates;
+	int fmt;               /* FMT_* */
+	const char *host;      /* influx's host tag */
+	struct vms_lp *lp;     /* influx/json: the layout of the selected columns */
+	struct vms_lp_val *vals;
+	uint64_t missed;       /* vms_reader_missed() at the last row */
 	uint32_t *sel;         /* selected columns (raw or rate indices) */
 	uint32_t nsel, capsel;
 	char *header;          /* the last header printed */
@@ -61,8 +81,11 @@ struct tail {
 	size_t rowcap;
 };
 
+static int select_lp(struct tail *t);
+
 /* Select the columns of the current schema and print a header if it
- * differs from the last one. */
+ * differs from the last one (CSV), or make the layout of the other
+ * formats. */
 static int select_columns(struct tail *t)
 {
 	struct vms_reader *rd = t->rd;
@@ -83,6 +106,8 @@ static int select_columns(struct tail *t)
 			t->sel[i] = i;
 		t->nsel = n;
 	}
+	if (t->fmt != FMT_CSV)
+		return select_lp(t);
 	size_t need = 64 + sizeof(VMS_CSV_META);
 	for (uint32_t i = 0; i < t->nsel; i++) {
 		struct vms_reader_col c = {0};
@@ -122,6 +147,103 @@ static int select_columns(struct tail *t)
 	return 0;
 }
 
+/* The line-protocol or JSON layout of the selected columns. */
+static int select_lp(struct tail *t)
+{
+	struct vms_reader *rd = t->rd;
+	const char **names = calloc(t->nsel ? t->nsel : 1, sizeof(*names));
+	const char **keys = calloc(t->nsel ? t->nsel : 1, sizeof(*keys));
+	struct vms_lp_val *vals = realloc(t->vals, (t->nsel ? t->nsel : 1) * sizeof(*vals));
+	int r = -ENOMEM;
+	if (vals)
+		t->vals = vals;
+	if (names && keys && vals) {
+		for (uint32_t i = 0; i < t->nsel; i++) {
+			struct vms_reader_col c = {0};
+			if (t->rates) {
+				names[i] = vms_reader_rate_name(rd, t->sel[i]);
+				keys[i] = "";
+			} else {
+				vms_reader_col_info(rd, t->sel[i], &c);
+				names[i] = c.name;
+				keys[i] = c.key;
+			}
+		}
+		vms_lp_free(t->lp);
+		t->lp = NULL;
+		r = vms_lp_new(&t->lp, t->fmt == FMT_INFLUX ? VMS_LP_INFLUX : VMS_LP_JSON, t->nsel, names, keys,
+			       t->host);
+	}
+	free(names);
+	free(keys);
+	if (r < 0)
+		return r;
+	if (vms_lp_skipped(t->lp))
+		vms_warn("%u columns left out: their names hold a backslash or a control character, which line protocol cannot carry",
+			 vms_lp_skipped(t->lp));
+	size_t rowcap = vms_lp_max(t->lp, 2);
+	if (rowcap > t->rowcap) {
+		char *row = realloc(t->row, rowcap);
+		if (!row)
+			return -ENOMEM;
+		t->row = row;
+		t->rowcap = rowcap;
+	}
+	return 0;
+}
+
+/* The current frame as line protocol or JSON; 0 if it has none (the
+ * first frame with --rates), 1 if printed. */
+static int print_lp(struct tail *t)
+{
+	struct vms_reader *rd = t->rd;
+	const struct vms_frame *f = vms_reader_frame(rd);
+	static const char *const extra_name[] = {"interval_s", "rate_flags"};
+	struct vms_lp_val extra[2];
+	struct vms_lp_meta m = {
+		.seq = f->seq,
+		.t_wall_ns = f->t_real_ns,
+		.t_mono_ns = f->t_mono_ns,
+		.gen = f->gen,
+		.flags = f->flags,
+		.missed_ticks = f->missed_ticks,
+		.lost_frames = f->lost_frames,
+		.late_ns = f->late_ns,
+		.self_cpu_ns = f->self_cpu_ns,
+	};
+	if (t->rates) {
+		double dt = vms_reader_rate_interval(rd);
+		if (dt <= 0)
+			return 0;
+		extra[0] = (struct vms_lp_val){.type = VMS_LP_DOUBLE, .d = dt};
+		extra[1] = (struct vms_lp_val){.type = VMS_LP_UINT, .u = vms_reader_rate_flags(rd)};
+		m.nextra = 2;
+		m.extra_name = extra_name;
+		m.extra = extra;
+		for (uint32_t i = 0; i < t->nsel; i++) {
+			double v;
+			t->vals[i] = vms_reader_rate(rd, t->sel[i], &v) == 0
+					     ? (struct vms_lp_val){.type = VMS_LP_DOUBLE, .d = v}
+					     : (struct vms_lp_val){.type = VMS_LP_NONE};
+		}
+	} else {
+		const struct vms_schema *s = vms_rdr_schema(rd);
+		for (uint32_t i = 0; i < t->nsel; i++) {
+			uint64_t v = f->v[t->sel[i]];
+			int scale = s->cols[t->sel[i]].scale;
+			t->vals[i] = v == VMS_NONE ? (struct vms_lp_val){.type = VMS_LP_NONE}
+				     : scale > 0   ? (struct vms_lp_val){.type = VMS_LP_FIXED, .scale = (int8_t)scale, .u = v}
+						   : (struct vms_lp_val){.type = VMS_LP_UINT, .u = v};
+		}
+	}
+	uint64_t missed = vms_reader_missed(rd);
+	m.reader_lost = missed - t->missed;
+	t->missed = missed;
+	char *end = vms_lp_frame(t->lp, t->row, &m, t->vals);
+	fwrite(t->row, 1, (size_t)(end - t->row), stdout);
+	return 1;
+}
+
 /* One row for the current frame; 0 if it has none (the first frame with
  * --rates), 1 if printed. */
 static int print_row(struct tail *t)
@@ -129,6 +251,8 @@ static int print_row(struct tail *t)
 	struct vms_reader *rd = t->rd;
 	const struct vms_frame *f = vms_reader_frame(rd);
 	char *p = t->row;
+	if (t->fmt != FMT_CSV)
+		return print_lp(t);
 	if (t->rates) {
 		double dt = vms_reader_rate_interval(rd);
 		if (dt <= 0)
@@ -170,7 +294,7 @@ static void nap(uint64_t ns)
 
 int vms_tail_main(int argc, char **argv)
 {
-	enum { OPT_NEW = 256, OPT_NO_FOLLOW };
+	enum { OPT_NEW = 256, OPT_NO_FOLLOW, OPT_HOST };
 	static const struct option opts[] = {
 		{"columns", required_argument, NULL, 'c'},
 		{"rates", no_argument, NULL, 'r'},
@@ -178,10 +302,14 @@ int vms_tail_main(int argc, char **argv)
 		{"count", required_argument, NULL, 'n'},
 		{"new", no_argument, NULL, OPT_NEW},
 		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+		{"format", required_argument, NULL, 'F'},
+		{"host", required_argument, NULL, OPT_HOST},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct tail t = {0};
+	char hostname[256] = "";
+	bool host_given = false;
 	unsigned flags = VMS_READER_FOLLOW;
 	bool follow = true, events = false;
 	uint64_t count = 0;
@@ -189,7 +317,7 @@ int vms_tail_main(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, ":c:ren:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:ren:F:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			t.globs = optarg;
@@ -209,6 +337,20 @@ int vms_tail_main(int argc, char **argv)
 			count = v;
 			break;
 		}
+		case 'F':
+			if (strcmp(optarg, "csv") == 0)
+				t.fmt = FMT_CSV;
+			else if (strcmp(optarg, "influx") == 0)
+				t.fmt = FMT_INFLUX;
+			else if (strcmp(optarg, "json") == 0 || strcmp(optarg, "jsonl") == 0)
+				t.fmt = FMT_JSON;
+			else
+				return vms_tool_usage("tail", "--format is csv, influx or json", optarg);
+			break;
+		case OPT_HOST:
+			t.host = optarg;
+			host_given = true;
+			break;
 		case OPT_NEW:
 			flags |= VMS_READER_NEW_ONLY;
 			break;
@@ -227,6 +369,19 @@ int vms_tail_main(int argc, char **argv)
 		return vms_tool_usage("tail", optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
 	if (events && (t.rates || t.globs))
 		return vms_tool_usage("tail", "--events excludes --rates and --columns", NULL);
+	if (events && t.fmt != FMT_CSV)
+		return vms_tool_usage("tail", "--events prints CSV only", NULL);
+	if (host_given && t.fmt != FMT_INFLUX)
+		return vms_tool_usage("tail", "--host goes with --format influx", NULL);
+	if (host_given && !vms_lp_name_ok(t.host))
+		return vms_tool_usage("tail", "--host cannot hold a backslash or a control character", NULL);
+	if (!host_given && t.fmt == FMT_INFLUX && gethostname(hostname, sizeof(hostname) - 1) == 0) {
+		t.host = hostname;
+		if (!vms_lp_name_ok(hostname)) {
+			vms_warn("the hostname holds a backslash or a control character: no host tag (see --host)");
+			t.host = NULL;
+		}
+	}
 	const char *in = argv[optind];
 
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -320,6 +475,8 @@ int vms_tail_main(int argc, char **argv)
 		vms_err("stdout: %s", strerror(errno));
 		rc = 1;
 	}
+	vms_lp_free(t.lp);
+	free(t.vals);
 	free(t.sel);
 	free(t.header);
 	free(t.row);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* tail.h - `vmsampler tail`: follow a live ring or a growing binary
- * stream and print its frames as CSV as they come.
+ * stream and print its frames as they come: CSV, InfluxDB line protocol
+ * or JSON lines (lineproto.h).
  *
  *   vmsampler tail RING|FILE.vms [--columns GLOBS] [--rates] [-n N]
+ *                                [--format csv|influx|json] [--host NAME]
  *                                [--new] [--no-follow]
  *
  * Exit status: 0 stopped by SIGINT/SIGTERM, -n reached, the end of a file
