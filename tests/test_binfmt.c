@@ -539,10 +539,10 @@ static void test_unknown_and_concatenated(void **state)
 	run_make(&r, 50);
 	assert_int_equal(feed_sink(&vms_sink_bin, tp("u.vms"), &r, 0, 10, false), 0);
 	size_t len;
-	uint8_t *c = malloc(2 * len + 200);
 	/* header, schema, an unknown record, the rest; then the file again */
 	struct vms_bin_dec d;
 	uint8_t *b = slurp_dec(tp("u.vms"), &len, &d);
+	uint8_t *c = malloc(2 * len + 200);
 	assert_int_equal(vms_bin_dec_next(&d), VMS_BIN_HEADER);
 	assert_int_equal(vms_bin_dec_next(&d), VMS_BIN_SCHEMA);
 	size_t cut = (size_t)(d.base + d.pos);

@@ -9,7 +9,7 @@
 #include "config.h"
 #include "log.h"
 #include "runbin.h"
-#include "sched.h"
+#include "vms_sched.h"
 #include "testutil.h"
 #include "vms_build.h"
 

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "sched.h"
+#include "vms_sched.h"
 
 /* xorshift: deterministic jitter */
 static uint64_t rnd(uint64_t *s)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "sched.h"
+#include "vms_sched.h"
 #include "vms_build.h"
 
 /* enum fields are stored through an int pointer */

@@ -15,7 +15,7 @@
 #include "config.h"
 #include "control.h"
 #include "ring.h"
-#include "sched.h"
+#include "vms_sched.h"
 #include "sink.h"
 #include "source.h"
 #include "vmtab.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "sched.h"
+#include "vms_sched.h"
 
 #include <string.h>
 

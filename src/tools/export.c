@@ -183,7 +183,11 @@ static bool authorized(struct shared *sh, struct MHD_Connection *c)
 	if (!sh->user)
 		return true;
 	char *pass = NULL, *user = MHD_basic_auth_get_username_password(c, &pass);
-	bool ok = user && pass && same(user, sh->user) & same(pass, sh->pass);
+	bool ok = false;
+	if (user && pass) { /* both compared, whatever the first gives */
+		bool u = same(user, sh->user), p = same(pass, sh->pass);
+		ok = u && p;
+	}
 	MHD_free(user);
 	MHD_free(pass);
 	return ok;

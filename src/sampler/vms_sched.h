@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* sched.h - absolute, drift-free tick deadlines (pure arithmetic).
+/* vms_sched.h - absolute, drift-free tick deadlines (pure arithmetic).
  *
  * Deadline k is start + k * period, computed by multiplication, never by
  * accumulating periods, so rounding cannot drift.  On each wake-up the
