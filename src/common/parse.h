@@ -81,6 +81,32 @@ struct vms_net_line {
 };
 int vms_netdev_next(struct vms_cur *c, const struct vms_netdev_hdr *h, struct vms_net_line *out);
 
+/* ---- memory (parse_mem.c) ---------------------------------------------- */
+
+/* A "key value" line of /proc/meminfo or /proc/vmstat: the key is a view
+ * into the buffer (at most VMS_KV_KEY_MAX bytes of [A-Za-z0-9_], and in
+ * meminfo '(' ')'); kb: meminfo's unit was "kB" and v is in bytes
+ * (the number times 1024); else v is the number. */
+#define VMS_KV_KEY_MAX 64
+struct vms_kv_line {
+	const char *key;
+	size_t key_len;
+	uint64_t v;
+	bool kb;
+};
+int vms_meminfo_next(struct vms_cur *c, struct vms_kv_line *out);
+int vms_vmstat_next(struct vms_cur *c, struct vms_kv_line *out);
+
+/* /proc/pressure/{cpu,memory,io,irq}: "some avg10=0.12 avg60=0.03
+ * avg300=0.00 total=123456" and the same with "full"; avg x 100 (percent
+ * with two decimals), total in microseconds. */
+struct vms_psi_line {
+	bool full;
+	uint64_t avg[3];
+	uint64_t total;
+};
+int vms_psi_next(struct vms_cur *c, struct vms_psi_line *out);
+
 /* ---- per-VM files (parse_vm.c) ----------------------------------------- */
 
 /* /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat: "pid (comm) S f4 f5

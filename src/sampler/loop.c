@@ -526,6 +526,12 @@ static const struct vms_source_conf *source_conf(const struct vms_config *c, con
 		return &c->diskstats;
 	if (strcmp(name, "netdev") == 0)
 		return &c->netdev;
+	if (strcmp(name, "meminfo") == 0)
+		return &c->meminfo;
+	if (strcmp(name, "vmstat") == 0)
+		return &c->vmstat;
+	if (strcmp(name, "psi") == 0)
+		return &c->psi;
 	if (strcmp(name, "vm") == 0)
 		return &c->libvirt.src;
 	if (strcmp(name, "perf") == 0)
