@@ -144,6 +144,13 @@ int vms_parse_keyed(const char *buf, size_t len, const char *const *keys, unsign
  * memory.current, memory.usage_in_bytes). */
 int vms_parse_u64_file(const char *buf, size_t len, uint64_t *out);
 
+/* A cgroup limit: one number, or "max" (cgroup2) or "-1" (v1
+ * cpu.cfs_quota_us), both VMS_CG_UNLIMITED.  cpu.max: "QUOTA PERIOD" with
+ * QUOTA a number or "max". */
+#define VMS_CG_UNLIMITED (UINT64_MAX - 1)
+int vms_parse_cg_limit(const char *buf, size_t len, uint64_t *out);
+int vms_parse_cpu_max(const char *buf, size_t len, uint64_t *quota, uint64_t *period);
+
 /* cgroup v2 io.stat: "MAJ:MIN rbytes=N wbytes=N rios=N ..." per device;
  * the sums over devices of rbytes and wbytes (VMS_NONE if no line has
  * them). */
@@ -153,8 +160,8 @@ int vms_parse_iostat(const char *buf, size_t len, uint64_t *rbytes, uint64_t *wb
  * line) and the v1 paths of the controllers we read, as views into the
  * buffer (len 0: not there).  A path must start with '/'. */
 struct vms_pidcg {
-	const char *v2, *cpuacct, *memory;
-	size_t v2_len, cpuacct_len, memory_len;
+	const char *v2, *cpuacct, *memory, *cpu;
+	size_t v2_len, cpuacct_len, memory_len, cpu_len;
 };
 int vms_parse_pidcg(const char *buf, size_t len, struct vms_pidcg *out);
 

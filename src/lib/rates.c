@@ -70,6 +70,13 @@
  *                         the interval its vCPUs waited for a host CPU
  *   vm.N.dlyms/s          ΣΔvcpuK.delay / Δt / 10^6: ms of run delay per s
  *   vm.N.rxkB/s txkB/s    ΣΔnet.T.rx_bytes, tx_bytes / 1024 / Δt over its taps
+ *   vm.N.%cap             Δcpu_time / Δt / 10^9 / (cg.cpu_quota_us /
+ *                         cg.cpu_period_us) * 100: its CPU as a share of its
+ *                         cgroup's CPU cap (empty without a quota)
+ *   vm.N.%thrtl           Δcg.nr_throttled / Δcg.nr_periods * 100: the share
+ *                         of its enforcement periods in which it was
+ *                         throttled (0 when no period elapsed)
+ *   vm.N.cg.psi.R.%some %full  as psi.R.* below, for the VM's cgroup
  * Host memory (sources meminfo, vmstat, psi; sysstat at c1eb661ab208):
  *   psi.R.%some %full     Δpsi.R.some.total (full) / Δt / 10^4: the share of
  *                         the interval in which some (all non-idle) tasks
@@ -508,6 +515,41 @@ static bool ends_with(const char *s, const char *suffix)
 	return l >= sl && strcmp(s + l - sl, suffix) == 0;
 }
 
+/* Column prefix + rest of kind `kind`, or -1. */
+static int32_t vm_col(const struct vms_schema *s, const char *prefix, size_t plen, const char *rest, uint8_t kind)
+{
+	char n[600];
+	if (plen + strlen(rest) >= sizeof(n))
+		return -1;
+	memcpy(n, prefix, plen);
+	strcpy(n + plen, rest);
+	for (uint32_t i = 0; i < s->ncols; i++)
+		if (s->cols[i].kind == kind && strcmp(s->cols[i].name, n) == 0)
+			return (int32_t)i;
+	return -1;
+}
+
+/* A VM's CPU against its cgroup's cap, and its throttled share. */
+static void plan_vm_cap(struct builder *b, const char *prefix, size_t plen)
+{
+	const struct vms_schema *s = b->p->schema;
+	struct vms_rate_col *c;
+	int32_t t = vm_col(s, prefix, plen, "cpu_time", VMS_KIND_COUNTER),
+		q = vm_col(s, prefix, plen, "cg.cpu_quota_us", VMS_KIND_GAUGE),
+		pe = vm_col(s, prefix, plen, "cg.cpu_period_us", VMS_KIND_GAUGE),
+		nt = vm_col(s, prefix, plen, "cg.nr_throttled", VMS_KIND_COUNTER),
+		np = vm_col(s, prefix, plen, "cg.nr_periods", VMS_KIND_COUNTER);
+	if (t >= 0 && q >= 0 && pe >= 0 && (c = add(b, VMS_ROP_CAP, t, prefix, plen, "%cap"))) {
+		c->b = q;
+		c->c = pe;
+		c->mul = 100;
+	}
+	if (nt >= 0 && np >= 0 && (c = add(b, VMS_ROP_PER_OP, nt, prefix, plen, "%thrtl"))) {
+		c->b = np;
+		c->mul = 100;
+	}
+}
+
 /* Each VM's totals over its vCPUs and its taps (after its own columns). */
 static void plan_vm_totals(struct builder *b)
 {
@@ -551,6 +593,7 @@ static void plan_vm_totals(struct builder *b)
 		}
 		add_sum(b, name, plen, "rxkB/s", rx, nr, NULL, 0, 1.0 / 1024);
 		add_sum(b, name, plen, "txkB/s", tx, nt, NULL, 0, 1.0 / 1024);
+		plan_vm_cap(b, name, plen);
 	}
 out:
 	free(done);
@@ -691,13 +734,16 @@ static void plan_single(struct builder *b, uint32_t i)
 			c->scale = col->scale;
 		return;
 	}
-	/* psi.R.some.total -> psi.R.%some: µs per s -> % */
-	if (strncmp(col->name, "psi.", 4) == 0 && ends_with(col->name, ".total") && col->unit == VMS_UNIT_US) {
-		size_t nl = strlen(col->name) - 6; /* "psi.R.some" */
+	/* [vm.N.cg.]psi.R.some.total -> psi.R.%some: µs per s -> % */
+	const char *psi = strncmp(col->name, "psi.", 4) == 0 ? col->name : strstr(col->name, ".cg.psi.");
+	if (psi && psi != col->name)
+		psi += 4; /* "psi.R..." */
+	if (psi && ends_with(col->name, ".total") && col->unit == VMS_UNIT_US) {
+		size_t nl = strlen(col->name) - 6; /* "...psi.R.some" */
 		const char *kind = col->name + nl;
-		while (kind > col->name + 4 && kind[-1] != '.')
+		while (kind > psi + 4 && kind[-1] != '.')
 			kind--;
-		if (kind > col->name + 4) {
+		if (kind > psi + 4) {
 			char out[16];
 			snprintf(out, sizeof(out), "%%%.*s", (int)(col->name + nl - kind), kind);
 			if ((c = add(b, VMS_ROP_PER_S, (int32_t)i, col->name, (size_t)(kind - col->name), out)))
@@ -953,6 +999,16 @@ static struct vms_rate_term term(struct vms_rate_plan *p, struct ctx *x, const s
 		t = (struct vms_rate_term){sn, c->nden ? sd : dt_s};
 		break;
 	}
+	case VMS_ROP_CAP: {
+		/* the quota and period at the frame; none: no cap */
+		uint64_t q = cur[c->b], per = cur[c->c];
+		dt_s = col_dt(x, c->a);
+		if (q == VMS_NONE || per == VMS_NONE || q == 0 || q >= UINT64_MAX - 1 || !(dt_s > 0) ||
+		    !cdelta(x, c->a, &da))
+			break;
+		t = (struct vms_rate_term){(double)da * (double)per / (double)q, dt_s * 1e9};
+		break;
+	}
 	case VMS_ROP_GEXPR: {
 		/* at the frame: the gauges' current values (a term n / 1, so that
 		 * a sum of terms is the mean, as for VMS_ROP_GAUGE) */
@@ -984,6 +1040,7 @@ double vms_rate_value(const struct vms_rate_col *c, const struct vms_rate_term *
 	case VMS_ROP_GEXPR:
 		return t->d == 1 ? t->n : t->n / t->d; /* a sum: the mean */
 	case VMS_ROP_PER_S:
+	case VMS_ROP_CAP:
 		return t->d > 0 ? t->n * c->mul / t->d : NAN;
 	case VMS_ROP_PCT_OF:
 		return t->d != 0 ? t->n / t->d * 100 : 0;

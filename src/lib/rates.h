@@ -31,6 +31,9 @@ enum vms_rate_op {
 	VMS_ROP_SUM,      /* ΣΔ xs[0..nnum) * mul / ΣΔ xs[nnum..nnum+nden), 0 when that
 			   * is 0; per second (/ Δt) when nden is 0 (sar's await,
 			   * areq-sz; a VM's totals over its vCPUs and taps) */
+	VMS_ROP_CAP,      /* Δa (ns) / Δt / 10^9 * c / b * mul: CPU time as a share of
+			   * the cgroup's quota b per period c (gauges at the frame;
+			   * empty without a quota) */
 	VMS_ROP_GEXPR,    /* a gauge from gauges, at the frame (not a rate): max(0,
 			   * ±xs[0] ± ... xs[nnum-1]) * mul / (±xs[nnum] ± ...
 			   * xs[nnum+nden-1]) (/ 1 when nden is 0; 0 when that is not

@@ -68,7 +68,8 @@ static const char usage_text[] =
 	"      --to=T        stop after T (the same forms)\n"
 	"      --summary     min, avg, max and p95 of each column instead of rows\n"
 	"      --vm          the per-VM section too (%cpu, %steal, run delay,\n"
-	"                    network and disk kB/s, balloon)\n"
+	"                    network and disk kB/s, balloon, share of its CPU\n"
+	"                    cap, throttled share)\n"
 	"      --json        the same content as JSON\n"
 	"      --ring=PATH   read the live ring at PATH (the frames it holds now)\n"
 	"  -h, --help        show this help\n"
@@ -150,11 +151,12 @@ static const struct section sections[S_N] = {
 		   {{"%scpu", "psi.cpu.%some", K_RATE}, {"%sio", "psi.io.%some", K_RATE},
 		    {"%fio", "psi.io.%full", K_RATE}, {"%smem", "psi.memory.%some", K_RATE},
 		    {"%fmem", "psi.memory.%full", K_RATE}, {"%firq", "psi.irq.%full", K_RATE}}},
-	[S_VM] = {"vm", "VM", "vm.", NULL, 8,
+	[S_VM] = {"vm", "VM", "vm.", NULL, 10,
 		  {{"%cpu", "%cpu", K_RATE}, {"%steal", "%steal", K_RATE},
 		   {"dlyms/s", "dlyms/s", K_RATE}, {"rxkB/s", "rxkB/s", K_RATE},
 		   {"txkB/s", "txkB/s", K_RATE}, {"rkB/s", "io.rkB/s", K_RATE},
-		   {"wkB/s", "io.wkB/s", K_RATE}, {"kbballoon", "balloon.current", K_GAUGE}}},
+		   {"wkB/s", "io.wkB/s", K_RATE}, {"kbballoon", "balloon.current", K_GAUGE},
+		   {"%cap", "%cap", K_RATE}, {"%thrtl", "%thrtl", K_RATE}}},
 };
 
 __extension__ typedef unsigned __int128 u128;

@@ -292,8 +292,9 @@ def mem_checks(vms, out, sa, va, rates_csv):
 
     def same_as_dump(sec, col, name):
         # the report's Average is the interval-weighted mean of dump --rates
-        # over every interval (both rounded to the printed digit)
-        if sec[col] is None or abs(sec[col] - va[name]) > 0.0101 + 1e-9 * abs(va[name]):
+        # over every interval (both rounded to the printed digit; the weights,
+        # dump's interval_s, to the microsecond: 1e-6 relative)
+        if sec[col] is None or abs(sec[col] - va[name]) > 0.0101 + 1e-6 * abs(va[name]):
             fail("report Average %s %s, the mean of dump --rates %.4f" % (col, sec[col], va[name]))
 
     checks = []
