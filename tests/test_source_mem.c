@@ -265,51 +265,56 @@ static void test_psi_fixtures(void **state)
 	drv_open_missing(root("mem/sysstat-root6"), &vms_source_psi);
 }
 
+/* text written as <dir>/<file>, then a sample: it returns want, and
+ * when that is 0, counts errs damaged lines. */
+static void edit(struct drv *d, const char *dir, const char *file, const char *text, int want, uint32_t errs)
+{
+	drv_put(dir, file, text, strlen(text));
+	assert_int_equal(drv_sample(d), want);
+	if (want == 0)
+		assert_int_equal(d->parse_errors, errs);
+}
+
+/* A driver of ops on <dir>/<file> holding text: ncols columns, sampled. */
+static struct drv *start(const char *dir, const char *file, const char *text, struct drv *d,
+			 const struct vms_source_ops *ops, uint32_t ncols)
+{
+	drv_put(dir, file, text, strlen(text));
+	if (!d)
+		d = drv_new(dir, ops);
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(d->schema->ncols, ncols);
+	assert_int_equal(drv_sample(d), 0);
+	return d;
+}
+
 /* A file of the source in a temporary proc root: the edits of a tick. */
 static void test_changes(void **state)
 {
 	(void)state;
 	char *dir = tmpdir_make();
 	const char *mi = "MemTotal: 100 kB\nMemFree: 50 kB\nHugePages_Total: 2\n";
-	drv_put(dir, "meminfo", mi, strlen(mi));
-	struct drv *d = drv_new(dir, &vms_source_meminfo);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 3);
-	assert_int_equal(drv_sample(d), 0);
+	struct drv *d = start(dir, "meminfo", mi, NULL, &vms_source_meminfo, 3);
 	assert_int_equal(val(d, "mem.MemFree"), 51200);
 	/* a damaged line: its column is missing, counted, the others read */
-	const char *e1 = "MemTotal: 100 kB\nMemFree: 5x0 kB\nHugePages_Total: 3\n";
-	drv_put(dir, "meminfo", e1, strlen(e1));
-	assert_int_equal(drv_sample(d), 0);
-	assert_int_equal(d->parse_errors, 1);
+	edit(d, dir, "meminfo", "MemTotal: 100 kB\nMemFree: 5x0 kB\nHugePages_Total: 3\n", 0, 1);
 	assert_true(val(d, "mem.MemFree") == VMS_NONE);
 	assert_int_equal(val(d, "mem.HugePages_Total"), 3);
 	assert_int_equal(val(d, "mem.MemTotal"), 102400);
 	/* the unit changed under a column: not believed */
-	const char *e2 = "MemTotal: 100 kB\nMemFree: 50\nHugePages_Total: 3\n";
-	drv_put(dir, "meminfo", e2, strlen(e2));
-	assert_int_equal(drv_sample(d), 0);
-	assert_int_equal(d->parse_errors, 1);
+	edit(d, dir, "meminfo", "MemTotal: 100 kB\nMemFree: 50\nHugePages_Total: 3\n", 0, 1);
 	assert_true(val(d, "mem.MemFree") == VMS_NONE);
 	/* a key given twice: the first is kept, the second counted */
-	const char *e3 = "MemTotal: 100 kB\nMemFree: 50 kB\nMemFree: 60 kB\nHugePages_Total: 3\n";
-	drv_put(dir, "meminfo", e3, strlen(e3));
-	assert_int_equal(drv_sample(d), 0);
-	assert_int_equal(d->parse_errors, 1);
+	edit(d, dir, "meminfo", "MemTotal: 100 kB\nMemFree: 50 kB\nMemFree: 60 kB\nHugePages_Total: 3\n", 0, 1);
 	assert_int_equal(val(d, "mem.MemFree"), 51200);
 	/* a new key (a newer kernel's, or a driver's): a new schema */
 	const char *e4 = "MemTotal: 100 kB\nMemFree: 50 kB\nMemAvailable: 70 kB\nHugePages_Total: 3\n";
-	drv_put(dir, "meminfo", e4, strlen(e4));
-	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 4);
-	assert_int_equal(drv_sample(d), 0);
+	edit(d, dir, "meminfo", e4, VMS_RESCHEMA, 0);
+	start(dir, "meminfo", e4, d, NULL, 4);
 	assert_int_equal(val(d, "mem.MemAvailable"), 71680);
 	/* a key gone without a damaged line: a new schema too */
-	drv_put(dir, "meminfo", mi, strlen(mi));
-	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 3);
+	edit(d, dir, "meminfo", mi, VMS_RESCHEMA, 0);
+	start(dir, "meminfo", mi, d, NULL, 3);
 	drv_close(d);
 
 	/* vmstat: a line it does not sample changes nothing; a new one does */
@@ -318,41 +323,25 @@ static void test_changes(void **state)
 	d = drv_vmstat(dir, false);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(d->schema->ncols, 2);
-	const char *v1 = "nr_free_pages 7\npgfault 12\npgmajfault x\n";
-	drv_put(dir, "vmstat", v1, strlen(v1));
-	assert_int_equal(drv_sample(d), 0);
-	assert_int_equal(d->parse_errors, 1);
+	edit(d, dir, "vmstat", "nr_free_pages 7\npgfault 12\npgmajfault x\n", 0, 1);
 	assert_int_equal(val(d, "vmstat.pgfault"), 12);
 	assert_true(val(d, "vmstat.pgmajfault") == VMS_NONE);
-	const char *v2 = "nr_free_pages 7\npgfault 12\npgmajfault 2\noom_kill 0\n";
-	drv_put(dir, "vmstat", v2, strlen(v2));
-	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
+	edit(d, dir, "vmstat", "nr_free_pages 7\npgfault 12\npgmajfault 2\noom_kill 0\n", VMS_RESCHEMA, 0);
 	drv_close(d);
 
 	/* psi: a damaged line is missing and counted; a full line that
 	 * appears (or goes) is a new schema */
 	const char *p0 = "some avg10=0.00 avg60=0.00 avg300=0.00 total=10\n";
-	drv_put(dir, "pressure/cpu", p0, strlen(p0));
-	d = drv_new(dir, &vms_source_psi);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 1);
-	assert_int_equal(drv_sample(d), 0);
+	d = start(dir, "pressure/cpu", p0, NULL, &vms_source_psi, 1);
 	assert_int_equal(val(d, "psi.cpu.some.total"), 10);
-	const char *p1 = "some avg10=0.00 avg60=0.00 avg300=0.00 total=1x\n";
-	drv_put(dir, "pressure/cpu", p1, strlen(p1));
-	assert_int_equal(drv_sample(d), 0);
-	assert_int_equal(d->parse_errors, 1);
+	edit(d, dir, "pressure/cpu", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1x\n", 0, 1);
 	assert_true(val(d, "psi.cpu.some.total") == VMS_NONE);
 	const char *p2 = "some avg10=0.00 avg60=0.00 avg300=0.00 total=12\n"
 			 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
-	drv_put(dir, "pressure/cpu", p2, strlen(p2));
-	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
-	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 2);
-	assert_int_equal(drv_sample(d), 0);
+	edit(d, dir, "pressure/cpu", p2, VMS_RESCHEMA, 0);
+	start(dir, "pressure/cpu", p2, d, NULL, 2);
 	assert_int_equal(val(d, "psi.cpu.full.total"), 0);
-	drv_put(dir, "pressure/cpu", p0, strlen(p0));
-	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
+	edit(d, dir, "pressure/cpu", p0, VMS_RESCHEMA, 0);
 	drv_close(d);
 	tmpdir_free(dir);
 }

@@ -41,19 +41,20 @@ static int line_key(struct vms_cur *l, char stop, bool parens, struct vms_kv_lin
 	return 0;
 }
 
-int vms_meminfo_next(struct vms_cur *c, struct vms_kv_line *out)
+/* meminfo: "Key: N[ kB]"; vmstat: "key N". */
+static int kv_next(struct vms_cur *c, struct vms_kv_line *out, bool meminfo)
 {
 	struct vms_cur l;
 	if (!vms_cur_text_line(c, &l))
 		return 0;
-	if (line_key(&l, ':', true, out) < 0)
+	if (line_key(&l, meminfo ? ':' : ' ', meminfo, out) < 0)
 		return -EINVAL;
 	uint64_t v = vms_cur_u64(&l);
 	if (!vms_cur_ok(&l))
 		return cur_err(&l);
 	vms_cur_skip_blank(&l);
 	out->kb = false;
-	if (vms_cur_startswith(&l, "kB", 2)) {
+	if (meminfo && vms_cur_startswith(&l, "kB", 2)) {
 		l.p += 2;
 		if (v > UINT64_MAX / 1024)
 			return -ERANGE;
@@ -66,20 +67,14 @@ int vms_meminfo_next(struct vms_cur *c, struct vms_kv_line *out)
 	return 1;
 }
 
+int vms_meminfo_next(struct vms_cur *c, struct vms_kv_line *out)
+{
+	return kv_next(c, out, true);
+}
+
 int vms_vmstat_next(struct vms_cur *c, struct vms_kv_line *out)
 {
-	struct vms_cur l;
-	if (!vms_cur_text_line(c, &l))
-		return 0;
-	if (line_key(&l, ' ', false, out) < 0)
-		return -EINVAL;
-	out->kb = false;
-	out->v = vms_cur_u64(&l);
-	if (!vms_cur_ok(&l))
-		return cur_err(&l);
-	if (!vms_cur_rest_blank(&l))
-		return -EINVAL;
-	return 1;
+	return kv_next(c, out, false);
 }
 
 int vms_psi_next(struct vms_cur *c, struct vms_psi_line *out)

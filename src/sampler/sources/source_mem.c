@@ -64,20 +64,11 @@ static int kv_scan(struct kvfile *p, kv_next_fn *next)
 {
 	struct vms_kv_line kv;
 	struct vms_cur c;
-	uint32_t nlines = 1;
 	int r;
 
-	vms_enttab_free(&p->tab);
-	r = vms_procfile_read(&p->f);
+	r = vms_enttab_scan(&p->tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	const char *fend = p->f.buf + p->f.len;
-	for (const char *q = p->f.buf; (q = memchr(q, '\n', (size_t)(fend - q))); q++)
-		nlines++;
-	r = vms_enttab_reset(&p->tab, nlines, p->f.len + nlines);
-	if (r < 0)
-		return r;
-	vms_cur_init(&c, p->f.buf, p->f.len);
 	while ((r = next(&c, &kv)) != 0) {
 		if (r < 0)
 			continue; /* a damaged line declares nothing */
@@ -107,36 +98,42 @@ static bool vs_match(const struct vms_cur *c, const struct vms_ent *e)
 	return kv_match(c, e, ' ');
 }
 
-static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, kv_next_fn *next,
+static int mi_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
+{
+	struct vms_kv_line *kv = line;
+	int r = vms_meminfo_next(c, kv);
+	*name = kv->key;
+	*len = kv->key_len;
+	return r;
+}
+
+static int vs_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
+{
+	struct vms_kv_line *kv = line;
+	int r = vms_vmstat_next(c, kv);
+	*name = kv->key;
+	*len = kv->key_len;
+	return r;
+}
+
+static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, vms_ent_parse_fn *parse,
 		     bool (*match)(const struct vms_cur *, const struct vms_ent *))
 {
 	struct vms_enttab *tab = &p->tab;
 	struct vms_kv_line kv;
 	struct vms_cur c;
+	struct vms_ent *e;
+	enum vms_ent_step st;
 	uint32_t pos = 0;
-	int r;
 
-	r = vms_enttab_read(tab, &p->f, &c);
+	int r = vms_enttab_read(tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	for (;;) {
-		struct vms_ent *e = vms_enttab_skip(tab, &pos, &c, match);
-		if (e) {
+	while ((st = vms_enttab_next(tab, &pos, &c, t, match, parse, &kv, &e)) != VMS_ENT_END) {
+		if (st == VMS_ENT_NEW)
+			return VMS_RESCHEMA; /* a new key */
+		if (st == VMS_ENT_SKIPPED) {
 			t->parse_errors += !!(e->bits & KV_BADNAME);
-			continue;
-		}
-		r = next(&c, &kv);
-		if (r == 0)
-			break;
-		if (r < 0) {
-			vms_enttab_bad(tab, t);
-			pos++;
-			continue;
-		}
-		e = vms_enttab_line(tab, &pos, kv.key, kv.key_len, t, &r);
-		if (!e) {
-			if (r)
-				return r; /* a new key */
 			continue;
 		}
 		if (VMS_UNLIKELY(kv.kb != !!(e->bits & KV_KB))) {
@@ -207,7 +204,7 @@ static int mi_declare(struct vms_source *src, struct vms_schema_builder *b)
 static int mi_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct meminfo *m = src->priv;
-	return kv_sample(&m->kv, slots, t, vms_meminfo_next, mi_match);
+	return kv_sample(&m->kv, slots, t, mi_parse, mi_match);
 }
 
 static void mi_close(struct vms_source *src)
@@ -274,7 +271,7 @@ static int vs_declare(struct vms_source *src, struct vms_schema_builder *b)
 static int vs_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct vmstat *v = src->priv;
-	return kv_sample(&v->kv, slots, t, vms_vmstat_next, vs_match);
+	return kv_sample(&v->kv, slots, t, vs_parse, vs_match);
 }
 
 static void vs_close(struct vms_source *src)
