@@ -163,16 +163,23 @@ static size_t parse_loadavg(const char *p, const char *e, uint64_t *out, size_t 
 	return parse_some(p, e, out, n, 8); /* 0.63 1.13 1.88 2/345, not the last pid */
 }
 
-static size_t parse_meminfo(const char *p, const char *e, uint64_t *out, size_t n)
+/* the numbers after `mark` on each line that has it */
+static size_t parse_after(const char *p, const char *e, uint64_t *out, size_t n, const char *mark)
 {
+	size_t ml = strlen(mark);
 	while (p < e && n < MAXV) {
 		const char *l = eol(p, e);
-		const char *colon = memchr(p, ':', (size_t)(l - p));
-		if (colon)
-			n = parse_all(colon + 1, l, out, n);
+		const char *m = memmem(p, (size_t)(l - p), mark, ml);
+		if (m)
+			n = parse_all(m + ml, l, out, n);
 		p = l + 1;
 	}
 	return n;
+}
+
+static size_t parse_meminfo(const char *p, const char *e, uint64_t *out, size_t n)
+{
+	return parse_after(p, e, out, n, ":");
 }
 
 /* vmsampler's default sources.vmstat.include (src/sampler/config.c) */
@@ -206,14 +213,7 @@ static size_t parse_vmstat(const char *p, const char *e, uint64_t *out, size_t n
 
 static size_t parse_pressure(const char *p, const char *e, uint64_t *out, size_t n)
 {
-	while (p < e && n < MAXV) {
-		const char *l = eol(p, e);
-		const char *t = memmem(p, (size_t)(l - p), "total=", 6);
-		if (t)
-			n = parse_all(t + 6, l, out, n);
-		p = l + 1;
-	}
-	return n;
+	return parse_after(p, e, out, n, "total=");
 }
 
 /* Read a whole /proc file.  A seq_file (/proc/net/dev, /proc/diskstats)

@@ -382,6 +382,56 @@ static uint64_t cpu_inc_cum(unsigned k, uint64_t line, int f)
 	return cum(k, line * 16 + (uint64_t)f, lo[f], span[f]);
 }
 
+static bool listed(const char *key, const char *const *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+/* The value of meminfo's `key` (kB) at snapshot k, if it moves. */
+static bool mem_rule(const char *key, unsigned long long v, unsigned k, unsigned long long *out)
+{
+	static const char *const moving[] = {"MemFree:", "MemAvailable:", "Cached:", "Dirty:", "Committed_AS:",
+					     "Active:", "Inactive:", "SwapCached:"};
+	if (!strcmp(key, "SwapFree:"))
+		*out = v - 1000 * k;
+	else if (listed(key, moving, VMS_ARRAY_SIZE(moving)))
+		*out = v + mix(hash_str(key) + k) % 50000;
+	else
+		return false;
+	return true;
+}
+
+/* The value of vmstat's counter `key` at snapshot k, if it counts. */
+static bool vmstat_rule(const char *key, unsigned long long v, unsigned k, unsigned long long *out)
+{
+	static const char *const up[] = {"pgpgin", "pgpgout", "pswpin", "pswpout", "pgfault", "pgmajfault", "pgfree",
+					 "pgscan_kswapd", "pgscan_direct", "pgsteal_anon", "pgsteal_file", "oom_kill"};
+	if (!listed(key, up, VMS_ARRAY_SIZE(up)))
+		return false;
+	*out = v + cum(k, hash_str(key) & 0xffff, 0, 900);
+	return true;
+}
+
+/* The "key value[ unit]" lines of base at snapshot k: rule's values where
+ * it has one, the others as they are. */
+static void keyed(struct buf *b, const char *base, unsigned k,
+		  bool (*rule)(const char *, unsigned long long, unsigned, unsigned long long *), const char *unit)
+{
+	char *save, *copy = strdup(base);
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char key[64];
+		unsigned long long v, nv;
+		if (sscanf(l, "%63s %llu", key, &v) == 2 && rule(key, v, k, &nv))
+			bput(b, "%s %llu%s\n", key, nv, unit);
+		else
+			bput(b, "%s\n", l);
+	}
+	free(copy);
+}
+
 static void render(const char *dir, unsigned k)
 {
 	struct buf b = {0};
@@ -488,46 +538,12 @@ static void render(const char *dir, unsigned k)
 	put_file(dir, "net/dev", &b);
 	b.len = 0;
 
-	/* meminfo: the gauges of sar -r and -S move; swap is used */
-	copy = strdup(base_mem);
-	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char key[64];
-		unsigned long long v;
-		static const char *const moving[] = {"MemFree:", "MemAvailable:", "Cached:", "Dirty:", "Committed_AS:",
-						     "Active:", "Inactive:", "SwapCached:"};
-		bool mv = false;
-		if (sscanf(l, "%63s %llu", key, &v) == 2)
-			for (size_t i = 0; i < VMS_ARRAY_SIZE(moving); i++)
-				mv |= !strcmp(key, moving[i]);
-		if (mv)
-			bput(&b, "%s %llu kB\n", key, v + (mix(hash_str(key) + k) % 50000));
-		else if (sscanf(l, "%63s %llu", key, &v) == 2 && !strcmp(key, "SwapFree:"))
-			bput(&b, "SwapFree: %llu kB\n", v - 1000 * k);
-		else
-			bput(&b, "%s\n", l);
-	}
-	free(copy);
+	/* meminfo: the gauges of sar -r and -S move, swap is used; vmstat:
+	 * paging, swapping, faults and reclaim count up */
+	keyed(&b, base_mem, k, mem_rule, " kB");
 	put_file(dir, "meminfo", &b);
 	b.len = 0;
-
-	/* vmstat: paging, swapping, faults and reclaim count up */
-	copy = strdup(base_vmstat);
-	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char key[64];
-		unsigned long long v;
-		static const char *const up[] = {"pgpgin", "pgpgout", "pswpin", "pswpout", "pgfault", "pgmajfault",
-						 "pgfree", "pgscan_kswapd", "pgscan_direct", "pgsteal_anon",
-						 "pgsteal_file", "oom_kill"};
-		bool u = false;
-		if (sscanf(l, "%63s %llu", key, &v) == 2)
-			for (size_t i = 0; i < VMS_ARRAY_SIZE(up); i++)
-				u |= !strcmp(key, up[i]);
-		if (u)
-			bput(&b, "%s %llu\n", key, v + cum(k, hash_str(key) & 0xffff, 0, 900));
-		else
-			bput(&b, "%s\n", l);
-	}
-	free(copy);
+	keyed(&b, base_vmstat, k, vmstat_rule, "");
 	put_file(dir, "vmstat", &b);
 	b.len = 0;
 
