@@ -17,8 +17,12 @@
  * procs_running, procs_blocked (not btime); the counters of whole disks
  * other than loop* and ram* (not major, minor, partitions); the counters
  * of every interface; the load averages (as two integers each: "0.63" is
- * 0 and 63) and the task counts (not the last pid).  Digits inside names
- * ("cpu1", "eth0", "vda") are not numbers.
+ * 0 and 63) and the task counts (not the last pid); every number of
+ * /proc/meminfo, the lines of /proc/vmstat that vmsampler's default
+ * sources.vmstat.include selects (fnmatch on the key), and the totals of
+ * /proc/pressure/{cpu,memory,io,irq} (those this kernel has; issue 14).
+ * Digits inside names ("cpu1", "eth0", "vda", "pgscan_kswapd") are not
+ * numbers.
  *
  * -a: the floor as first written for issue 2: /proc/stat, /proc/diskstats
  * and /proc/net/dev only, one pread each (so it sees only the first ~4 KiB
@@ -32,6 +36,7 @@
  * interval (vmsampler --align=INTERVAL starts at phase 0), so that run.sh
  * can run samplers side by side without their ticks coinciding. */
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +47,8 @@
 
 #define MAXV 16384
 
-static char buf[4][65536];
+#define NFILES 10
+static char buf[NFILES][65536];
 static uint64_t vals[MAXV];
 static char line[1 << 18];
 
@@ -157,6 +163,59 @@ static size_t parse_loadavg(const char *p, const char *e, uint64_t *out, size_t 
 	return parse_some(p, e, out, n, 8); /* 0.63 1.13 1.88 2/345, not the last pid */
 }
 
+/* the numbers after `mark` on each line that has it */
+static size_t parse_after(const char *p, const char *e, uint64_t *out, size_t n, const char *mark)
+{
+	size_t ml = strlen(mark);
+	while (p < e && n < MAXV) {
+		const char *l = eol(p, e);
+		const char *m = memmem(p, (size_t)(l - p), mark, ml);
+		if (m)
+			n = parse_all(m + ml, l, out, n);
+		p = l + 1;
+	}
+	return n;
+}
+
+static size_t parse_meminfo(const char *p, const char *e, uint64_t *out, size_t n)
+{
+	return parse_after(p, e, out, n, ":");
+}
+
+/* vmsampler's default sources.vmstat.include (src/sampler/config.c) */
+static const char *const vmstat_default[] = {
+	"pgpgin", "pgpgout", "pswpin", "pswpout", "pgfault", "pgmajfault", "pgfree",
+	"pgscan_kswapd*", "pgscan_direct*", "pgscan_khugepaged", "pgscan_proactive", "pgsteal_kswapd*",
+	"pgsteal_direct*", "pgsteal_khugepaged", "pgsteal_proactive", "pgsteal_anon", "pgsteal_file",
+	"allocstall*", "compact_stall", "compact_fail", "compact_success", "oom_kill", "workingset_refault*",
+	"thp_fault_alloc", "thp_fault_fallback",
+};
+
+static size_t parse_vmstat(const char *p, const char *e, uint64_t *out, size_t n)
+{
+	char key[64];
+	while (p < e && n < MAXV) {
+		const char *l = eol(p, e);
+		const char *sp = memchr(p, ' ', (size_t)(l - p));
+		if (sp && (size_t)(sp - p) < sizeof(key)) {
+			memcpy(key, p, (size_t)(sp - p));
+			key[sp - p] = '\0';
+			for (size_t k = 0; k < sizeof(vmstat_default) / sizeof(*vmstat_default); k++)
+				if (fnmatch(vmstat_default[k], key, 0) == 0) {
+					n = parse_all(sp, l, out, n);
+					break;
+				}
+		}
+		p = l + 1;
+	}
+	return n;
+}
+
+static size_t parse_pressure(const char *p, const char *e, uint64_t *out, size_t n)
+{
+	return parse_after(p, e, out, n, "total=");
+}
+
 /* Read a whole /proc file.  A seq_file (/proc/net/dev, /proc/diskstats)
  * hands out at most one page-sized buffer of whole lines per read(), so a
  * read of 2048 bytes or more may have been cut there and the next one
@@ -212,17 +271,22 @@ int main(int argc, char **argv)
 	uint64_t period = strtoull(argv[1], NULL, 10);
 	long count = strtol(argv[2], NULL, 10);
 	int out = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	const char *files[4] = {"/proc/stat", "/proc/diskstats", "/proc/net/dev", "/proc/loadavg"};
-	size_t (*parse[4])(const char *, const char *, uint64_t *, size_t) = {
-		parse_stat, parse_diskstats, parse_netdev, parse_loadavg};
-	int nfiles = orig ? 3 : 4;
-	int fd[4];
+	const char *files[NFILES] = {"/proc/stat", "/proc/diskstats", "/proc/net/dev", "/proc/loadavg",
+				     "/proc/meminfo", "/proc/vmstat", "/proc/pressure/cpu", "/proc/pressure/memory",
+				     "/proc/pressure/io", "/proc/pressure/irq"};
+	size_t (*parse[NFILES])(const char *, const char *, uint64_t *, size_t) = {
+		parse_stat, parse_diskstats, parse_netdev, parse_loadavg, parse_meminfo, parse_vmstat,
+		parse_pressure, parse_pressure, parse_pressure, parse_pressure};
+	int nfiles = orig ? 3 : NFILES;
+	int fd[NFILES];
 	for (int i = 0; i < nfiles; i++) {
 		fd[i] = open(files[i], O_RDONLY);
-		if (fd[i] < 0) {
+		if (fd[i] < 0 && i < 6) {
 			perror(files[i]);
 			return 1;
 		}
+		/* a kernel without PSI (or without its irq file): what vmsampler
+		 * has no column for, the floor does not read */
 	}
 	if (out < 0) {
 		perror(argv[3]);
@@ -249,6 +313,8 @@ int main(int argc, char **argv)
 		size_t n = 0;
 		vals[n++] = (uint64_t)now.tv_sec;
 		for (int i = 0; i < nfiles; i++) {
+			if (fd[i] < 0)
+				continue;
 			ssize_t r = orig ? pread(fd[i], buf[i], sizeof(buf[i]), 0)
 					 : read_file(fd[i], buf[i], sizeof(buf[i]));
 			if (r > 0)

@@ -31,6 +31,9 @@ void sampler_root(const char *dir, const char *netdev_root, char *root, char *co
 	const char *y = "sources:\n"
 			"  procstat: {enabled: false}\n"
 			"  diskstats: {enabled: false}\n"
+			"  meminfo: {enabled: false}\n"
+			"  vmstat: {enabled: false}\n"
+			"  psi: {enabled: false}\n"
 #if HAVE_PERF
 			"  perf: {enabled: false}\n"
 #endif

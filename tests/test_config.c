@@ -52,8 +52,9 @@ static void test_defaults(void **state)
 	assert_string_equal(c.proc_root, "/proc");
 	assert_int_equal(c.ring_slots, 64);
 	assert_int_equal(c.log_level, VMS_LOG_INFO);
-	const struct vms_source_conf *s[] = {&c.procstat, &c.loadavg, &c.diskstats, &c.netdev};
-	for (size_t i = 0; i < 4; i++) {
+	const struct vms_source_conf *s[] = {&c.procstat, &c.loadavg, &c.diskstats, &c.netdev,
+					     &c.meminfo, &c.vmstat, &c.psi};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(s); i++) {
 		assert_true(s[i]->enabled);
 		assert_int_equal(s[i]->every, 1);
 	}
@@ -63,6 +64,12 @@ static void test_defaults(void **state)
 	assert_globs(&c.diskstats.exclude, 2, (const char *[]){"ram*", "loop*"});
 	assert_globs(&c.netdev.include, 0, NULL);
 	assert_globs(&c.netdev.exclude, 0, NULL);
+	/* vmstat: the default set (vmsampler.yaml(5)) */
+	assert_globs(&c.vmstat.include, VMS_VMSTAT_NDEFAULT, (const char *const *)vms_vmstat_default);
+	assert_string_equal(c.vmstat.include.pat[0], "pgpgin");
+	assert_string_equal(c.vmstat.include.pat[7], "pgscan_kswapd*");
+	assert_string_equal(c.vmstat.include.pat[21], "oom_kill");
+	assert_globs(&c.vmstat.exclude, 0, NULL);
 	assert_true(c.perf.enabled);
 	assert_int_equal(c.perf.every, 1);
 	assert_true(c.perf.per_cpu);
@@ -285,7 +292,7 @@ static const struct err_case err_cases[] = {
 	{"sources: {}\nsources: {}\n", "t.yaml:2:1: duplicate key 'sources' (first at line 1)"},
 	/* sources that do not exist */
 	{"sources:\n  foo: {}\n",
-	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev"
+	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi"
 #if HAVE_LIBVIRT
 	 ", libvirt"
 #endif
@@ -534,6 +541,8 @@ static void test_example_file(void **state)
 	assert_string_equal(c.output, "/var/lib/vmsampler/host.csv");
 	assert_globs(&c.diskstats.include, 3, (const char *[]){"sd*", "vd*", "nvme*"});
 	assert_globs(&c.netdev.exclude, 1, (const char *[]){"lo"});
+	assert_globs(&c.vmstat.include, VMS_VMSTAT_NDEFAULT, (const char *const *)vms_vmstat_default);
+	assert_globs(&c.vmstat.exclude, 1, (const char *[]){"thp_*"});
 	vms_config_free(&c);
 }
 
@@ -686,8 +695,32 @@ static void test_dup_equal(void **state)
 	vms_config_free(&d);
 }
 
+/* sources.vmstat.include replaces the default set; meminfo and psi have
+ * the common keys. */
+static void test_mem_sources(void **state)
+{
+	(void)state;
+	struct vms_config c;
+	char err[256];
+	static const char y[] = "sources:\n  vmstat: {include: [\"*\"], exclude: [\"nr_*\"]}\n"
+				"  meminfo: {every: 2}\n  psi: {enabled: false}\n";
+	assert_int_equal(vms_config_defaults(&c), 0);
+	assert_int_equal(vms_config_load_buffer(&c, "t.yaml", y, strlen(y), err, sizeof(err)), 0);
+	assert_globs(&c.vmstat.include, 1, (const char *[]){"*"});
+	assert_globs(&c.vmstat.exclude, 1, (const char *[]){"nr_*"});
+	assert_int_equal(c.meminfo.every, 2);
+	assert_false(c.psi.enabled);
+	assert_true(c.vmstat.enabled);
+	vms_config_free(&c);
+	assert_int_equal(vms_config_defaults(&c), 0);
+	static const char bad[] = "sources:\n  vmstat: {include: pg*}\n";
+	assert_int_equal(vms_config_load_buffer(&c, "t.yaml", bad, strlen(bad), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "sources.vmstat.include: expected a list of patterns"));
+	vms_config_free(&c);
+}
+
 VMS_TEST_MAIN(NULL, NULL,
-	test_defaults, test_load_full, test_write_roundtrip, test_empty_documents,
+	test_mem_sources, test_defaults, test_load_full, test_write_roundtrip, test_empty_documents,
 	test_lists_replace, test_errors, test_error_atomic, test_too_large, test_load_file,
 	test_example_file, test_set, test_precedence, test_format_duration,
 	test_format_from_output, test_dup_equal)

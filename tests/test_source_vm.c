@@ -98,6 +98,7 @@ static void conf_for(struct vms_config *c, const char *scenario, uint64_t count,
 	c->interval_ns = TICK;
 	c->count = count;
 	c->procstat.enabled = c->loadavg.enabled = c->diskstats.enabled = false;
+	c->meminfo.enabled = c->vmstat.enabled = c->psi.enabled = false;
 	free(c->libvirt.cgroup_root);
 	snprintf(p, sizeof(p), "%s/cgroup/sys/fs/cgroup", fixture_path(FIX));
 	c->libvirt.cgroup_root = strdup(p);
@@ -241,6 +242,14 @@ static void test_basic(void **state)
 	assert_int_equal(r->sch[0]->cols[c].unit, VMS_UNIT_STATE);
 	c = vms_schema_find(r->sch[0], "vm.vms-002.slow_t");
 	assert_int_equal(r->sch[0]->cols[c].unit, VMS_UNIT_NS_EPOCH);
+	/* its v1 cpu group's throttling counters (the capture has its cpu.stat
+	 * but no cpu.cfs_quota_us: no quota column, rather than a 0) */
+	c = vms_schema_find(r->sch[0], "vm.vms-002.cg.throttled");
+	assert_true(c >= 0);
+	assert_int_equal(r->sch[0]->cols[c].unit, VMS_UNIT_NS);
+	assert_int_equal(r->sch[0]->cols[c].kind, VMS_KIND_COUNTER);
+	assert_false(has_col(r, 0, "vm.vms-002.cg.cpu_quota_us"));
+	assert_false(has_col(r, 0, "vm.vms-002.cg.mem_max"));
 	/* the VM's tap is not a host interface column */
 	assert_false(has_col(r, 0, "net.vmst2.rx_bytes"));
 	assert_true(has_col(r, 0, "net.vmst1.rx_bytes"));
@@ -257,6 +266,9 @@ static void test_basic(void **state)
 		assert_int_equal(val(r, i, "vm.vms-002.net.vmst2.rx_bytes"), 67976);
 		assert_int_equal(val(r, i, "vm.vms-002.net.vmst2.tx_bytes"), 65280);
 		assert_int_equal(val(r, i, "vm.vms-002.mem.rss"), 208144ull * 1024);
+		/* cpu/machine/qemu-11-vms-002.libvirt-qemu/cpu.stat: nr_periods 0 */
+		assert_int_equal(val(r, i, "vm.vms-002.cg.nr_periods"), 0);
+		assert_int_equal(val(r, i, "vm.vms-002.cg.throttled"), 0);
 		assert_int_equal(val(r, i, "vm.vms-002.path") & 0xff, 0x1f);
 	}
 	/* remote-1: the agent's values of tick k in frame k + 1 */

@@ -12,6 +12,7 @@
  * v1-fakevm is a real process in real v1 cpuacct and memory cgroups of
  * this host, with two threads named like KVM vCPU threads. */
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@
 
 #include "cgroup.h"
 #include "parse.h"
+#include "rates.h"
+#include "schema.h"
 #include "vm_kernel.h"
 
 #define V2 "vm/v2-vms-002"
@@ -30,6 +33,10 @@
 #define V2_VCPU 17586
 #define V1 "vm/v1-fakevm"
 #define V1_PID 15614
+#define CAPPED "vm/v1-capped/t0"
+#define CAPPED1 "vm/v1-capped/t1"
+#define CAPPED_PID "4826"
+#define V2PCP "vm/v2-pcp-system-slice"
 
 /* ---- /proc/<pid>/stat ----------------------------------------------------- */
 
@@ -408,7 +415,7 @@ static void rdr_open(struct rdr *r, const char *fix, const struct vms_vm *vm)
 {
 	tree_open(&r->t, fix);
 	assert_int_equal(vms_vmk_open(&r->k, vm, r->t.dirfd, &r->t.m), 0);
-	vms_vmlay_init(&r->l, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, false);
+	vms_vmlay_init(&r->l, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, vms_vmcg_ncols(&r->k.cg), false);
 	char rel[256];
 	size_t len;
 	snprintf(rel, sizeof(rel), "%s/proc/net/dev", fix);
@@ -550,7 +557,7 @@ static void test_reader_gone(void **state)
 	uint64_t slots[64];
 	char scratch[8192];
 	assert_int_equal(vms_vmk_open(&k, &vm, dirfd, &m), 0);
-	vms_vmlay_init(&l, 1, 0, 0, false, false);
+	vms_vmlay_init(&l, 1, 0, 0, false, 0, false);
 	bool gone = false;
 	uint32_t perr = 0;
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
@@ -578,7 +585,7 @@ static void test_layout(void **state)
 {
 	(void)state;
 	struct vms_vmlay l;
-	vms_vmlay_init(&l, 2, 1, 2, true, true);
+	vms_vmlay_init(&l, 2, 1, 2, true, 0, true);
 	/* every metric/index has its own column and its group */
 	bool used[256] = {false};
 	unsigned n = 0;
@@ -604,12 +611,297 @@ static void test_layout(void **state)
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_VCPU_TIME, 2), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_BLOCK_RD_BYTES, 2), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_NET_RX_BYTES, 1), -1);
-	vms_vmlay_init(&l, 1, 0, 0, false, false);
+	vms_vmlay_init(&l, 1, 0, 0, false, 0, false);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_IO_CG_READ, 0), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_CHECK_CPU_TIME, 0), -1);
 }
 
-VMS_TEST_MAIN(NULL, NULL,
+/* ---- the VM's cgroup: limits, throttling, events, pressure ----------------------- */
+
+/* The value of `key` in a "key value" file, or the first number of a file
+ * (key NULL; "max" is VMS_CG_UNLIMITED), or a pressure line's total
+ * (key "some"/"full" with psi), read with sscanf. */
+static uint64_t cgval(const char *rel, const char *key, bool psi)
+{
+	size_t len;
+	char *b = fixture_read(rel, &len), *save = NULL;
+	uint64_t v = VMS_NONE;
+	for (char *ln = strtok_r(b, "\n", &save); ln && v == VMS_NONE; ln = strtok_r(NULL, "\n", &save)) {
+		char k[64];
+		unsigned long long x;
+		if (!key) {
+			v = strcmp(ln, "max") == 0 ? VMS_CG_UNLIMITED : strtoull(ln, NULL, 10);
+		} else if (psi) {
+			const char *t = strstr(ln, "total=");
+			if (sscanf(ln, "%63s", k) == 1 && strcmp(k, key) == 0 && t && sscanf(t, "total=%llu", &x) == 1)
+				v = x;
+		} else if (sscanf(ln, "%63s %llu", k, &x) == 2 && strcmp(k, key) == 0) {
+			v = x;
+		}
+	}
+	free(b);
+	return v;
+}
+
+/* The cg.* value of field f in s (the VM's cg columns), or fail. */
+static uint64_t cgcol(const struct vms_vmcg *g, const uint64_t *s, unsigned f)
+{
+	if (!(g->have & (1u << f)))
+		fail_msg("no cg.%s", vms_cgfield[f].col);
+	return s[__builtin_popcount(g->have & ((1u << f) - 1))];
+}
+
+/* A process capped at a quarter of a CPU in real cgroups of the vmlab
+ * host (v1 cpu and memory controllers, cgroup2 without controllers:
+ * tests/fixtures/vm/capture_cg.sh): its limits and throttling from v1,
+ * its pressure from cgroup2, each equal to the file. */
+static void test_cg_capped_v1(void **state)
+{
+	(void)state;
+	struct tree t;
+	struct vms_cgfiles f;
+	size_t len;
+	char rel[1200], cpu[256], mem[512], uni[256];
+	tree_open(&t, CAPPED);
+	assert_true(ends(t.m.cpu.point, "/cgroup/sys/fs/cgroup/cpu"));
+	char *b = fixture_read(CAPPED "/proc/" CAPPED_PID "/cgroup", &len);
+	assert_int_equal(vms_cgfiles_find(&f, &t.m, b, len), 0);
+	free(b);
+	assert_true(ends(f.cpu_dir, "/cpu/vms-capped"));
+	assert_true(ends(f.v2_dir, "/unified/vms-capped"));
+	assert_non_null(f.mem_dir);
+	struct vms_vmcg g;
+	vms_vmcg_open(&g, f.v2_dir, f.cpu_dir, f.mem_dir);
+	snprintf(mem, sizeof(mem), "%s/%s", CAPPED "/cgroup/sys/fs/cgroup", strstr(f.mem_dir, "memory/"));
+	vms_cgfiles_free(&f);
+	snprintf(cpu, sizeof(cpu), "%s", CAPPED "/cgroup/sys/fs/cgroup/cpu/vms-capped");
+	snprintf(uni, sizeof(uni), "%s", CAPPED "/cgroup/sys/fs/cgroup/unified/vms-capped");
+	/* no cpu.max, cpu.weight, memory.high or events in a cgroup2 without
+	 * controllers; its cpu.stat has no nr_periods: those come from v1 */
+	uint32_t want = 0;
+	static const unsigned fields[] = {
+		VMS_CGF_CPU_QUOTA, VMS_CGF_CPU_PERIOD, VMS_CGF_CPU_SHARES, VMS_CGF_NR_PERIODS,
+		VMS_CGF_NR_THROTTLED, VMS_CGF_THROTTLED, VMS_CGF_MEM_MAX, VMS_CGF_EV_OOM_KILL,
+		VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_SWAP, VMS_CGF_PGMAJFAULT,
+		VMS_CGF_PSI_CPU_SOME, VMS_CGF_PSI_CPU_FULL, VMS_CGF_PSI_MEM_SOME, VMS_CGF_PSI_MEM_FULL,
+		VMS_CGF_PSI_IO_SOME, VMS_CGF_PSI_IO_FULL,
+	};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(fields); i++)
+		want |= 1u << fields[i];
+	assert_int_equal(g.have, want);
+	assert_int_equal(vms_vmcg_ncols(&g), VMS_ARRAY_SIZE(fields));
+	uint64_t s[VMS_CGF_N];
+	char scratch[8192];
+	uint32_t perr = 0;
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	assert_int_equal(perr, 0);
+#define F(x) cgcol(&g, s, VMS_CGF_##x)
+#define R(dir, file, key, psi) (snprintf(rel, sizeof(rel), "%s/%s", dir, file), cgval(rel, key, psi))
+	assert_int_equal(F(CPU_QUOTA), 25000); /* as the capture set it */
+	assert_int_equal(F(CPU_QUOTA), R(cpu, "cpu.cfs_quota_us", NULL, false));
+	assert_int_equal(F(CPU_PERIOD), R(cpu, "cpu.cfs_period_us", NULL, false));
+	assert_int_equal(F(CPU_SHARES), R(cpu, "cpu.shares", NULL, false));
+	assert_int_equal(F(NR_PERIODS), R(cpu, "cpu.stat", "nr_periods", false));
+	assert_int_equal(F(NR_THROTTLED), R(cpu, "cpu.stat", "nr_throttled", false));
+	assert_int_equal(F(THROTTLED), R(cpu, "cpu.stat", "throttled_time", false));
+	/* the cap held: the group ran at most its quota in each period, and
+	 * was throttled in most of them */
+	uint64_t used_us = R(uni, "cpu.stat", "usage_usec", false);
+	assert_true(used_us <= F(CPU_QUOTA) * F(NR_PERIODS));
+	assert_true(F(NR_THROTTLED) * 2 > F(NR_PERIODS));
+	assert_int_equal(F(MEM_MAX), R(mem, "memory.limit_in_bytes", NULL, false));
+	assert_int_equal(F(EV_OOM_KILL), R(mem, "memory.oom_control", "oom_kill", false));
+	assert_int_equal(F(ANON), R(mem, "memory.stat", "total_rss", false));
+	assert_int_equal(F(FILE), R(mem, "memory.stat", "total_cache", false));
+	assert_int_equal(F(SWAP), R(mem, "memory.stat", "total_swap", false));
+	assert_int_equal(F(PGMAJFAULT), R(mem, "memory.stat", "total_pgmajfault", false));
+	assert_int_equal(F(PSI_CPU_SOME), R(uni, "cpu.pressure", "some", true));
+	assert_int_equal(F(PSI_CPU_FULL), R(uni, "cpu.pressure", "full", true));
+	assert_true(F(PSI_CPU_SOME) > 0); /* throttled: its task waited */
+	assert_int_equal(F(PSI_MEM_SOME), R(uni, "memory.pressure", "some", true));
+	assert_int_equal(F(PSI_IO_FULL), R(uni, "io.pressure", "full", true));
+	vms_vmcg_close(&g);
+	tree_close(&t);
+}
+
+/* cgroup2 with the memory controller (PCP's cgroups-root-004, a Fedora
+ * host of 2019): limits "max", the events, the breakdown, the swap and
+ * the pressure; no cpu controller there, so no CPU columns. */
+static void test_cg_v2_memory(void **state)
+{
+	(void)state;
+	struct vms_vmcg g;
+	char rel[512];
+	vms_vmcg_open(&g, fixture_path(V2PCP), NULL, NULL);
+	static const unsigned fields[] = {
+		VMS_CGF_MEM_MAX, VMS_CGF_MEM_HIGH, VMS_CGF_EV_HIGH, VMS_CGF_EV_MAX, VMS_CGF_EV_OOM,
+		VMS_CGF_EV_OOM_KILL, VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_SWAP, VMS_CGF_PGMAJFAULT,
+		VMS_CGF_PSI_CPU_SOME, VMS_CGF_PSI_MEM_SOME, VMS_CGF_PSI_MEM_FULL, VMS_CGF_PSI_IO_SOME,
+		VMS_CGF_PSI_IO_FULL,
+	};
+	uint32_t want = 0;
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(fields); i++)
+		want |= 1u << fields[i];
+	assert_int_equal(g.have, want); /* no cpu.pressure full line before 5.13 */
+	uint64_t s[VMS_CGF_N];
+	char scratch[8192];
+	uint32_t perr = 0;
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	assert_int_equal(perr, 0);
+	assert_true(F(MEM_MAX) == VMS_CG_UNLIMITED); /* "max" */
+	assert_true(F(MEM_HIGH) == VMS_CG_UNLIMITED);
+	assert_int_equal(F(EV_OOM_KILL), 5);
+	assert_int_equal(F(EV_OOM_KILL), R(V2PCP, "memory.events", "oom_kill", false));
+	assert_int_equal(F(EV_MAX), R(V2PCP, "memory.events", "max", false));
+	assert_int_equal(F(ANON), R(V2PCP, "memory.stat", "anon", false));
+	assert_int_equal(F(FILE), R(V2PCP, "memory.stat", "file", false));
+	assert_int_equal(F(PGMAJFAULT), R(V2PCP, "memory.stat", "pgmajfault", false));
+	assert_int_equal(F(SWAP), R(V2PCP, "memory.swap.current", NULL, false));
+	assert_int_equal(F(PSI_MEM_FULL), R(V2PCP, "memory.pressure", "full", true));
+	assert_int_equal(F(PSI_IO_SOME), R(V2PCP, "io.pressure", "some", true));
+	vms_vmcg_close(&g);
+#undef F
+#undef R
+}
+
+/* The capped process between its two captures (2.28 s apart by their
+ * /proc/uptime): rates.c's vm.N.%cap and %thrtl over the cg columns as
+ * vm_kernel.c reads them, against the formulas over the files' numbers;
+ * the cap holds (it used at most its quota in the periods that elapsed). */
+static void test_cg_rates(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"vm.capped.cpu_time", "vm.capped.cg.cpu_quota_us",
+					    "vm.capped.cg.cpu_period_us", "vm.capped.cg.nr_periods",
+					    "vm.capped.cg.nr_throttled", "vm.capped.cg.psi.cpu.some.total"};
+	static const unsigned fields[] = {0, VMS_CGF_CPU_QUOTA, VMS_CGF_CPU_PERIOD, VMS_CGF_NR_PERIODS,
+					  VMS_CGF_NR_THROTTLED, VMS_CGF_PSI_CPU_SOME};
+	const char *fix[2] = {CAPPED, CAPPED1};
+	uint64_t v[2][6];
+	double up[2];
+	char rel[1200];
+	for (int k = 0; k < 2; k++) {
+		struct vms_vmcg g;
+		char d2[900], d1[900];
+		snprintf(d2, sizeof(d2), "%s/cgroup/sys/fs/cgroup/unified/vms-capped", fixture_path(fix[k]));
+		snprintf(d1, sizeof(d1), "%s/cgroup/sys/fs/cgroup/cpu/vms-capped", fixture_path(fix[k]));
+		vms_vmcg_open(&g, d2, d1, NULL);
+		uint64_t s[VMS_CGF_N];
+		char scratch[8192];
+		uint32_t perr = 0;
+		vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+		assert_int_equal(perr, 0);
+		snprintf(rel, sizeof(rel), "%s/cgroup/sys/fs/cgroup/unified/vms-capped/cpu.stat", fix[k]);
+		v[k][0] = cgval(rel, "usage_usec", false) * 1000; /* as vm.N.cpu_time */
+		for (int i = 1; i < 6; i++)
+			v[k][i] = cgcol(&g, s, fields[i]);
+		vms_vmcg_close(&g);
+		size_t len;
+		snprintf(rel, sizeof(rel), "%s/uptime", fix[k]);
+		char *b = fixture_read(rel, &len);
+		up[k] = strtod(b, NULL);
+		free(b);
+	}
+	struct vms_col cols[6];
+	for (int i = 0; i < 6; i++) {
+		const struct vms_cgfield_info *fi = &vms_cgfield[fields[i]];
+		cols[i] = (struct vms_col){.name = names[i], .key = "", .kind = i ? fi->kind : VMS_KIND_COUNTER,
+					   .unit = i ? fi->unit : VMS_UNIT_NS, .wrap_bits = 64};
+		if (cols[i].kind == VMS_KIND_GAUGE)
+			cols[i].wrap_bits = 0;
+	}
+	struct vms_schema *sch;
+	assert_int_equal(vms_schema_new(1, 0, 6, cols, &sch), 0);
+	struct vms_rate_plan *p;
+	assert_int_equal(vms_rate_plan_new(sch, &p), 0);
+	double dt[6], out[64], DT = up[1] - up[0];
+	for (int i = 0; i < 6; i++)
+		dt[i] = DT;
+	assert_true(p->ncols <= VMS_ARRAY_SIZE(out));
+	vms_rate_compute_dt(p, v[0], v[1], dt, out);
+	double cap = NAN, thr = NAN, psi = NAN;
+	for (uint32_t k = 0; k < p->ncols; k++) {
+		if (!strcmp(p->cols[k].name, "vm.capped.%cap"))
+			cap = out[k];
+		else if (!strcmp(p->cols[k].name, "vm.capped.%thrtl"))
+			thr = out[k];
+		else if (!strcmp(p->cols[k].name, "vm.capped.cg.psi.cpu.%some"))
+			psi = out[k];
+	}
+	double dused = (double)(v[1][0] - v[0][0]), share = (double)v[1][1] / (double)v[1][2];
+	double want_cap = dused / DT / 1e9 / share * 100;
+	double want_thr = (double)(v[1][4] - v[0][4]) / (double)(v[1][3] - v[0][3]) * 100;
+	double want_psi = (double)(v[1][5] - v[0][5]) / 1e4 / DT;
+	if (!(fabs(cap - want_cap) < 1e-9 * want_cap && fabs(thr - want_thr) < 1e-9 * want_thr &&
+	      fabs(psi - want_psi) < 1e-9 * want_psi))
+		fail_msg("%%cap %.6f (want %.6f), %%thrtl %.6f (want %.6f), psi %.6f (want %.6f)", cap, want_cap, thr,
+			 want_thr, psi, want_psi);
+	/* the cap held: no more than the quota in each elapsed period */
+	assert_true(dused <= (double)v[1][1] * 1000 * (double)(v[1][3] - v[0][3]));
+	assert_true(cap <= 100.5 && cap > 50); /* busy all the time it was not stopped */
+	assert_true(thr > 50);
+	vms_rate_plan_free(p);
+	/* without a quota ("max"): no %cap, not 0 */
+	v[1][1] = VMS_CG_UNLIMITED;
+	assert_int_equal(vms_rate_plan_new(sch, &p), 0);
+	vms_rate_compute_dt(p, v[0], v[1], dt, out);
+	for (uint32_t k = 0; k < p->ncols; k++)
+		if (!strcmp(p->cols[k].name, "vm.capped.%cap"))
+			assert_true(isnan(out[k]));
+	vms_rate_plan_free(p);
+	vms_schema_unref(sch);
+}
+
+/* cgroup limits: numbers, "max", v1's "-1"; cpu.max's two fields. */
+static void test_cg_limits(void **state)
+{
+	(void)state;
+	uint64_t v, q, p;
+	assert_int_equal(vms_parse_cg_limit("max\n", 4, &v), 0);
+	assert_true(v == VMS_CG_UNLIMITED);
+	assert_int_equal(vms_parse_cg_limit("-1\n", 3, &v), 0);
+	assert_true(v == VMS_CG_UNLIMITED);
+	assert_int_equal(vms_parse_cg_limit("9223372036854771712\n", 20, &v), 0);
+	assert_true(v == UINT64_C(9223372036854771712));
+	assert_int_equal(vms_parse_cpu_max("max 100000\n", 11, &q, &p), 0);
+	assert_true(q == VMS_CG_UNLIMITED);
+	assert_int_equal(p, 100000);
+	assert_int_equal(vms_parse_cpu_max("25000 100000\n", 13, &q, &p), 0);
+	assert_int_equal(q, 25000);
+	assert_int_equal(p, 100000);
+	static const char *const bad[] = {"", "maxx\n", "-2\n", "1 2\n", "max\nmax\n", "18446744073709551614\n",
+					  "x\n"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(bad); i++)
+		if (vms_parse_cg_limit(bad[i], strlen(bad[i]), &v) == 0)
+			fail_msg("limit '%s' accepted", bad[i]);
+	static const char *const badmax[] = {"25000\n", "max max\n", "25000 0\n", "-1 100000\n", "1 2 3\n"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(badmax); i++)
+		if (vms_parse_cpu_max(badmax[i], strlen(badmax[i]), &q, &p) == 0)
+			fail_msg("cpu.max '%s' accepted", badmax[i]);
+	/* a damaged file at sample time: its fields missing, counted */
+	char *dir = tmpdir_make(), path[600];
+	snprintf(path, sizeof(path), "%s/cpu.max", dir);
+	write_file(path, "25000 100000\n", 13);
+	snprintf(path, sizeof(path), "%s/memory.events", dir);
+	write_file(path, "high 1\nmax 2\noom 0\noom_kill 0\n", 30);
+	struct vms_vmcg g;
+	vms_vmcg_open(&g, dir, NULL, NULL);
+	assert_int_equal(vms_vmcg_ncols(&g), 6);
+	snprintf(path, sizeof(path), "%s/cpu.max", dir);
+	write_file(path, "25000 x\n", 8);
+	uint64_t s[VMS_CGF_N];
+	char scratch[256];
+	uint32_t perr = 0;
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	assert_int_equal(perr, 1);
+	assert_true(s[0] == VMS_NONE && s[1] == VMS_NONE);
+	assert_int_equal(s[2], 1); /* ev_high */
+	assert_int_equal(s[3], 2);
+	vms_vmcg_close(&g);
+	tmpdir_free(dir);
+}
+
+VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, test_cg_limits,
 	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
 	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_v1_and_missing,
 	test_reader_gone, test_layout)

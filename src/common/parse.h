@@ -81,6 +81,32 @@ struct vms_net_line {
 };
 int vms_netdev_next(struct vms_cur *c, const struct vms_netdev_hdr *h, struct vms_net_line *out);
 
+/* ---- memory (parse_mem.c) ---------------------------------------------- */
+
+/* A "key value" line of /proc/meminfo or /proc/vmstat: the key is a view
+ * into the buffer (at most VMS_KV_KEY_MAX bytes of [A-Za-z0-9_], and in
+ * meminfo '(' ')'); kb: meminfo's unit was "kB" and v is in bytes
+ * (the number times 1024); else v is the number. */
+#define VMS_KV_KEY_MAX 64
+struct vms_kv_line {
+	const char *key;
+	size_t key_len;
+	uint64_t v;
+	bool kb;
+};
+int vms_meminfo_next(struct vms_cur *c, struct vms_kv_line *out);
+int vms_vmstat_next(struct vms_cur *c, struct vms_kv_line *out);
+
+/* /proc/pressure/{cpu,memory,io,irq}: "some avg10=0.12 avg60=0.03
+ * avg300=0.00 total=123456" and the same with "full"; avg x 100 (percent
+ * with two decimals), total in microseconds. */
+struct vms_psi_line {
+	bool full;
+	uint64_t avg[3];
+	uint64_t total;
+};
+int vms_psi_next(struct vms_cur *c, struct vms_psi_line *out);
+
 /* ---- per-VM files (parse_vm.c) ----------------------------------------- */
 
 /* /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat: "pid (comm) S f4 f5
@@ -118,6 +144,13 @@ int vms_parse_keyed(const char *buf, size_t len, const char *const *keys, unsign
  * memory.current, memory.usage_in_bytes). */
 int vms_parse_u64_file(const char *buf, size_t len, uint64_t *out);
 
+/* A cgroup limit: one number, or "max" (cgroup2) or "-1" (v1
+ * cpu.cfs_quota_us), both VMS_CG_UNLIMITED.  cpu.max: "QUOTA PERIOD" with
+ * QUOTA a number or "max". */
+#define VMS_CG_UNLIMITED (UINT64_MAX - 1)
+int vms_parse_cg_limit(const char *buf, size_t len, uint64_t *out);
+int vms_parse_cpu_max(const char *buf, size_t len, uint64_t *quota, uint64_t *period);
+
 /* cgroup v2 io.stat: "MAJ:MIN rbytes=N wbytes=N rios=N ..." per device;
  * the sums over devices of rbytes and wbytes (VMS_NONE if no line has
  * them). */
@@ -127,8 +160,8 @@ int vms_parse_iostat(const char *buf, size_t len, uint64_t *rbytes, uint64_t *wb
  * line) and the v1 paths of the controllers we read, as views into the
  * buffer (len 0: not there).  A path must start with '/'. */
 struct vms_pidcg {
-	const char *v2, *cpuacct, *memory;
-	size_t v2_len, cpuacct_len, memory_len;
+	const char *v2, *cpuacct, *memory, *cpu;
+	size_t v2_len, cpuacct_len, memory_len, cpu_len;
 };
 int vms_parse_pidcg(const char *buf, size_t len, struct vms_pidcg *out);
 

@@ -157,6 +157,72 @@ int vms_parse_u64_file(const char *buf, size_t len, uint64_t *out)
 	return 0;
 }
 
+/* ---- cgroup limits ------------------------------------------------------- */
+
+/* One limit at the cursor: a number below VMS_CG_UNLIMITED, "max", or
+ * (signed) "-1". */
+static uint64_t cg_limit(struct vms_cur *c, bool signed_ok)
+{
+	vms_cur_skip_blank(c);
+	if (vms_cur_startswith(c, "max", 3)) {
+		c->p += 3;
+		if (!vms_cur_eof(c) && *c->p != ' ' && *c->p != '\t' && *c->p != '\n')
+			vms_cur_fail(c, -EINVAL);
+		return VMS_CG_UNLIMITED;
+	}
+	if (signed_ok && vms_cur_startswith(c, "-1", 2)) {
+		c->p += 2;
+		if (!vms_cur_eof(c) && *c->p != ' ' && *c->p != '\t' && *c->p != '\n')
+			vms_cur_fail(c, -EINVAL);
+		return VMS_CG_UNLIMITED;
+	}
+	uint64_t v = vms_cur_u64(c);
+	if (vms_cur_ok(c) && v >= VMS_CG_UNLIMITED)
+		vms_cur_fail(c, -ERANGE);
+	return v;
+}
+
+/* The first line holds what `fn` reads and nothing else; only blank lines
+ * follow. */
+static int cg_line(const char *buf, size_t len, uint64_t *a, uint64_t *b)
+{
+	struct vms_cur all, c;
+	vms_cur_init(&all, buf, len);
+	if (!vms_cur_line(&all, &c))
+		return -EINVAL;
+	*a = cg_limit(&c, b == NULL);
+	if (b)
+		*b = vms_cur_u64(&c);
+	if (!vms_cur_ok(&c))
+		return cur_err(&c);
+	if (!vms_cur_rest_blank(&c) || (b && (*b == VMS_NONE || *b == 0)))
+		return -EINVAL;
+	while (vms_cur_line(&all, &c))
+		if (!vms_cur_rest_blank(&c))
+			return -EINVAL;
+	return 0;
+}
+
+int vms_parse_cg_limit(const char *buf, size_t len, uint64_t *out)
+{
+	uint64_t v;
+	int r = cg_line(buf, len, &v, NULL);
+	if (r == 0)
+		*out = v;
+	return r;
+}
+
+int vms_parse_cpu_max(const char *buf, size_t len, uint64_t *quota, uint64_t *period)
+{
+	uint64_t q, p;
+	int r = cg_line(buf, len, &q, &p);
+	if (r == 0) {
+		*quota = q;
+		*period = p;
+	}
+	return r;
+}
+
 /* ---- io.stat ------------------------------------------------------------- */
 
 static bool add(uint64_t *sum, uint64_t v)
@@ -256,6 +322,10 @@ int vms_parse_pidcg(const char *buf, size_t len, struct vms_pidcg *out)
 		if (vms_list_has(ctl, ctl_len, "memory")) {
 			o.memory = path;
 			o.memory_len = plen;
+		}
+		if (vms_list_has(ctl, ctl_len, "cpu")) {
+			o.cpu = path;
+			o.cpu_len = plen;
 		}
 	}
 	*out = o;

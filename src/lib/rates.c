@@ -70,6 +70,48 @@
  *                         the interval its vCPUs waited for a host CPU
  *   vm.N.dlyms/s          ΣΔvcpuK.delay / Δt / 10^6: ms of run delay per s
  *   vm.N.rxkB/s txkB/s    ΣΔnet.T.rx_bytes, tx_bytes / 1024 / Δt over its taps
+ *   vm.N.%cap             Δcpu_time / Δt / 10^9 / (cg.cpu_quota_us /
+ *                         cg.cpu_period_us) * 100: its CPU as a share of its
+ *                         cgroup's CPU cap (empty without a quota)
+ *   vm.N.%thrtl           Δcg.nr_throttled / Δcg.nr_periods * 100: the share
+ *                         of its enforcement periods in which it was
+ *                         throttled (0 when no period elapsed)
+ *   vm.N.cg.psi.R.%some %full  as psi.R.* below, for the VM's cgroup
+ * Host memory (sources meminfo, vmstat, psi; sysstat at c1eb661ab208):
+ *   psi.R.%some %full     Δpsi.R.some.total (full) / Δt / 10^4: the share of
+ *                         the interval in which some (all non-idle) tasks
+ *                         stalled on R, in % (pr_stats.c print_psi*_stats:
+ *                         Δtotal / (100 * itv), itv in 1/100 s)
+ *   vmstat.K/s            Δvmstat.K / Δt, every vmstat counter (the generic
+ *                         rule below); sar -B's pgpgin/s pgpgout/s fault/s
+ *                         majflt/s pgfree/s and sar -W's pswpin/s pswpout/s
+ *                         are vmstat.pgpgin/s ... vmstat.pswpout/s
+ *   vmstat.pgscank/s      Δpgscan_kswapd / Δt (the sum of the per-zone
+ *                         pgscan_kswapd_<zone> before Linux 4.8)
+ *   vmstat.pgscand/s      Δpgscan_direct / Δt (likewise; not
+ *                         pgscan_direct_throttle)
+ *   vmstat.pgsteal/s      (Δpgsteal_anon + Δpgsteal_file) / Δt (rd_stats.c
+ *                         read_vmstat_paging: the kernel counts each page
+ *                         twice, by reclaimer and by type); a kernel
+ *                         without them (before 5.x): Δ of every
+ *                         pgsteal_kswapd* and pgsteal_direct* line
+ *   vmstat.%vmeff         Δpgsteal / (Δpgscank + Δpgscand) * 100, 0 when
+ *                         nothing was scanned
+ *   sar -r and -S from the meminfo gauges at the frame (print_ram_memory_stats,
+ *   print_swap_memory_stats), kB = bytes / 1024:
+ *   mem.kbmemfree kbavail kbbuffers kbcached kbcommit kbactive kbinact kbdirty
+ *                         MemFree MemAvailable Buffers Cached Committed_AS
+ *                         Active Inactive Dirty
+ *   mem.kbmemused         MemTotal - MemAvailable (sysstat since June 2025;
+ *                         12.6 printed MemTotal - MemFree - Buffers - Cached
+ *                         - Slab)
+ *   mem.%memused          kbmemused / MemTotal * 100
+ *   mem.%commit           Committed_AS / (MemTotal + SwapTotal) * 100
+ *   mem.kbswpfree kbswpcad  SwapFree, SwapCached
+ *   mem.kbswpused         SwapTotal - SwapFree
+ *   mem.%swpused          kbswpused / SwapTotal * 100 (0 without swap)
+ *   mem.%swpcad           SwapCached / kbswpused * 100 (0 when none is used)
+ *   Each exists only when the kernel has every line it reads.
  * Any other counter c -> c/s = Δc / 10^scale / Δt; any other gauge passes
  * through.
  *
@@ -99,6 +141,7 @@
 #include "rates.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -472,6 +515,41 @@ static bool ends_with(const char *s, const char *suffix)
 	return l >= sl && strcmp(s + l - sl, suffix) == 0;
 }
 
+/* Column prefix + rest of kind `kind`, or -1. */
+static int32_t vm_col(const struct vms_schema *s, const char *prefix, size_t plen, const char *rest, uint8_t kind)
+{
+	char n[600];
+	if (plen + strlen(rest) >= sizeof(n))
+		return -1;
+	memcpy(n, prefix, plen);
+	strcpy(n + plen, rest);
+	for (uint32_t i = 0; i < s->ncols; i++)
+		if (s->cols[i].kind == kind && strcmp(s->cols[i].name, n) == 0)
+			return (int32_t)i;
+	return -1;
+}
+
+/* A VM's CPU against its cgroup's cap, and its throttled share. */
+static void plan_vm_cap(struct builder *b, const char *prefix, size_t plen)
+{
+	const struct vms_schema *s = b->p->schema;
+	struct vms_rate_col *c;
+	int32_t t = vm_col(s, prefix, plen, "cpu_time", VMS_KIND_COUNTER),
+		q = vm_col(s, prefix, plen, "cg.cpu_quota_us", VMS_KIND_GAUGE),
+		pe = vm_col(s, prefix, plen, "cg.cpu_period_us", VMS_KIND_GAUGE),
+		nt = vm_col(s, prefix, plen, "cg.nr_throttled", VMS_KIND_COUNTER),
+		np = vm_col(s, prefix, plen, "cg.nr_periods", VMS_KIND_COUNTER);
+	if (t >= 0 && q >= 0 && pe >= 0 && (c = add(b, VMS_ROP_CAP, t, prefix, plen, "%cap"))) {
+		c->b = q;
+		c->c = pe;
+		c->mul = 100;
+	}
+	if (nt >= 0 && np >= 0 && (c = add(b, VMS_ROP_PER_OP, nt, prefix, plen, "%thrtl"))) {
+		c->b = np;
+		c->mul = 100;
+	}
+}
+
 /* Each VM's totals over its vCPUs and its taps (after its own columns). */
 static void plan_vm_totals(struct builder *b)
 {
@@ -515,12 +593,129 @@ static void plan_vm_totals(struct builder *b)
 		}
 		add_sum(b, name, plen, "rxkB/s", rx, nr, NULL, 0, 1.0 / 1024);
 		add_sum(b, name, plen, "txkB/s", tx, nt, NULL, 0, 1.0 / 1024);
+		plan_vm_cap(b, name, plen);
 	}
 out:
 	free(done);
 	free(dl);
 	free(rx);
 	free(tx);
+}
+
+/* ---- host memory: sar -B, -r, -S (see the top of this file) ---------------- */
+
+static int32_t find_col(const struct vms_schema *s, const char *name, uint8_t kind)
+{
+	for (uint32_t i = 0; i < s->ncols; i++)
+		if (s->cols[i].kind == kind && strcmp(s->cols[i].name, name) == 0)
+			return (int32_t)i;
+	return -1;
+}
+
+/* The counters named exactly `name`, else those named name_<zone> (a
+ * kernel before 4.8 counted per zone), but not name_throttle: at most
+ * max, into xs; how many. */
+static unsigned vmstat_cols(const struct vms_schema *s, const char *name, int32_t *xs, unsigned max)
+{
+	int32_t x = find_col(s, name, VMS_KIND_COUNTER);
+	if (x >= 0) {
+		xs[0] = x;
+		return 1;
+	}
+	unsigned n = 0;
+	size_t l = strlen(name);
+	for (uint32_t i = 0; i < s->ncols && n < max; i++) {
+		const char *c = s->cols[i].name;
+		if (s->cols[i].kind == VMS_KIND_COUNTER && strncmp(c, name, l) == 0 && c[l] == '_' &&
+		    strcmp(c + l, "_throttle") != 0)
+			xs[n++] = (int32_t)i;
+	}
+	return n;
+}
+
+/* A VMS_ROP_GEXPR column over the meminfo gauges named in num and den
+ * (NULL-terminated lists of keys, "-Key" subtracted): none if one is
+ * missing. */
+static void add_gexpr(struct builder *b, const char *out, const char *const *num, const char *const *den,
+		      double mul, uint8_t decimals)
+{
+	const struct vms_schema *s = b->p->schema;
+	const char *const *lists[2] = {num, den};
+	int32_t xs[8];
+	unsigned cnt[2] = {0, 0}, n = 0;
+	char name[80];
+	for (int l = 0; l < 2; l++)
+		for (const char *const *k = lists[l]; k && *k; k++) {
+			bool minus = **k == '-';
+			snprintf(name, sizeof(name), "mem.%s", *k + minus);
+			int32_t x = find_col(s, name, VMS_KIND_GAUGE);
+			if (x < 0 || n == VMS_ARRAY_SIZE(xs))
+				return;
+			xs[n++] = minus ? ~x : x;
+			cnt[l]++;
+		}
+	int32_t *own = malloc(n * sizeof(*own));
+	struct vms_rate_col *c = own ? add(b, VMS_ROP_GEXPR, xs[0] < 0 ? ~xs[0] : xs[0], "mem.", 4, out) : NULL;
+	if (!c) {
+		free(own);
+		if (!b->err)
+			b->err = -ENOMEM;
+		return;
+	}
+	memcpy(own, xs, n * sizeof(*own));
+	c->xs = own;
+	c->nnum = (uint16_t)cnt[0];
+	c->nden = (uint16_t)cnt[1];
+	c->mul = mul;
+	c->field = decimals;
+}
+
+static void plan_mem(struct builder *b)
+{
+	const struct vms_schema *s = b->p->schema;
+	/* sar -B: the sums over reclaimers and zones */
+	int32_t k[16], d[16], st[32];
+	unsigned nk = vmstat_cols(s, "vmstat.pgscan_kswapd", k, 16);
+	unsigned nd = vmstat_cols(s, "vmstat.pgscan_direct", d, 16);
+	unsigned ns = 0;
+	int32_t an = find_col(s, "vmstat.pgsteal_anon", VMS_KIND_COUNTER),
+		fi = find_col(s, "vmstat.pgsteal_file", VMS_KIND_COUNTER);
+	if (an >= 0 && fi >= 0) {
+		st[ns++] = an;
+		st[ns++] = fi;
+	} else if (an < 0 && fi < 0) {
+		ns = vmstat_cols(s, "vmstat.pgsteal_kswapd", st, 16);
+		ns += vmstat_cols(s, "vmstat.pgsteal_direct", st + ns, 16);
+	}
+	add_sum(b, "vmstat.", 7, "pgscank/s", k, nk, NULL, 0, 1);
+	add_sum(b, "vmstat.", 7, "pgscand/s", d, nd, NULL, 0, 1);
+	add_sum(b, "vmstat.", 7, "pgsteal/s", st, ns, NULL, 0, 1);
+	if (nk && nd && ns) {
+		int32_t all[64];
+		memcpy(all, st, ns * sizeof(*all));
+		memcpy(all + ns, k, nk * sizeof(*all));
+		memcpy(all + ns + nk, d, nd * sizeof(*all));
+		add_sum(b, "vmstat.", 7, "%vmeff", all, ns, all + ns, nk + nd, 100);
+	}
+	/* sar -r, sar -S */
+#define L(...) ((const char *const[]){__VA_ARGS__, NULL})
+	static const struct {
+		const char *out, *key;
+	} kb[] = {
+		{"kbmemfree", "MemFree"}, {"kbavail", "MemAvailable"}, {"kbbuffers", "Buffers"},
+		{"kbcached", "Cached"}, {"kbcommit", "Committed_AS"}, {"kbactive", "Active"},
+		{"kbinact", "Inactive"}, {"kbdirty", "Dirty"}, {"kbswpfree", "SwapFree"},
+		{"kbswpcad", "SwapCached"},
+	};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(kb); i++)
+		add_gexpr(b, kb[i].out, L(kb[i].key), NULL, 1.0 / 1024, 0);
+	add_gexpr(b, "kbmemused", L("MemTotal", "-MemAvailable"), NULL, 1.0 / 1024, 0);
+	add_gexpr(b, "%memused", L("MemTotal", "-MemAvailable"), L("MemTotal"), 100, 2);
+	add_gexpr(b, "%commit", L("Committed_AS"), L("MemTotal", "SwapTotal"), 100, 2);
+	add_gexpr(b, "kbswpused", L("SwapTotal", "-SwapFree"), NULL, 1.0 / 1024, 0);
+	add_gexpr(b, "%swpused", L("SwapTotal", "-SwapFree"), L("SwapTotal"), 100, 2);
+	add_gexpr(b, "%swpcad", L("SwapCached"), L("SwapTotal", "-SwapFree"), 100, 2);
+#undef L
 }
 
 static void plan_single(struct builder *b, uint32_t i)
@@ -538,6 +733,23 @@ static void plan_single(struct builder *b, uint32_t i)
 		if ((c = add(b, VMS_ROP_GAUGE, (int32_t)i, col->name, strlen(col->name), "")))
 			c->scale = col->scale;
 		return;
+	}
+	/* [vm.N.cg.]psi.R.some.total -> psi.R.%some: µs per s -> % */
+	const char *psi = strncmp(col->name, "psi.", 4) == 0 ? col->name : strstr(col->name, ".cg.psi.");
+	if (psi && psi != col->name)
+		psi += 4; /* "psi.R..." */
+	if (psi && ends_with(col->name, ".total") && col->unit == VMS_UNIT_US) {
+		size_t nl = strlen(col->name) - 6; /* "...psi.R.some" */
+		const char *kind = col->name + nl;
+		while (kind > psi + 4 && kind[-1] != '.')
+			kind--;
+		if (kind > psi + 4) {
+			char out[16];
+			snprintf(out, sizeof(out), "%%%.*s", (int)(col->name + nl - kind), kind);
+			if ((c = add(b, VMS_ROP_PER_S, (int32_t)i, col->name, (size_t)(kind - col->name), out)))
+				c->mul = 1e-4;
+			return;
+		}
 	}
 	for (size_t k = 0; k < VMS_ARRAY_SIZE(renames); k++)
 		if (strcmp(col->name, renames[k].in) == 0) {
@@ -598,6 +810,8 @@ int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out)
 	free(done);
 	if (!b.err)
 		plan_vm_totals(&b);
+	if (!b.err)
+		plan_mem(&b);
 	if (b.err) {
 		vms_rate_plan_free(p);
 		return b.err;
@@ -785,6 +999,34 @@ static struct vms_rate_term term(struct vms_rate_plan *p, struct ctx *x, const s
 		t = (struct vms_rate_term){sn, c->nden ? sd : dt_s};
 		break;
 	}
+	case VMS_ROP_CAP: {
+		/* the quota and period at the frame; none: no cap */
+		uint64_t q = cur[c->b], per = cur[c->c];
+		dt_s = col_dt(x, c->a);
+		if (q == VMS_NONE || per == VMS_NONE || q == 0 || q >= UINT64_MAX - 1 || !(dt_s > 0) ||
+		    !cdelta(x, c->a, &da))
+			break;
+		t = (struct vms_rate_term){(double)da * (double)per / (double)q, dt_s * 1e9};
+		break;
+	}
+	case VMS_ROP_GEXPR: {
+		/* at the frame: the gauges' current values (a term n / 1, so that
+		 * a sum of terms is the mean, as for VMS_ROP_GAUGE) */
+		double v[2] = {0, 0};
+		for (unsigned k = 0; k < (unsigned)c->nnum + c->nden; k++) {
+			int32_t i = c->xs[k] < 0 ? ~c->xs[k] : c->xs[k];
+			if (cur[i] == VMS_NONE)
+				return t;
+			double g = vms_unscale((double)cur[i], x->s->cols[i].scale);
+			v[k >= c->nnum] += c->xs[k] < 0 ? -g : g;
+		}
+		if (v[0] < 0)
+			v[0] = 0;
+		if (!c->nden)
+			v[1] = 1;
+		t = (struct vms_rate_term){v[1] > 0 ? v[0] * c->mul / v[1] : 0, 1};
+		break;
+	}
 	}
 	return t;
 }
@@ -795,8 +1037,10 @@ double vms_rate_value(const struct vms_rate_col *c, const struct vms_rate_term *
 		return NAN;
 	switch (c->op) {
 	case VMS_ROP_GAUGE:
+	case VMS_ROP_GEXPR:
 		return t->d == 1 ? t->n : t->n / t->d; /* a sum: the mean */
 	case VMS_ROP_PER_S:
+	case VMS_ROP_CAP:
 		return t->d > 0 ? t->n * c->mul / t->d : NAN;
 	case VMS_ROP_PCT_OF:
 		return t->d != 0 ? t->n / t->d * 100 : 0;
@@ -1083,9 +1327,9 @@ void vms_rate_inputs(const struct vms_rate_plan *p, uint32_t k, bool *used)
 				used[p->cpu[c->grp].f[f]] = true;
 		return;
 	}
-	if (c->op == VMS_ROP_SUM) {
+	if (c->op == VMS_ROP_SUM || c->op == VMS_ROP_GEXPR) {
 		for (unsigned i = 0; i < (unsigned)c->nnum + c->nden; i++)
-			used[c->xs[i]] = true;
+			used[c->xs[i] < 0 ? ~c->xs[i] : c->xs[i]] = true;
 		return;
 	}
 	if (c->a >= 0)
@@ -1170,7 +1414,7 @@ int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struc
 		if (c->op == VMS_ROP_GAUGE)
 			p = vms_csv_value(p, f->v[c->a], c->scale); /* exact */
 		else if (!isnan(r->vals[k]))
-			p = vms_fmt_double(p, r->vals[k], RATE_DIGITS);
+			p = vms_fmt_double(p, r->vals[k], c->op == VMS_ROP_GEXPR ? c->field : RATE_DIGITS);
 	}
 	*p++ = '\r';
 	*p++ = '\n';

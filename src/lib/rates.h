@@ -4,7 +4,8 @@
  *
  * A plan is derived from a schema by the column name convention of the
  * sources (cpu.<id>.<field>, disk.<name>.<field>, net.<name>.<field>,
- * stat.<name>, vm.<name>.*, anything else): each output column has a name, an
+ * stat.<name>, vm.<name>.*, mem.<key>, vmstat.<key>, psi.<res>.<some|full>.total,
+ * anything else): each output column has a name, an
  * operation and the input columns it reads.  vms_rate_compute_dt()
  * evaluates one interval per column: each column's last value before the
  * frame (VMS_NONE where it had none) and the seconds since it was taken,
@@ -30,6 +31,14 @@ enum vms_rate_op {
 	VMS_ROP_SUM,      /* ΣΔ xs[0..nnum) * mul / ΣΔ xs[nnum..nnum+nden), 0 when that
 			   * is 0; per second (/ Δt) when nden is 0 (sar's await,
 			   * areq-sz; a VM's totals over its vCPUs and taps) */
+	VMS_ROP_CAP,      /* Δa (ns) / Δt / 10^9 * c / b * mul: CPU time as a share of
+			   * the cgroup's quota b per period c (gauges at the frame;
+			   * empty without a quota) */
+	VMS_ROP_GEXPR,    /* a gauge from gauges, at the frame (not a rate): max(0,
+			   * ±xs[0] ± ... xs[nnum-1]) * mul / (±xs[nnum] ± ...
+			   * xs[nnum+nden-1]) (/ 1 when nden is 0; 0 when that is not
+			   * above 0), an input x < 0 being column ~x subtracted;
+			   * field: the decimals shown (sar -r's kbmemused, %commit) */
 };
 
 enum vms_cpu_pct {

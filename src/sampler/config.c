@@ -89,6 +89,16 @@ static const struct vms_conf_key netdev_keys[] = {
 	FILTER_KEYS,
 	{"vm_taps", VMS_CONF_BOOL, SRC(vm_taps)},
 };
+static const struct vms_conf_key meminfo_keys[] = {
+	SOURCE_KEYS,
+};
+static const struct vms_conf_key vmstat_keys[] = {
+	SOURCE_KEYS,
+	FILTER_KEYS,
+};
+static const struct vms_conf_key psi_keys[] = {
+	SOURCE_KEYS,
+};
 
 #define LV(f) offsetof(struct vms_libvirt_conf, f)
 _Static_assert(offsetof(struct vms_libvirt_conf, src) == 0, "the source keys are at the start");
@@ -113,12 +123,24 @@ static const struct vms_conf_key perf_keys[] = {
 #define SECTION(name, feature, compiled, field, keys)                                    \
 	{name, feature, compiled, TOP(field), keys, VMS_ARRAY_SIZE(keys)}
 
+const char *const vms_vmstat_default[VMS_VMSTAT_NDEFAULT] = {
+	"pgpgin", "pgpgout", "pswpin", "pswpout", "pgfault", "pgmajfault", "pgfree",
+	"pgscan_kswapd*", "pgscan_direct*", "pgscan_khugepaged", "pgscan_proactive", "pgsteal_kswapd*",
+	"pgsteal_direct*", "pgsteal_khugepaged", "pgsteal_proactive", "pgsteal_anon", "pgsteal_file",
+	"allocstall*",
+	"compact_stall", "compact_fail", "compact_success", "oom_kill", "workingset_refault*",
+	"thp_fault_alloc", "thp_fault_fallback",
+};
+
 const struct vms_conf_section vms_conf_sections[] = {
 	{NULL, NULL, true, 0, top_keys, VMS_ARRAY_SIZE(top_keys)},
 	SECTION("procstat", NULL, true, procstat, procstat_keys),
 	SECTION("loadavg", NULL, true, loadavg, loadavg_keys),
 	SECTION("diskstats", NULL, true, diskstats, diskstats_keys),
 	SECTION("netdev", NULL, true, netdev, netdev_keys),
+	SECTION("meminfo", NULL, true, meminfo, meminfo_keys),
+	SECTION("vmstat", NULL, true, vmstat, vmstat_keys),
+	SECTION("psi", NULL, true, psi, psi_keys),
 	SECTION("libvirt", "libvirt", HAVE_LIBVIRT, libvirt, libvirt_keys),
 	SECTION("perf", "perf", HAVE_PERF, perf, perf_keys),
 };
@@ -267,6 +289,15 @@ int vms_config_defaults(struct vms_config *c)
 	source_defaults(&c->loadavg);
 	source_defaults(&c->diskstats);
 	source_defaults(&c->netdev);
+	source_defaults(&c->meminfo);
+	source_defaults(&c->psi);
+	/* /proc/vmstat: paging, swapping, faults, reclaim, compaction and OOM
+	 * kills (vmsampler.yaml(5); ["*"] for every line).  Globs, so that
+	 * a kernel's per-zone names (pgscan_kswapd_normal before 4.8) match */
+	source_defaults(&c->vmstat);
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(vms_vmstat_default); i++)
+		if (vms_globs_add(&c->vmstat.include, vms_vmstat_default[i]) < 0)
+			r = -ENOMEM;
 	source_defaults(&c->libvirt.src);
 	c->libvirt.refresh_ns = VMS_LIBVIRT_REFRESH_DEFAULT;
 	c->libvirt.timeout_ns = VMS_LIBVIRT_TIMEOUT_DEFAULT;

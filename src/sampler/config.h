@@ -51,7 +51,7 @@ void vms_perf_events_clear(struct vms_perf_events *e);
 struct vms_source_conf {
 	bool enabled;
 	uint32_t every; /* sample every N ticks (>= 1) */
-	struct vms_globs include, exclude; /* diskstats, netdev */
+	struct vms_globs include, exclude; /* diskstats, netdev, vmstat */
 	bool partitions; /* diskstats: also partitions */
 	bool per_cpu;    /* procstat, perf: per-CPU columns besides the all-CPU ones */
 	bool vm_taps;    /* netdev: also the VMs' tap devices */
@@ -87,7 +87,7 @@ struct vms_config {
 	char *control_path;    /* the control socket (vmsampler mark); NULL: RING.ctl with a ring,
 				* none without; "none": none */
 	int log_level;         /* enum vms_log_level */
-	struct vms_source_conf procstat, loadavg, diskstats, netdev;
+	struct vms_source_conf procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi;
 	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */
 	/* outside the table (no key): --force, outputs may overwrite a file
@@ -107,6 +107,10 @@ struct vms_config {
 #define VMS_LIBVIRT_TIMEOUT_DEFAULT (10 * VMS_NSEC_PER_SEC)
 /* A configuration file larger than this is refused. */
 #define VMS_CONFIG_MAX_SIZE (1u << 20)
+
+/* The default of sources.vmstat.include. */
+#define VMS_VMSTAT_NDEFAULT 25
+extern const char *const vms_vmstat_default[VMS_VMSTAT_NDEFAULT];
 
 /* Built-in defaults.  0 or -ENOMEM (then *c is still safe to free). */
 int vms_config_defaults(struct vms_config *c);

@@ -516,21 +516,13 @@ static void loop_zero(struct vms_loop *l)
 	vms_control_init(&l->ctl);
 }
 
+/* A source's section of the configuration, by the key table (config.c):
+ * the vm source's is sources.libvirt, whose struct starts with the keys
+ * every source has. */
 static const struct vms_source_conf *source_conf(const struct vms_config *c, const char *name)
 {
-	if (strcmp(name, "procstat") == 0)
-		return &c->procstat;
-	if (strcmp(name, "loadavg") == 0)
-		return &c->loadavg;
-	if (strcmp(name, "diskstats") == 0)
-		return &c->diskstats;
-	if (strcmp(name, "netdev") == 0)
-		return &c->netdev;
-	if (strcmp(name, "vm") == 0)
-		return &c->libvirt.src;
-	if (strcmp(name, "perf") == 0)
-		return &c->perf;
-	return NULL;
+	const struct vms_conf_section *s = vms_conf_section_find(strcmp(name, "vm") == 0 ? "libvirt" : name);
+	return s ? (const struct vms_source_conf *)(const void *)((const char *)c + s->off) : NULL;
 }
 
 static int open_sources(struct vms_loop *l)

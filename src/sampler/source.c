@@ -11,6 +11,9 @@ extern const struct vms_source_ops vms_source_procstat;
 extern const struct vms_source_ops vms_source_loadavg;
 extern const struct vms_source_ops vms_source_diskstats;
 extern const struct vms_source_ops vms_source_netdev;
+extern const struct vms_source_ops vms_source_meminfo;
+extern const struct vms_source_ops vms_source_vmstat;
+extern const struct vms_source_ops vms_source_psi;
 #if HAVE_LIBVIRT
 extern const struct vms_source_ops vms_source_vm;
 #endif
@@ -23,6 +26,9 @@ const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_loadavg,
 	&vms_source_diskstats,
 	&vms_source_netdev,
+	&vms_source_meminfo,
+	&vms_source_vmstat,
+	&vms_source_psi,
 #if HAVE_LIBVIRT
 	&vms_source_vm, /* the VM set's producer (produces_vms) */
 #endif

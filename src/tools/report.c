@@ -55,7 +55,8 @@ static const char usage_text[] =
 	"                        [--summary] [--vm] [--json]\n"
 	"       vmsampler report --ring PATH [OPTIONS]\n"
 	"What sar prints, from a binary stream (FILE '-' reads standard input) or a\n"
-	"live ring: CPU, queue, tasks and interrupts, disks, interfaces (and VMs),\n"
+	"live ring: CPU, queue, tasks and interrupts, disks, interfaces, paging,\n"
+	"swapping, memory, swap space and pressure (and VMs),\n"
 	"per interval with Average rows, and the events between the rows.\n"
 	"\n"
 	"  -i, --interval=N  N seconds per row (a number, or with a unit s, m, h);\n"
@@ -67,7 +68,8 @@ static const char usage_text[] =
 	"      --to=T        stop after T (the same forms)\n"
 	"      --summary     min, avg, max and p95 of each column instead of rows\n"
 	"      --vm          the per-VM section too (%cpu, %steal, run delay,\n"
-	"                    network and disk kB/s, balloon)\n"
+	"                    network and disk kB/s, balloon, share of its CPU\n"
+	"                    cap, throttled share)\n"
 	"      --json        the same content as JSON\n"
 	"      --ring=PATH   read the live ring at PATH (the frames it holds now)\n"
 	"  -h, --help        show this help\n"
@@ -86,7 +88,7 @@ struct rspec {
 	uint8_t kind;
 };
 
-#define MAXC 10
+#define MAXC 11
 
 struct section {
 	const char *id;     /* JSON */
@@ -97,7 +99,8 @@ struct section {
 	struct rspec c[MAXC];
 };
 
-enum { S_CPU, S_QUEUE, S_TASK, S_DISK, S_NET, S_VM, S_N };
+enum { S_CPU, S_QUEUE, S_TASK, S_DISK, S_NET, S_PAGING, S_SWAPPING, S_MEMORY, S_SWAPSPACE, S_PSI, S_VM,
+       S_N };
 
 static const struct section sections[S_N] = {
 	[S_CPU] = {"cpu", "CPU", "cpu.", "all", 10,
@@ -124,11 +127,36 @@ static const struct section sections[S_N] = {
 		    {"rxkB/s", "rxkB/s", K_RATE}, {"txkB/s", "txkB/s", K_RATE},
 		    {"rxcmp/s", "rxcmp/s", K_RATE}, {"txcmp/s", "txcmp/s", K_RATE},
 		    {"rxmcst/s", "rxmcst/s", K_RATE}}},
-	[S_VM] = {"vm", "VM", "vm.", NULL, 8,
+	/* host memory: sar -B, -W, -r, -S and -q PSI (rates.c) */
+	[S_PAGING] = {"paging", NULL, NULL, NULL, 9,
+		      {{"pgpgin/s", "vmstat.pgpgin/s", K_RATE}, {"pgpgout/s", "vmstat.pgpgout/s", K_RATE},
+		       {"fault/s", "vmstat.pgfault/s", K_RATE}, {"majflt/s", "vmstat.pgmajfault/s", K_RATE},
+		       {"pgfree/s", "vmstat.pgfree/s", K_RATE}, {"pgscank/s", "vmstat.pgscank/s", K_RATE},
+		       {"pgscand/s", "vmstat.pgscand/s", K_RATE}, {"pgsteal/s", "vmstat.pgsteal/s", K_RATE},
+		       {"%vmeff", "vmstat.%vmeff", K_RATE}}},
+	[S_SWAPPING] = {"swapping", NULL, NULL, NULL, 2,
+			{{"pswpin/s", "vmstat.pswpin/s", K_RATE}, {"pswpout/s", "vmstat.pswpout/s", K_RATE}}},
+	[S_MEMORY] = {"memory", NULL, NULL, NULL, 11,
+		      {{"kbmemfree", "mem.kbmemfree", K_GAUGE}, {"kbavail", "mem.kbavail", K_GAUGE},
+		       {"kbmemused", "mem.kbmemused", K_GAUGE}, {"%memused", "mem.%memused", K_GAUGE},
+		       {"kbbuffers", "mem.kbbuffers", K_GAUGE}, {"kbcached", "mem.kbcached", K_GAUGE},
+		       {"kbcommit", "mem.kbcommit", K_GAUGE}, {"%commit", "mem.%commit", K_GAUGE},
+		       {"kbactive", "mem.kbactive", K_GAUGE}, {"kbinact", "mem.kbinact", K_GAUGE},
+		       {"kbdirty", "mem.kbdirty", K_GAUGE}}},
+	[S_SWAPSPACE] = {"swapspace", NULL, NULL, NULL, 5,
+			 {{"kbswpfree", "mem.kbswpfree", K_GAUGE}, {"kbswpused", "mem.kbswpused", K_GAUGE},
+			  {"%swpused", "mem.%swpused", K_GAUGE}, {"kbswpcad", "mem.kbswpcad", K_GAUGE},
+			  {"%swpcad", "mem.%swpcad", K_GAUGE}}},
+	[S_PSI] = {"pressure", NULL, NULL, NULL, 6,
+		   {{"%scpu", "psi.cpu.%some", K_RATE}, {"%sio", "psi.io.%some", K_RATE},
+		    {"%fio", "psi.io.%full", K_RATE}, {"%smem", "psi.memory.%some", K_RATE},
+		    {"%fmem", "psi.memory.%full", K_RATE}, {"%firq", "psi.irq.%full", K_RATE}}},
+	[S_VM] = {"vm", "VM", "vm.", NULL, 10,
 		  {{"%cpu", "%cpu", K_RATE}, {"%steal", "%steal", K_RATE},
 		   {"dlyms/s", "dlyms/s", K_RATE}, {"rxkB/s", "rxkB/s", K_RATE},
 		   {"txkB/s", "txkB/s", K_RATE}, {"rkB/s", "io.rkB/s", K_RATE},
-		   {"wkB/s", "io.wkB/s", K_RATE}, {"kbballoon", "balloon.current", K_GAUGE}}},
+		   {"wkB/s", "io.wkB/s", K_RATE}, {"kbballoon", "balloon.current", K_GAUGE},
+		   {"%cap", "%cap", K_RATE}, {"%thrtl", "%thrtl", K_RATE}}},
 };
 
 __extension__ typedef unsigned __int128 u128;
@@ -644,7 +672,8 @@ static int32_t rcol_get(struct report *R, unsigned sec, unsigned ci, const char 
 	else if (kind == K_RUNQ)
 		c->prec = 0;
 	else
-		c->prec = def->op == VMS_ROP_GAUGE && def->a >= 0 && sch->cols[def->a].scale > 0
+		c->prec = def->op == VMS_ROP_GEXPR ? def->field
+			  : def->op == VMS_ROP_GAUGE && def->a >= 0 && sch->cols[def->a].scale > 0
 				  ? sch->cols[def->a].scale
 				  : 0;
 	c->active = (R->mask >> sec) & 1;
@@ -693,7 +722,8 @@ static int genmap_build(struct report *R, struct genmap *g, const struct vms_sch
 		if (!match(R, pc->name, &sec, &ci, &en, &el))
 			continue;
 		/* a gauge where a rate is expected (or the reverse): not ours */
-		if ((sections[sec].c[ci].kind == K_RATE) == (pc->op == VMS_ROP_GAUGE))
+		if ((sections[sec].c[ci].kind == K_RATE) ==
+		    (pc->op == VMS_ROP_GAUGE || pc->op == VMS_ROP_GEXPR))
 			continue;
 		R->seen |= 1u << sec;
 		if (!((R->mask >> sec) & 1))

@@ -24,6 +24,7 @@ void vms_cgmounts_free(struct vms_cgmounts *m)
 		return;
 	mount_free(&m->v2);
 	mount_free(&m->cpuacct);
+	mount_free(&m->cpu);
 	mount_free(&m->memory);
 }
 
@@ -109,6 +110,8 @@ int vms_cgmounts_load(struct vms_cgmounts *m, int proc_dirfd, const char *root)
 					r = set_mount(&m->cpuacct, &mi, root);
 				if (r == 0 && vms_list_has(mi.super, mi.super_len, "memory"))
 					r = set_mount(&m->memory, &mi, root);
+				if (r == 0 && vms_list_has(mi.super, mi.super_len, "cpu"))
+					r = set_mount(&m->cpu, &mi, root);
 			}
 		}
 		vms_procfile_close(&f);
@@ -123,6 +126,8 @@ int vms_cgmounts_load(struct vms_cgmounts *m, int proc_dirfd, const char *root)
 			{&m->cpuacct, "/cpuacct", "cpuacct.usage"},
 			{&m->cpuacct, "/cpu,cpuacct", "cpuacct.usage"},
 			{&m->memory, "/memory", "memory.usage_in_bytes"},
+			{&m->cpu, "/cpu", "cpu.shares"},
+			{&m->cpu, "/cpu,cpuacct", "cpu.shares"},
 		};
 		for (size_t i = 0; i < VMS_ARRAY_SIZE(probes) && r == 0; i++)
 			r = probe(probes[i].m, root, probes[i].sub, probes[i].file);
@@ -141,6 +146,9 @@ void vms_cgfiles_free(struct vms_cgfiles *f)
 	free(f->cpuacct_stat);
 	free(f->mem);
 	free(f->io_stat);
+	free(f->v2_dir);
+	free(f->cpu_dir);
+	free(f->mem_dir);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -189,7 +197,7 @@ int vms_cgfiles_find(struct vms_cgfiles *f, const struct vms_cgmounts *m, const 
 {
 	struct vms_pidcg pc;
 	struct vms_cgfiles o;
-	char *v2 = NULL, *acct = NULL, *mem = NULL;
+	char *v2 = NULL, *acct = NULL, *mem = NULL, *cpu = NULL;
 	int r;
 
 	memset(&o, 0, sizeof(o));
@@ -199,6 +207,7 @@ int vms_cgfiles_find(struct vms_cgfiles *f, const struct vms_cgmounts *m, const 
 	v2 = vm_dir(&m->v2, pc.v2, pc.v2_len);
 	acct = vm_dir(&m->cpuacct, pc.cpuacct, pc.cpuacct_len);
 	mem = vm_dir(&m->memory, pc.memory, pc.memory_len);
+	cpu = vm_dir(&m->cpu, pc.cpu, pc.cpu_len);
 	if ((r = file_in(v2, "cpu.stat", &o.cpu_stat)) < 0)
 		goto out;
 	if (!o.cpu_stat) {
@@ -218,10 +227,15 @@ int vms_cgfiles_find(struct vms_cgfiles *f, const struct vms_cgmounts *m, const 
 	if ((r = file_in(v2, "io.stat", &o.io_stat)) < 0)
 		goto out;
 	r = 0;
+	o.v2_dir = v2;
+	o.cpu_dir = cpu;
+	o.mem_dir = mem;
+	v2 = cpu = mem = NULL;
 out:
 	free(v2);
 	free(acct);
 	free(mem);
+	free(cpu);
 	if (r < 0) {
 		vms_cgfiles_free(&o);
 		return r;

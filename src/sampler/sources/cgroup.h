@@ -34,7 +34,7 @@ struct vms_cgmount {
 };
 
 struct vms_cgmounts {
-	struct vms_cgmount v2, cpuacct, memory;
+	struct vms_cgmount v2, cpuacct, memory, cpu;
 };
 
 /* 0 (also when nothing is found: every mount NULL) or -ENOMEM. */
@@ -48,6 +48,9 @@ struct vms_cgfiles {
 	char *cpuacct_stat;  /* v1 */
 	char *mem;           /* v2 memory.current or v1 memory.usage_in_bytes */
 	char *io_stat;       /* v2 io.stat */
+	/* the VM's groups (limits, throttling, memory events, pressure:
+	 * vm_kernel.c), NULL when not placed in that hierarchy */
+	char *v2_dir, *cpu_dir, *mem_dir;
 };
 
 /* From the text of /proc/<pid>/cgroup (pidcg, len bytes): the files that

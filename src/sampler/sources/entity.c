@@ -31,6 +31,14 @@ int vms_enttab_reset(struct vms_enttab *t, uint32_t cap, size_t strcap)
 	return 0;
 }
 
+int vms_enttab_reset_lines(struct vms_enttab *t, const char *text, size_t len, unsigned copies)
+{
+	uint32_t nlines = 1;
+	for (const char *q = text, *end = text + len; (q = memchr(q, '\n', (size_t)(end - q))); q++)
+		nlines++;
+	return vms_enttab_reset(t, nlines, copies * (len + nlines));
+}
+
 struct vms_ent *vms_enttab_add(struct vms_enttab *t, const char *prefix, size_t plen,
 			       const char *name, size_t nlen)
 {

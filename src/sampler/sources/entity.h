@@ -46,6 +46,9 @@ struct vms_enttab {
  * prefixes and names.  0 or -ENOMEM (then the table is empty). */
 int vms_enttab_reset(struct vms_enttab *t, uint32_t cap, size_t strcap);
 void vms_enttab_free(struct vms_enttab *t);
+/* vms_enttab_reset() for one entity per line of text[0..len), each with
+ * at most `copies` copies of its line (prefix, name) and their NULs. */
+int vms_enttab_reset_lines(struct vms_enttab *t, const char *text, size_t len, unsigned copies);
 
 /* A new entity (slot -1): NULL when the table is full.  Without a prefix
  * it has no name (found by index: a CPU number).  With a prefix
@@ -101,6 +104,22 @@ static inline void vms_enttab_damaged(struct vms_enttab *t, uint32_t *pos, struc
  * set: every entity of that name was read already. */
 struct vms_ent *vms_enttab_find(struct vms_enttab *t, const char *name, size_t len, bool *known);
 
+/* Declare's start for a source reading its own file f: the table emptied,
+ * f read again, the table sized for its lines (one prefix copy each: the
+ * line up to its key), c on f's text. */
+static inline int vms_enttab_scan(struct vms_enttab *t, struct vms_procfile *f, struct vms_cur *c)
+{
+	vms_enttab_free(t);
+	int r = vms_procfile_read(f);
+	if (r < 0)
+		return r;
+	r = vms_enttab_reset_lines(t, f->buf, f->len, 1);
+	if (r < 0)
+		return r;
+	vms_cur_init(c, f->buf, f->len);
+	return 0;
+}
+
 /* The tick's start for a source reading its own file f: f read again,
  * the table's tick begun, c on f's text. */
 static inline int vms_enttab_read(struct vms_enttab *t, struct vms_procfile *f, struct vms_cur *c)
@@ -149,6 +168,49 @@ static inline struct vms_ent *vms_enttab_line(struct vms_enttab *t, uint32_t *po
 	}
 	*pos = (uint32_t)(e - t->ent) + 1;
 	return e;
+}
+
+/* The tick's loop over a file of keyed lines (diskstats, netdev, meminfo,
+ * vmstat): the next line.  parse() is the source's line parser (1, 0 at
+ * the end, -errno for a damaged line; on 1 it names the line's key).
+ *   VMS_ENT_LINE     *out is the line's entity (not marked yet), the
+ *                    parser's output in `line`
+ *   VMS_ENT_SKIPPED  *out is an entity the tick does not sample, its line
+ *                    stepped over unparsed (vms_enttab_skip: `match`)
+ *   VMS_ENT_NEW      an entity the table does not have: VMS_RESCHEMA
+ *   VMS_ENT_END      no more lines
+ * A damaged line, or one more line of an entity already read, is counted
+ * (vms_enttab_bad) and passed over. */
+enum vms_ent_step { VMS_ENT_END, VMS_ENT_LINE, VMS_ENT_SKIPPED, VMS_ENT_NEW };
+typedef int vms_ent_parse_fn(struct vms_cur *c, void *line, const char **name, size_t *len);
+static inline enum vms_ent_step vms_enttab_next(struct vms_enttab *t, uint32_t *pos, struct vms_cur *c,
+						struct vms_tick_ctx *tc,
+						bool (*match)(const struct vms_cur *, const struct vms_ent *),
+						vms_ent_parse_fn *parse, void *line, struct vms_ent **out)
+{
+	for (;;) {
+		struct vms_ent *e = vms_enttab_skip(t, pos, c, match);
+		if (e) {
+			*out = e;
+			return VMS_ENT_SKIPPED;
+		}
+		const char *name = NULL;
+		size_t len = 0;
+		int r = parse(c, line, &name, &len);
+		if (r == 0)
+			return VMS_ENT_END;
+		if (r < 0) {
+			vms_enttab_damaged(t, pos, tc);
+			continue;
+		}
+		e = vms_enttab_line(t, pos, name, len, tc, &r);
+		if (e) {
+			*out = e;
+			return VMS_ENT_LINE;
+		}
+		if (r)
+			return VMS_ENT_NEW;
+	}
 }
 
 /* After the tick's lines: 0, or VMS_RESCHEMA when more entities are

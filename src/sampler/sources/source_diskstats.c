@@ -109,22 +109,13 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 	const struct vms_source_conf *sc = src->sconf;
 	struct vms_disk_line dl;
 	struct vms_cur c;
-	uint32_t nlines = 1, slot = 0;
+	uint32_t slot = 0;
 	int r;
 
-	vms_enttab_free(&p->tab);
-	r = vms_procfile_read(&p->f);
-	if (r < 0)
-		return r;
-	const char *fend = p->f.buf + p->f.len;
-	for (const char *q = p->f.buf; (q = memchr(q, '\n', (size_t)(fend - q))); q++)
-		nlines++;
 	/* each prefix is at most its line, plus a NUL */
-	r = vms_enttab_reset(&p->tab, nlines, p->f.len + nlines);
+	r = vms_enttab_scan(&p->tab, &p->f, &c);
 	if (r < 0)
 		return r;
-
-	vms_cur_init(&c, p->f.buf, p->f.len);
 	for (;;) {
 		const char *ls = c.p;
 		r = vms_diskstats_next(&c, &dl);
@@ -175,35 +166,34 @@ static bool dk_prefix_match(const struct vms_cur *c, const struct vms_ent *e)
 	       (c->p[e->prefix_len] == ' ' || c->p[e->prefix_len] == '\t');
 }
 
+static int dk_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
+{
+	struct vms_disk_line *dl = line;
+	int r = vms_diskstats_next(c, dl);
+	*name = dl->name;
+	*len = dl->name_len;
+	return r;
+}
+
 static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct diskstats *p = src->priv;
 	struct vms_disk_line dl;
 	struct vms_cur c;
 	struct vms_enttab *tab = &p->tab;
+	struct vms_ent *e;
+	enum vms_ent_step st;
 	uint32_t pos = 0;
 	int r;
 
 	r = vms_enttab_read(tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	for (;;) {
-		struct vms_ent *e = vms_enttab_skip(tab, &pos, &c, dk_prefix_match);
-		if (e) {
+	while ((st = vms_enttab_next(tab, &pos, &c, t, dk_prefix_match, dk_parse, &dl, &e)) != VMS_ENT_END) {
+		if (st == VMS_ENT_NEW)
+			return VMS_RESCHEMA; /* a new device */
+		if (st == VMS_ENT_SKIPPED) {
 			t->parse_errors += !!(e->bits & DK_TOOLONG);
-			continue;
-		}
-		r = vms_diskstats_next(&c, &dl);
-		if (r == 0)
-			break;
-		if (r < 0) {
-			vms_enttab_damaged(tab, &pos, t);
-			continue;
-		}
-		e = vms_enttab_line(tab, &pos, dl.name, dl.name_len, t, &r);
-		if (!e) {
-			if (r)
-				return r; /* a new device */
 			continue;
 		}
 		if (VMS_UNLIKELY(e->slot >= 0 && dl.nfields != e->nfields)) {

@@ -71,7 +71,7 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 	const struct vms_source_conf *sc = src->sconf;
 	struct vms_net_line nl;
 	struct vms_cur c;
-	uint32_t nlines = 1, slot = 0, have = 0;
+	uint32_t slot = 0, have = 0;
 	int r;
 
 	nd_forget(p);
@@ -91,11 +91,9 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 		if (have & (1u << f))
 			p->field[p->nfield++] = (uint8_t)f;
 
-	for (const char *q = c.p; (q = memchr(q, '\n', (size_t)(c.end - q))); q++)
-		nlines++;
 	p->hdr_text = malloc(p->hdr_len ? p->hdr_len : 1);
 	/* per line: its prefix and a copy of the name, each with a NUL */
-	r = vms_enttab_reset(&p->tab, nlines, 2 * vms_cur_left(&c) + 2 * (size_t)nlines);
+	r = vms_enttab_reset_lines(&p->tab, c.p, vms_cur_left(&c), 2);
 	if (!p->hdr_text || r < 0) {
 		nd_forget(p);
 		return -ENOMEM;
@@ -146,6 +144,21 @@ static bool nd_prefix_match(const struct vms_cur *c, const struct vms_ent *e)
 	return !memchr(rest, ':', (size_t)((nl ? nl : c->end) - rest));
 }
 
+/* A line under the header (vms_enttab_next's parser). */
+struct nd_line {
+	const struct vms_netdev_hdr *hdr;
+	struct vms_net_line *nl;
+};
+
+static int nd_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
+{
+	struct nd_line *x = line;
+	int r = vms_netdev_next(c, x->hdr, x->nl);
+	*name = x->nl->name;
+	*len = x->nl->name_len;
+	return r;
+}
+
 static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct netdev *p = src->priv;
@@ -165,22 +178,14 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		return VMS_RESCHEMA; /* another header: map the columns again */
 	c.p += p->hdr_len;
 	vms_enttab_begin(tab);
-	for (;;) {
-		if (vms_enttab_skip(tab, &pos, &c, nd_prefix_match))
+	struct nd_line x = {&p->hdr, &nl};
+	struct vms_ent *e;
+	enum vms_ent_step st;
+	while ((st = vms_enttab_next(tab, &pos, &c, t, nd_prefix_match, nd_parse, &x, &e)) != VMS_ENT_END) {
+		if (st == VMS_ENT_NEW)
+			return VMS_RESCHEMA; /* a new interface */
+		if (st == VMS_ENT_SKIPPED)
 			continue;
-		r = vms_netdev_next(&c, &p->hdr, &nl);
-		if (r == 0)
-			break;
-		if (r < 0) {
-			vms_enttab_damaged(tab, &pos, t);
-			continue;
-		}
-		struct vms_ent *e = vms_enttab_line(tab, &pos, nl.name, nl.name_len, t, &r);
-		if (!e) {
-			if (r)
-				return r; /* a new interface */
-			continue;
-		}
 		vms_enttab_mark(tab, e);
 		if (e->slot < 0)
 			continue;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "vm_kernel.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,11 +11,12 @@
 #include <unistd.h>
 
 #include "procfile.h"
+#include "source.h"
 
 /* ---- layout -------------------------------------------------------------- */
 
 void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned ndisk, bool iocg,
-		    bool check)
+		    unsigned ncg, bool check)
 {
 	int32_t c = 0;
 	l->nvcpu = (uint16_t)nvcpu;
@@ -40,6 +43,11 @@ void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned
 	c += VMS_VM_NBALLOON;
 	l->block = c;
 	c += VMS_VM_NBLOCK * (int32_t)ndisk;
+	l->cg = -1;
+	if (ncg) {
+		l->cg = c;
+		c += (int32_t)ncg;
+	}
 	l->check = -1;
 	if (check) {
 		l->check = c;
@@ -149,10 +157,213 @@ static int open_abs(const char *path)
 	return path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 }
 
+/* ---- the VM's cgroup: limits, throttling, memory events, pressure ---------- */
+
+#define US VMS_UNIT_US
+const struct vms_cgfield_info vms_cgfield[VMS_CGF_N] = {
+	[VMS_CGF_CPU_QUOTA] = {"cpu_quota_us", VMS_KIND_GAUGE, US},
+	[VMS_CGF_CPU_PERIOD] = {"cpu_period_us", VMS_KIND_GAUGE, US},
+	[VMS_CGF_CPU_WEIGHT] = {"cpu_weight", VMS_KIND_GAUGE, VMS_UNIT_COUNT},
+	[VMS_CGF_CPU_SHARES] = {"cpu_shares", VMS_KIND_GAUGE, VMS_UNIT_COUNT},
+	[VMS_CGF_NR_PERIODS] = {"nr_periods", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
+	[VMS_CGF_NR_THROTTLED] = {"nr_throttled", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
+	[VMS_CGF_THROTTLED] = {"throttled", VMS_KIND_COUNTER, VMS_UNIT_NS},
+	[VMS_CGF_MEM_MAX] = {"mem_max", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
+	[VMS_CGF_MEM_HIGH] = {"mem_high", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
+	[VMS_CGF_EV_HIGH] = {"ev_high", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
+	[VMS_CGF_EV_MAX] = {"ev_max", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
+	[VMS_CGF_EV_OOM] = {"ev_oom", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
+	[VMS_CGF_EV_OOM_KILL] = {"ev_oom_kill", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
+	[VMS_CGF_ANON] = {"anon", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
+	[VMS_CGF_FILE] = {"file", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
+	[VMS_CGF_SWAP] = {"swap", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
+	[VMS_CGF_PGMAJFAULT] = {"pgmajfault", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
+	[VMS_CGF_PSI_CPU_SOME] = {"psi.cpu.some.total", VMS_KIND_COUNTER, US},
+	[VMS_CGF_PSI_CPU_FULL] = {"psi.cpu.full.total", VMS_KIND_COUNTER, US},
+	[VMS_CGF_PSI_MEM_SOME] = {"psi.memory.some.total", VMS_KIND_COUNTER, US},
+	[VMS_CGF_PSI_MEM_FULL] = {"psi.memory.full.total", VMS_KIND_COUNTER, US},
+	[VMS_CGF_PSI_IO_SOME] = {"psi.io.some.total", VMS_KIND_COUNTER, US},
+	[VMS_CGF_PSI_IO_FULL] = {"psi.io.full.total", VMS_KIND_COUNTER, US},
+};
+#undef US
+
+enum cg_dir { CD_V2, CD_CPU, CD_MEM };
+enum cg_type {
+	CT_LIMIT, /* one number, "max" or "-1" */
+	CT_CPUMAX, /* "QUOTA PERIOD" */
+	CT_KEYED,  /* "key value" lines: keys[k] -> field[k] x mul[k] */
+	CT_PSI,    /* some/full lines: field[0] some, field[1] full */
+};
+#define CG_NONE 0xff
+/* In order: a field is taken from the first file that gives it (cgroup2
+ * before v1). */
+static const struct cg_def {
+	uint8_t dir, type;
+	const char *name;
+	const char *keys[4];
+	uint8_t field[4];
+	uint16_t mul[4];
+} cg_defs[VMS_CG_NFILES] = {
+	{CD_V2, CT_CPUMAX, "cpu.max", {0}, {VMS_CGF_CPU_QUOTA, VMS_CGF_CPU_PERIOD, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_LIMIT, "cpu.weight", {0}, {VMS_CGF_CPU_WEIGHT, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_KEYED, "cpu.stat", {"nr_periods", "nr_throttled", "throttled_usec"},
+	 {VMS_CGF_NR_PERIODS, VMS_CGF_NR_THROTTLED, VMS_CGF_THROTTLED, CG_NONE}, {1, 1, 1000}},
+	{CD_V2, CT_LIMIT, "memory.max", {0}, {VMS_CGF_MEM_MAX, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_LIMIT, "memory.high", {0}, {VMS_CGF_MEM_HIGH, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_KEYED, "memory.events", {"high", "max", "oom", "oom_kill"},
+	 {VMS_CGF_EV_HIGH, VMS_CGF_EV_MAX, VMS_CGF_EV_OOM, VMS_CGF_EV_OOM_KILL}, {1, 1, 1, 1}},
+	{CD_V2, CT_KEYED, "memory.stat", {"anon", "file", "pgmajfault"},
+	 {VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_PGMAJFAULT, CG_NONE}, {1, 1, 1}},
+	{CD_V2, CT_LIMIT, "memory.swap.current", {0}, {VMS_CGF_SWAP, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_PSI, "cpu.pressure", {0}, {VMS_CGF_PSI_CPU_SOME, VMS_CGF_PSI_CPU_FULL, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_PSI, "memory.pressure", {0}, {VMS_CGF_PSI_MEM_SOME, VMS_CGF_PSI_MEM_FULL, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_PSI, "io.pressure", {0}, {VMS_CGF_PSI_IO_SOME, VMS_CGF_PSI_IO_FULL, CG_NONE, CG_NONE}, {0}},
+	{CD_CPU, CT_LIMIT, "cpu.cfs_quota_us", {0}, {VMS_CGF_CPU_QUOTA, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_CPU, CT_LIMIT, "cpu.cfs_period_us", {0}, {VMS_CGF_CPU_PERIOD, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_CPU, CT_LIMIT, "cpu.shares", {0}, {VMS_CGF_CPU_SHARES, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_CPU, CT_KEYED, "cpu.stat", {"nr_periods", "nr_throttled", "throttled_time"},
+	 {VMS_CGF_NR_PERIODS, VMS_CGF_NR_THROTTLED, VMS_CGF_THROTTLED, CG_NONE}, {1, 1, 1}},
+	{CD_MEM, CT_LIMIT, "memory.limit_in_bytes", {0}, {VMS_CGF_MEM_MAX, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_MEM, CT_KEYED, "memory.oom_control", {"oom_kill"}, {VMS_CGF_EV_OOM_KILL, CG_NONE, CG_NONE, CG_NONE},
+	 {1}},
+	{CD_MEM, CT_KEYED, "memory.stat", {"total_rss", "total_cache", "total_swap", "total_pgmajfault"},
+	 {VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_SWAP, VMS_CGF_PGMAJFAULT}, {1, 1, 1, 1}},
+};
+
+static unsigned cg_nkeys(const struct cg_def *d)
+{
+	unsigned n = 0;
+	while (n < 4 && d->keys[n])
+		n++;
+	return n;
+}
+
+/* File d's text into v[0..4) by its field slots (VMS_NONE: not there).
+ * 0 or -EINVAL/-ERANGE. */
+static int cg_parse(const struct cg_def *d, const char *buf, size_t len, uint64_t *v)
+{
+	int r;
+	for (int i = 0; i < 4; i++)
+		v[i] = VMS_NONE;
+	switch (d->type) {
+	case CT_LIMIT:
+		return vms_parse_cg_limit(buf, len, &v[0]);
+	case CT_CPUMAX:
+		return vms_parse_cpu_max(buf, len, &v[0], &v[1]);
+	case CT_KEYED:
+		r = vms_parse_keyed(buf, len, d->keys, cg_nkeys(d), v);
+		if (r < 0)
+			return r;
+		for (unsigned k = 0; k < cg_nkeys(d); k++)
+			if (v[k] != VMS_NONE && d->mul[k] > 1) {
+				if (v[k] > (UINT64_MAX - 1) / d->mul[k])
+					return -ERANGE;
+				v[k] *= d->mul[k];
+			}
+		return 0;
+	case CT_PSI: {
+		struct vms_cur c;
+		struct vms_psi_line pl;
+		vms_cur_init(&c, buf, len);
+		while ((r = vms_psi_next(&c, &pl)) != 0) {
+			if (r < 0 || v[pl.full] != VMS_NONE)
+				return r < 0 ? r : -EINVAL;
+			v[pl.full] = pl.total;
+		}
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+static int cg_read(int fd, char *buf, size_t cap, size_t *len)
+{
+	ssize_t n;
+	do
+		n = pread(fd, buf, cap, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= cap)
+		return -EFBIG;
+	*len = (size_t)n;
+	return 0;
+}
+
+void vms_vmcg_open(struct vms_vmcg *g, const char *v2_dir, const char *cpu_dir, const char *mem_dir)
+{
+	const char *dirs[3] = {v2_dir, cpu_dir, mem_dir};
+	char path[PATH_MAX], buf[8192];
+	g->have = 0;
+	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
+		const struct cg_def *d = &cg_defs[i];
+		uint64_t v[4];
+		size_t len;
+		g->fd[i] = -1;
+		if (!dirs[d->dir] || snprintf(path, sizeof(path), "%s/%s", dirs[d->dir], d->name) >= (int)sizeof(path))
+			continue;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		uint32_t gives = 0;
+		if (cg_read(fd, buf, sizeof(buf), &len) == 0 && cg_parse(d, buf, len, v) == 0)
+			for (int k = 0; k < 4; k++)
+				if (d->field[k] != CG_NONE && v[k] != VMS_NONE && !(g->have & (1u << d->field[k])))
+					gives |= 1u << d->field[k];
+		if (!gives) {
+			close(fd);
+			continue;
+		}
+		g->fd[i] = fd;
+		g->have |= gives;
+	}
+}
+
+void vms_vmcg_close(struct vms_vmcg *g)
+{
+	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
+		if (g->fd[i] >= 0)
+			close(g->fd[i]);
+		g->fd[i] = -1;
+	}
+	g->have = 0;
+}
+
+unsigned vms_vmcg_ncols(const struct vms_vmcg *g)
+{
+	return (unsigned)__builtin_popcount(g->have);
+}
+
+void vms_vmcg_sample(const struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, uint32_t *parse_errors)
+{
+	uint32_t done = 0;
+	vms_slots_none(s, vms_vmcg_ncols(g));
+	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
+		const struct cg_def *d = &cg_defs[i];
+		uint64_t v[4];
+		size_t len;
+		if (g->fd[i] < 0 || cg_read(g->fd[i], scratch, cap, &len) < 0)
+			continue;
+		if (cg_parse(d, scratch, len, v) < 0) {
+			(*parse_errors)++;
+			continue;
+		}
+		for (int k = 0; k < 4; k++) {
+			unsigned f = d->field[k];
+			if (f == CG_NONE || !(g->have & (1u << f)) || (done & (1u << f)))
+				continue;
+			done |= 1u << f;
+			s[__builtin_popcount(g->have & ((1u << f) - 1))] = v[k];
+		}
+	}
+}
+
 static void reset(struct vms_vmk *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->fd_stat = k->fd_io = k->fd_cpu = k->fd_acct_stat = k->fd_mem = k->fd_iostat = -1;
+	for (unsigned i = 0; i < VMS_CG_NFILES; i++)
+		k->cg.fd[i] = -1;
 }
 
 int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, const struct vms_cgmounts *m)
@@ -222,6 +433,7 @@ int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, con
 			}
 			k->fd_mem = open_abs(f.mem);
 			k->fd_iostat = open_abs(f.io_stat);
+			vms_vmcg_open(&k->cg, f.v2_dir, f.cpu_dir, f.mem_dir);
 			vms_cgfiles_free(&f);
 		}
 	}
@@ -250,6 +462,7 @@ void vms_vmk_close(struct vms_vmk *k)
 	close_fd(&k->fd_acct_stat);
 	close_fd(&k->fd_mem);
 	close_fd(&k->fd_iostat);
+	vms_vmcg_close(&k->cg);
 	for (unsigned i = 0; k->fd_sched && i < k->nvcpu; i++)
 		close_fd(&k->fd_sched[i]);
 	free(k->fd_sched);
@@ -443,5 +656,7 @@ unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *
 		if (rd(&x, k->fd_mem, &len) == 0 && parsed(&x, vms_parse_u64_file(x.buf, len, &v)))
 			slots[l->mem + 1] = v;
 	}
+	if (l->cg >= 0 && k->cg.have)
+		vms_vmcg_sample(&k->cg, slots + l->cg, scratch, cap, parse_errors);
 	return ok;
 }

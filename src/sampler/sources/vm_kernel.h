@@ -16,6 +16,11 @@
  *                         balloon.rss x 1024)
  *   mem.cgroup            cgroup2 memory.current or v1
  *                         memory.usage_in_bytes
+ *   cg.*                  the VM's cgroup limits, throttling, memory
+ *                         events and breakdown, and pressure (vms_cgfield:
+ *                         each from the cgroup2 file if the VM's group has
+ *                         it, else the v1 one; a field no file gives has
+ *                         no column)
  * Reading allocates nothing and never blocks (procfs and cgroupfs reads);
  * a file of a process that exited reads ESRCH, of a removed cgroup
  * ENODEV: the VM is gone. */
@@ -29,15 +34,51 @@
 
 /* One VM's columns, relative to its first; -1: not declared. */
 struct vms_vmlay {
-	int32_t state, path, cpu, vcpu, net, io, iocg, mem, balloon, block, check, slow_t;
+	int32_t state, path, cpu, vcpu, net, io, iocg, mem, balloon, block, cg, check, slow_t;
 	uint32_t ncol;
 	uint16_t nvcpu, ntap, ndisk;
 };
 #define VMS_VM_NET_FIELDS 8 /* rx bytes packets errs drop, tx ... */
 #define VMS_VM_VCPU_FIELDS 3 /* time delay slices */
 
+/* ncg: the VM's cg.* columns (vms_vmcg_ncols), after its block columns. */
 void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned ndisk, bool iocg,
-		    bool check);
+		    unsigned ncg, bool check);
+
+/* The cg.* fields, in column order. */
+enum vms_cgfield {
+	VMS_CGF_CPU_QUOTA, VMS_CGF_CPU_PERIOD, VMS_CGF_CPU_WEIGHT, VMS_CGF_CPU_SHARES,
+	VMS_CGF_NR_PERIODS, VMS_CGF_NR_THROTTLED, VMS_CGF_THROTTLED,
+	VMS_CGF_MEM_MAX, VMS_CGF_MEM_HIGH,
+	VMS_CGF_EV_HIGH, VMS_CGF_EV_MAX, VMS_CGF_EV_OOM, VMS_CGF_EV_OOM_KILL,
+	VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_SWAP, VMS_CGF_PGMAJFAULT,
+	VMS_CGF_PSI_CPU_SOME, VMS_CGF_PSI_CPU_FULL, VMS_CGF_PSI_MEM_SOME, VMS_CGF_PSI_MEM_FULL,
+	VMS_CGF_PSI_IO_SOME, VMS_CGF_PSI_IO_FULL,
+	VMS_CGF_N
+};
+struct vms_cgfield_info {
+	const char *col; /* after "vm.NAME.cg." */
+	uint8_t kind, unit;
+};
+extern const struct vms_cgfield_info vms_cgfield[VMS_CGF_N];
+#define VMS_CG_NFILES 18
+
+/* A VM's cgroup files beyond usage (vm_kernel.c): the ones that give a
+ * field, kept open; have: the fields they give (bit VMS_CGF_*). */
+struct vms_vmcg {
+	int fd[VMS_CG_NFILES];
+	uint32_t have;
+};
+/* Open what the VM's group directories hold (NULL: not placed there),
+ * reading each file once to learn its fields.  Never fails: a file that
+ * cannot be opened or read gives no field. */
+void vms_vmcg_open(struct vms_vmcg *g, const char *v2_dir, const char *cpu_dir, const char *mem_dir);
+void vms_vmcg_close(struct vms_vmcg *g);
+unsigned vms_vmcg_ncols(const struct vms_vmcg *g);
+/* The fields into s[0 .. ncols) (VMS_NONE: not read this tick); scratch of
+ * cap bytes; malformed files counted in *parse_errors.  Allocates nothing. */
+void vms_vmcg_sample(const struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap,
+		     uint32_t *parse_errors);
 /* The column of a metric (enum vms_vmetric) and index, or -1. */
 int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned metric, unsigned index);
 /* The group (enum vms_vgroup) of column i (state, path, slow_t: 0). */
@@ -70,6 +111,7 @@ struct vms_vmk {
 		uint32_t hint;       /* its line in the last tick */
 	} *tap;
 	uint8_t have;          /* groups whose files opened (VMS_VG_*) */
+	struct vms_vmcg cg;    /* limits, throttling, events, pressure */
 };
 
 /* Open the files of vm (pid, vCPU threads, taps) under the proc root and

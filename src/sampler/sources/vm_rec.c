@@ -115,7 +115,8 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 					     slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
 
 	uint32_t old = r->pend ? r->lay.ncol : 0;
-	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, lc && lc->crosscheck);
+	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, vms_vmcg_ncols(&r->k.cg),
+		       lc && lc->crosscheck);
 	vms_schema_addf(b, typed(&d, &state), "vm.%s.state", n);
 	vms_schema_addf(b, typed(&d, &path), "vm.%s.path", n);
 	metric_cols(b, &d, n, "", VMS_VM_CPU_TIME, VMS_VM_CPU_SYSTEM);
@@ -135,6 +136,12 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
 			vms_schema_addf(b, typed(&d, &vms_vm_block[k]), "vm.%s.block.%s.%s", n, vm->disk[i],
 					vms_vm_block[k].col);
+	for (unsigned f = 0; f < VMS_CGF_N; f++)
+		if (r->k.cg.have & (1u << f)) {
+			const struct vms_vmetric_info cg = {0, 0, vms_cgfield[f].kind, vms_cgfield[f].unit,
+							    vms_cgfield[f].col, NULL};
+			vms_schema_addf(b, typed(&d, &cg), "vm.%s.cg.%s", n, cg.col);
+		}
 	if (r->lay.check >= 0) {
 		metric_cols(b, &d, n, "", VMS_VM_CHECK_CPU_TIME, VMS_VM_CHECK_CPU_SYSTEM);
 		for (unsigned i = 0; i < vm->nvcpu; i++) {

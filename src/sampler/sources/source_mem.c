@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/* source_mem.c - /proc/meminfo and /proc/vmstat: host memory, paging,
+ * swapping, reclaim, compaction and OOM kills.
+ *
+ * Two sources over one shape of file, "key value" lines (parse_mem.c):
+ *   meminfo  every line the kernel prints, mem.<key> with the key as
+ *            printed but "(" as "_" and without ")" (Active(anon) ->
+ *            mem.Active_anon): gauges, in bytes for the lines in kB, as
+ *            counts for those without a unit (HugePages_Total).
+ *   vmstat   the lines selected by sources.vmstat.include / exclude
+ *            (globs; the default set is in config.c), vmstat.<key>:
+ *            the kernel's nr_* lines are gauges, the rest counters
+ *            (event counts since boot; nr_dirtied, nr_written and the
+ *            nr_tlb_* and nr_foll_pin_* events are counters too).
+ * The lines are the entities (entity.h): a key that appears is a new
+ * schema, one that goes away too; the tick expects the lines in the order
+ * of declare time and passes over the ones it does not sample with one
+ * memcmp each.  Nothing here converts or derives: sar -r's kbmemused or
+ * sar -B's pgscank/s are computed by the readers (src/lib/rates.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "entity.h"
+#include "parse.h"
+#include "procfile.h"
+#include "source.h"
+
+#define KV_KB 1u       /* bits: the line's unit is kB */
+#define KV_BADNAME 2u  /* bits: a key too long for a column: counted at every tick */
+
+typedef int kv_next_fn(struct vms_cur *c, struct vms_kv_line *out);
+
+struct kvfile {
+	struct vms_procfile f;
+	struct vms_enttab tab;
+};
+
+/* meminfo and vmstat share their private state's layout */
+struct meminfo {
+	struct kvfile kv;
+};
+struct vmstat {
+	struct kvfile kv;
+};
+
+static int kv_open(struct vms_source *src, const char *path)
+{
+	struct kvfile *p = src->priv;
+	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
+	return vms_procfile_open(&p->f, src->proc_dirfd, path, 8192);
+}
+
+static void kv_close(struct vms_source *src)
+{
+	struct kvfile *p = src->priv;
+	if (!p)
+		return;
+	vms_procfile_close(&p->f);
+	vms_enttab_free(&p->tab);
+}
+
+/* The entities of the file (every well-formed line, in file order). */
+static int kv_scan(struct kvfile *p, kv_next_fn *next)
+{
+	struct vms_kv_line kv;
+	struct vms_cur c;
+	int r;
+
+	r = vms_enttab_scan(&p->tab, &p->f, &c);
+	if (r < 0)
+		return r;
+	while ((r = next(&c, &kv)) != 0) {
+		if (r < 0)
+			continue; /* a damaged line declares nothing */
+		struct vms_ent *e = vms_enttab_add(&p->tab, kv.key, kv.key_len, kv.key, kv.key_len);
+		if (!e)
+			return -ENOMEM;
+		e->bits = kv.kb ? KV_KB : 0;
+	}
+	p->tab.nwant = p->tab.n;
+	return 0;
+}
+
+/* The line at the cursor is the entity's: its key, then `sep`. */
+static bool kv_match(const struct vms_cur *c, const struct vms_ent *e, char sep)
+{
+	return vms_cur_left(c) > e->prefix_len && memcmp(c->p, e->prefix, e->prefix_len) == 0 &&
+	       c->p[e->prefix_len] == sep;
+}
+
+static bool mi_match(const struct vms_cur *c, const struct vms_ent *e)
+{
+	return kv_match(c, e, ':');
+}
+
+static bool vs_match(const struct vms_cur *c, const struct vms_ent *e)
+{
+	return kv_match(c, e, ' ');
+}
+
+static int mi_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
+{
+	struct vms_kv_line *kv = line;
+	int r = vms_meminfo_next(c, kv);
+	*name = kv->key;
+	*len = kv->key_len;
+	return r;
+}
+
+static int vs_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
+{
+	struct vms_kv_line *kv = line;
+	int r = vms_vmstat_next(c, kv);
+	*name = kv->key;
+	*len = kv->key_len;
+	return r;
+}
+
+static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, vms_ent_parse_fn *parse,
+		     bool (*match)(const struct vms_cur *, const struct vms_ent *))
+{
+	struct vms_enttab *tab = &p->tab;
+	struct vms_kv_line kv;
+	struct vms_cur c;
+	struct vms_ent *e;
+	enum vms_ent_step st;
+	uint32_t pos = 0;
+
+	int r = vms_enttab_read(tab, &p->f, &c);
+	if (r < 0)
+		return r;
+	while ((st = vms_enttab_next(tab, &pos, &c, t, match, parse, &kv, &e)) != VMS_ENT_END) {
+		if (st == VMS_ENT_NEW)
+			return VMS_RESCHEMA; /* a new key */
+		if (st == VMS_ENT_SKIPPED) {
+			t->parse_errors += !!(e->bits & KV_BADNAME);
+			continue;
+		}
+		if (VMS_UNLIKELY(kv.kb != !!(e->bits & KV_KB))) {
+			/* the unit changed under the column: not believed */
+			vms_enttab_bad(tab, t);
+			continue;
+		}
+		vms_enttab_mark(tab, e);
+		t->parse_errors += !!(e->bits & KV_BADNAME);
+		if (e->slot >= 0)
+			slots[e->slot] = kv.v;
+	}
+	return vms_enttab_end(tab, slots); /* VMS_RESCHEMA: a key went away */
+}
+
+/* ---- meminfo -------------------------------------------------------------- */
+
+static int mi_open(struct vms_source *src)
+{
+	return kv_open(src, "meminfo");
+}
+
+/* "Active(anon)" -> "Active_anon" into out (cap bytes): false if it does
+ * not fit. */
+static bool mi_colname(const char *key, size_t len, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (key[i] == ')')
+			continue;
+		if (o + 1 >= cap)
+			return false;
+		out[o++] = key[i] == '(' ? '_' : key[i];
+	}
+	out[o] = '\0';
+	return true;
+}
+
+static int mi_declare(struct vms_source *src, struct vms_schema_builder *b)
+{
+	const struct vms_coldef bytes = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_BYTES};
+	const struct vms_coldef count = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
+	struct meminfo *m = src->priv;
+	struct kvfile *p = &m->kv;
+	uint32_t slot = 0;
+	char name[VMS_KV_KEY_MAX + 1];
+
+	int r = kv_scan(p, vms_meminfo_next);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < p->tab.n; i++) {
+		struct vms_ent *e = &p->tab.ent[i];
+		if (vms_enttab_dup(&p->tab, e))
+			continue; /* a second line of the same key: not sampled */
+		if (!mi_colname(e->name, e->name_len, name, sizeof(name))) {
+			e->bits |= KV_BADNAME;
+			continue;
+		}
+		e->slot = (int32_t)slot++;
+		e->ncols = 1;
+		vms_schema_addf(b, (e->bits & KV_KB) ? &bytes : &count, "mem.%s", name);
+	}
+	if (b->err)
+		return b->err;
+	return slot ? 0 : -ENODATA;
+}
+
+static int mi_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
+{
+	struct meminfo *m = src->priv;
+	return kv_sample(&m->kv, slots, t, mi_parse, mi_match);
+}
+
+static void mi_close(struct vms_source *src)
+{
+	kv_close(src);
+}
+
+VMS_SOURCE_OPS(meminfo, mi);
+
+/* ---- vmstat --------------------------------------------------------------- */
+
+static int vs_open(struct vms_source *src)
+{
+	return kv_open(src, "vmstat");
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* nr_* are the kernel's node and zone state (pages, a few in kB): gauges,
+ * but for the ones that only count up. */
+static bool vs_gauge(const char *key)
+{
+	if (!has_prefix(key, "nr_"))
+		return false;
+	return strcmp(key, "nr_dirtied") != 0 && strcmp(key, "nr_written") != 0 &&
+	       !has_prefix(key, "nr_tlb_") && !has_prefix(key, "nr_foll_pin_");
+}
+
+static int vs_declare(struct vms_source *src, struct vms_schema_builder *b)
+{
+	const struct vms_coldef gauge = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
+	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
+					 .wrap_bits = 64};
+	const struct vms_coldef kib = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_KIB, .wrap_bits = 64};
+	const struct vms_source_conf *sc = src->sconf;
+	struct vmstat *v = src->priv;
+	struct kvfile *p = &v->kv;
+	uint32_t slot = 0;
+
+	int r = kv_scan(p, vms_vmstat_next);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < p->tab.n; i++) {
+		struct vms_ent *e = &p->tab.ent[i];
+		if (vms_enttab_dup(&p->tab, e))
+			continue;
+		if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
+			continue;
+		const struct vms_coldef *d = &count;
+		if (vs_gauge(e->name))
+			d = &gauge;
+		else if (strcmp(e->name, "pgpgin") == 0 || strcmp(e->name, "pgpgout") == 0)
+			d = &kib; /* the kernel prints sectors / 2 */
+		e->slot = (int32_t)slot++;
+		e->ncols = 1;
+		vms_schema_addf(b, d, "vmstat.%s", e->name);
+	}
+	return b->err;
+}
+
+static int vs_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
+{
+	struct vmstat *v = src->priv;
+	return kv_sample(&v->kv, slots, t, vs_parse, vs_match);
+}
+
+static void vs_close(struct vms_source *src)
+{
+	kv_close(src);
+}
+
+VMS_SOURCE_OPS(vmstat, vs);

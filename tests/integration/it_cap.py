@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""it_cap - a guest capped at a quarter of a CPU (issue 14): its cgroup's
+limit, throttling and pressure columns against the cgroup files read by
+the test, and its CPU against the cap.
+
+WRITTEN BUT NOT YET RUN (the lead runs the integration suite).
+
+A busy transient guest (vms-953, LOAD=busy: its vCPU spins) gets a cap on
+its whole cgroup, `virsh schedinfo --live global_period=100000
+global_quota=25000` (libvirt's <cputune><global_period>/<global_quota>;
+the per-vCPU <period>/<quota> cap each vcpuN sub-group instead, whose
+throttling the VM's own group does not count).  The sampler runs at 1 s
+(CSV on stdout) for 12 s.  Then:
+  - vm.N.cg.cpu_quota_us == 25000 and cg.cpu_period_us == 100000 in every
+    frame after the cap, equal to the VM group's cpu.max (cgroup2) or
+    cpu.cfs_quota_us / cfs_period_us (v1) read by the test;
+  - cg.nr_periods, cg.nr_throttled and cg.throttled (ns) are between the
+    test's own readings of the group's cpu.stat taken before the frame's
+    reads began and after they ended (the bracket of it_compare), in 3
+    rounds;
+  - cg.nr_throttled rises over the run, and dump --rates' vm.N.%thrtl
+    averages above 50 % (a spinning vCPU hits the quota in most periods);
+  - vm.N.%cap (its cpu_time as a share of the 0.25 CPU cap) averages
+    between 80 and 102 %, and vm.N.%cpu at most 27 % of one CPU;
+  - where the VM's cgroup2 group has cpu.pressure: cg.psi.cpu.some.total
+    rises (throttled time is CPU pressure).
+The guest is removed whatever happens.
+"""
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from itlib import (BIN, Checks, Sampler, log, need, qemu_pid, remove, transient, virsh)
+
+CG = '/sys/fs/cgroup'
+
+
+def vm_groups(pid):
+    """The VM's group directories (v2, v1 cpu), as vmsampler finds them:
+    QEMU's path in /proc/PID/cgroup without its trailing /emulator."""
+    v2 = cpu = None
+    for line in open('/proc/%d/cgroup' % pid):
+        hid, ctl, path = line.rstrip('\n').split(':', 2)
+        if path.endswith('/emulator'):
+            path = path[:-len('/emulator')]
+        if hid == '0' and ctl == '' and path != '/':
+            for base in (CG, CG + '/unified'):
+                if os.path.exists(base + path + '/cgroup.procs'):
+                    v2 = base + path
+        elif 'cpu' in ctl.split(',') and path != '/':
+            for base in (CG + '/cpu', CG + '/cpu,cpuacct'):
+                if os.path.exists(base + path):
+                    cpu = base + path
+    return v2, cpu
+
+
+def read_keyed(path):
+    d = {}
+    for line in open(path):
+        k, v = line.split()
+        d[k] = int(v)
+    return d
+
+
+def cpu_stat(v2, cpu):
+    """nr_periods, nr_throttled, throttled ns from the file vmsampler uses
+    (cgroup2 when it has nr_periods, else v1)."""
+    if v2 and os.path.exists(v2 + '/cpu.stat'):
+        d = read_keyed(v2 + '/cpu.stat')
+        if 'nr_periods' in d:
+            return d['nr_periods'], d['nr_throttled'], d['throttled_usec'] * 1000
+    d = read_keyed(cpu + '/cpu.stat')
+    return d['nr_periods'], d['nr_throttled'], d['throttled_time']
+
+
+def quota(v2, cpu):
+    if v2 and os.path.exists(v2 + '/cpu.max'):
+        q, p = open(v2 + '/cpu.max').read().split()
+        return int(q), int(p)
+    return (int(open(cpu + '/cpu.cfs_quota_us').read()), int(open(cpu + '/cpu.cfs_period_us').read()))
+
+
+def main():
+    c = Checks('it_cap')
+    need()
+    guest = transient(953, load='busy')
+    out = '/tmp/it-cap-%d.vms' % os.getpid()
+    s = s2 = None
+    try:
+        virsh('schedinfo', guest, '--live', 'global_period=100000', 'global_quota=25000')
+        pid = qemu_pid(guest)
+        v2, cpu = vm_groups(pid)
+        c.ok(v2 or cpu, 'no cgroup of %s found' % guest)
+        c.ok(quota(v2, cpu) == (25000, 100000), 'the cap is not in the VM group: %s' % (quota(v2, cpu),))
+        pre = 'vm.%s.' % guest  # the name has no character vmsampler rewrites
+        s = Sampler('-i', '1s', '-n', '14', '-o', '-')
+        s2 = Sampler('-i', '1s', '-n', '14', '-o', out, csv=False)
+        s.wait_rows(2)
+        # bracketed comparisons of the counters, as it_compare does
+        for rnd in range(3):
+            before = cpu_stat(v2, cpu)
+            t0 = time.monotonic_ns()
+            n = len(s.snapshot())
+            s.wait_rows(n + 1)
+            row = s.snapshot()[n]
+            after = cpu_stat(v2, cpu)
+            if int(row[s.col['t_mono_ns']]) < t0:
+                continue  # the frame began before our first reading: next round
+            for i, col in enumerate(('cg.nr_periods', 'cg.nr_throttled', 'cg.throttled')):
+                v = s.value(row, pre + col)
+                c.ok(v is not None and before[i] <= v <= after[i],
+                     '%s %s not between %d and %d' % (col, v, before[i], after[i]))
+            c.ok(s.value(row, pre + 'cg.cpu_quota_us') == 25000, 'cg.cpu_quota_us')
+            c.ok(s.value(row, pre + 'cg.cpu_period_us') == 100000, 'cg.cpu_period_us')
+        s.wait_rows(14, timeout=30)
+        rows = s.snapshot()
+        first, last = s.value(rows[0], pre + 'cg.nr_throttled'), s.value(rows[-1], pre + 'cg.nr_throttled')
+        c.ok(last > first, 'nr_throttled did not rise (%s -> %s)' % (first, last))
+        if v2 and os.path.exists(v2 + '/cpu.pressure'):
+            a, b = s.value(rows[0], pre + 'cg.psi.cpu.some.total'), s.value(rows[-1], pre + 'cg.psi.cpu.some.total')
+            c.ok(b > a, 'the VM group\'s cpu pressure did not rise (%s -> %s)' % (a, b))
+        c.ok(s.stop() == 0, 'vmsampler (CSV) exit: ' + s.stderr())
+        c.ok(s2.stop() == 0, 'vmsampler (.vms) exit: ' + s2.stderr())
+        rates = subprocess.run([BIN, 'dump', '--rates', out], capture_output=True, text=True, check=True).stdout
+        lines = rates.strip().splitlines()
+        head = lines[0].split(',')
+        def mean(col):
+            j = head.index(pre + col)
+            v = [float(l.split(',')[j]) for l in lines[2:] if l.split(',')[j] != '']
+            c.ok(len(v) >= 8, 'too few %s values: %d' % (col, len(v)))
+            return sum(v) / len(v)
+        cap, thr, pct = mean('%cap'), mean('%thrtl'), mean('%cpu')
+        log('%%cap %.1f  %%thrtl %.1f  %%cpu %.1f' % (cap, thr, pct))
+        c.ok(80 <= cap <= 102, '%%cap %.1f' % cap)
+        c.ok(thr > 50, '%%thrtl %.1f' % thr)
+        c.ok(pct <= 27, '%%cpu %.1f above the 25 %% cap' % pct)
+    finally:
+        for x in (s, s2):
+            if x:
+                x.stop()
+        remove(guest)
+        if os.path.exists(out):
+            os.unlink(out)
+    c.done()
+
+
+if __name__ == '__main__':
+    main()
