@@ -233,6 +233,28 @@ class Fifo(Base):
         self.assertTrue(rows[0].startswith('seq,time,'))
 
 
+class OpenFiles(Base):
+    def test_soft_limit_raised_to_the_hard_one(self):
+        """60 VMs keep more files open than the usual soft limit (1024):
+        the sampler raises its own soft RLIMIT_NOFILE to the hard one,
+        read back from /proc/PID/limits while it runs."""
+        import resource
+        soft, hard = 64, 4096
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        p = subprocess.Popen([BIN, '-q', '-i', '100ms', '-n', '100', '-o', self.p('x.csv')],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=limit)
+        self.procs.append(p)
+        self.assertTrue(wait_for(lambda: os.path.exists(self.p('x.csv')) and
+                                 os.path.getsize(self.p('x.csv')) > 0))
+        with open('/proc/%d/limits' % p.pid) as f:
+            line = [ln for ln in f if ln.startswith('Max open files')][0].split()
+        self.assertEqual((int(line[3]), int(line[4])), (hard, hard), line)
+        p.kill()
+
+
 class Usage(Base):
     def test_bad_options_are_one_line(self):
         for args in (['dump', '--bogus', 'x.vms'], ['tail', '--bogus', 'x.vms'], ['dump', '-Z', 'x'],

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -75,10 +76,32 @@ static int run_tool(char **argv)
 	return EXIT_RUNTIME;
 }
 
+/* Every VM keeps its kernel files open (cgroup, /proc/<pid>, taps: up to
+ * ~25 a VM with the cgroup values, plus its perf counters): 60 VMs pass
+ * the soft limit of 1024 open files that systemd and most shells set.  The
+ * sampler never uses select(), so the soft limit is raised to the hard one
+ * (bounded: a hard limit of "infinity" becomes 1 << 20). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1u << 20) ? (1u << 20) : rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rlim_t old = rl.rlim_cur;
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			vms_debug("open files: soft limit raised from %llu to %llu", (unsigned long long)old,
+				  (unsigned long long)want);
+	}
+}
+
 static int run(const struct vms_config *conf)
 {
 	struct vms_loop loop;
 	int r, rc;
+
+	raise_nofile();
 
 	if (!vms_sink_for_format(vms_config_format(conf))) {
 		vms_err("this build has no %s output",
