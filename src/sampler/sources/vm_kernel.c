@@ -298,7 +298,7 @@ void vms_vmcg_open(struct vms_vmcg *g, const char *v2_dir, const char *cpu_dir, 
 	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
 		const struct cg_def *d = &cg_defs[i];
 		uint64_t v[4];
-		size_t len;
+		size_t len = 0;
 		g->fd[i] = -1;
 		if (!dirs[d->dir] || snprintf(path, sizeof(path), "%s/%s", dirs[d->dir], d->name) >= (int)sizeof(path))
 			continue;
@@ -341,7 +341,7 @@ void vms_vmcg_sample(const struct vms_vmcg *g, uint64_t *s, char *scratch, size_
 	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
 		const struct cg_def *d = &cg_defs[i];
 		uint64_t v[4];
-		size_t len;
+		size_t len = 0;
 		if (g->fd[i] < 0 || cg_read(g->fd[i], scratch, cap, &len) < 0)
 			continue;
 		if (cg_parse(d, scratch, len, v) < 0) {
