@@ -12,6 +12,9 @@ BUILD_PKGS="$BUILD_PKGS libmicrohttpd-dev zlib1g-dev"
 # ... remote write (src/tools/remote_write.c): protobuf-c and its compiler,
 # snappy, libcurl
 BUILD_PKGS="$BUILD_PKGS libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libcurl4-openssl-dev"
+# ... the user: key (libcap-ng) and sd_notify (libsystemd), both optional;
+# systemd for systemd-analyze verify and security on the units
+BUILD_PKGS="$BUILD_PKGS libcap-ng-dev libsystemd-dev systemd"
 # ... and to run the whole test suite (the integration tests' libvirtd,
 # QEMU and guest image come from tests/vmlab/setup.sh; libvirt-clients for
 # virsh, which agent-testdrv also uses with libvirt's test driver).
@@ -24,6 +27,10 @@ TEST_PKGS="$TEST_PKGS python3-matplotlib python3-venv"
 # 1.6, Prometheus 2.42 and VictoriaMetrics 1.79 that take tail's line
 # protocol and remote write (tests/test_tsdb.py), and jq
 TEST_PKGS="$TEST_PKGS influxdb prometheus victoria-metrics jq"
+# ... the privilege test (setpriv, useradd) and the Debian packages
+# (tests/pkg/test_deb.sh: dpkg-buildpackage, lintian, pybuild)
+TEST_PKGS="$TEST_PKGS util-linux passwd dpkg-dev debhelper dh-python python3-all python3-setuptools"
+TEST_PKGS="$TEST_PKGS pybuild-plugin-pyproject lintian devscripts equivs fakeroot"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

@@ -61,9 +61,25 @@ prefix=$(mktemp -d /tmp/vms-prefix.XXXXXX)
 bash "$ROOT/tests/readme_check.sh" "$prefix" | tail -n 1
 rm -rf "$prefix"
 
-echo "== minimal host-only build (no libvirt, no perf, no tests)"
-build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dtests=disabled -Dman=disabled --buildtype=release
+echo "== minimal host-only build (no libvirt, no perf, no libcap-ng, no libsystemd, no tests)"
+build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dtests=disabled -Dman=disabled \
+	-Dcapng=disabled -Dsystemd=disabled --buildtype=release
 "$ROOT/build-min/vmsampler" -i 10ms -n 3 -o - >/dev/null
+# sd_notify without libsystemd: notify.c writes the datagrams itself
+VMS_BIN="$ROOT/build-min/vmsampler" python3 "$ROOT/tests/test_notify.py" 2>&1 | tail -n 1
+# user: without libcap-ng is one line and exit status 2
+"$ROOT/build-min/vmsampler" --user nobody -n 1 -o - 2>&1 >/dev/null | grep -q 'this build has no libcap-ng' ||
+	{ echo "build-min: user: without libcap-ng is not refused" >&2; exit 1; }
+
+echo "== the unit files: systemd-analyze verify and security (offline)"
+systemd-analyze verify "$ROOT/build/vmsampler.service" "$ROOT/build/vmsampler-export.service" 2>&1 |
+	grep -v -e 'is not executable' -e "Command 'man " || true
+for u in vmsampler vmsampler-export; do
+	systemd-analyze security --offline=yes "$ROOT/build/$u.service" | tail -n 1
+done
+
+echo "== Debian packages: build from a clean clone, lintian, install, upgrade, purge"
+bash "$ROOT/tests/pkg/test_deb.sh"
 
 if [ "${VMS_SKIP_INTEGRATION:-0}" = 1 ]; then
 	echo "== integration tests skipped (VMS_SKIP_INTEGRATION=1)"

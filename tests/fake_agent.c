@@ -24,7 +24,11 @@
  *           (FAKE_AGENT_LOG already has a start line) behaves as steady
  *   exit    exits on tick 2; restarted ones behave as steady
  *   garbage sends a malformed message on tick 2; restarted: steady
- *   down    libvirtd never answers: CONN down, forever */
+ *   down    libvirtd never answers: CONN down, forever
+ *   pid     one local VM "standin" on a real process: $FAKE_AGENT_PID (its
+ *           first thread as vCPU 0), tap $FAKE_AGENT_TAP (default lo);
+ *           nothing else, forever (tests/test_priv.py: what the kernel
+ *           files give an unprivileged sampler) */
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -284,6 +288,13 @@ int main(int argc, char **argv)
 	vms_vp_end(&w);
 	if (strcmp(sc, "down") == 0 && !restarted) {
 		conn(0, "Failed to connect socket to '/nonexistent/libvirt-sock': No such file or directory");
+	} else if (strcmp(sc, "pid") == 0) {
+		const char *ps = getenv("FAKE_AGENT_PID"), *tap = getenv("FAKE_AGENT_TAP");
+		uint32_t pid = ps ? (uint32_t)strtoul(ps, NULL, 10) : 0;
+		conn(1, "qemu:///system");
+		sync_msg(1, 0);
+		dom(U_LOCAL, "standin", 1, pid, pid, tap ? tap : "lo", "vda", 0);
+		sync_msg(1, 1);
 	} else {
 		conn(1, "qemu:///system");
 		doms(true);

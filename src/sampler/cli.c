@@ -18,6 +18,7 @@ enum {
 	OPT_CONTROL,
 	OPT_PRINT_CONFIG,
 	OPT_FORCE,
+	OPT_USER,
 };
 
 #define SHORTOPTS ":i:n:o:f:c:qvhV"
@@ -34,6 +35,7 @@ const struct option vms_cli_options[] = {
 	{"format", required_argument, NULL, 'f'},
 	{"csv-layout", required_argument, NULL, OPT_CSV_LAYOUT},
 	{"force", no_argument, NULL, OPT_FORCE},
+	{"user", required_argument, NULL, OPT_USER},
 	{"config", required_argument, NULL, 'c'},
 	{"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
 	{"quiet", no_argument, NULL, 'q'},
@@ -56,6 +58,7 @@ static const struct {
 	{OPT_RING_SLOTS, "ring_slots", NULL},
 	{OPT_RING, "ring_path", NULL},
 	{OPT_CONTROL, "control_path", NULL},
+	{OPT_USER, "user", NULL},
 	{'o', "output", NULL},
 	{'f', "format", NULL},
 	{OPT_CSV_LAYOUT, "csv_layout", NULL},
@@ -267,6 +270,9 @@ void vms_cli_help(FILE *f)
 	      "                           libvmsampler readers follow live\n"
 	      "      --control=PATH       the control socket for `vmsampler mark` (default\n"
 	      "                           RING.ctl with --ring, none without; 'none': none)\n"
+	      "      --user=NAME          started as root: open what needs root, then run\n"
+	      "                           as NAME with only the capabilities the enabled\n"
+	      "                           sources need (vmsampler(1), PRIVILEGES)\n"
 	      "\n"
 	      "Output:\n"
 	      "  -o, --output=PATH        write to PATH; '-' is stdout (the default)\n"
@@ -301,6 +307,8 @@ void vms_cli_version(FILE *f)
 	fprintf(f, "libvirt: %s\n", HAVE_LIBVIRT ? "yes" : "no");
 	fprintf(f, "perf: %s\n", HAVE_PERF ? "yes" : "no");
 	fprintf(f, "export: %s\n", HAVE_MICROHTTPD ? "yes" : "no");
+	fprintf(f, "libcap-ng: %s\n", HAVE_CAPNG ? "yes" : "no");
+	fprintf(f, "libsystemd: %s\n", HAVE_LIBSYSTEMD ? "yes" : "no");
 	fputs("sources:", f);
 	for (unsigned i = 0; i < vms_source_registry_len; i++)
 		fprintf(f, " %s", vms_source_registry[i]->name);

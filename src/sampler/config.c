@@ -61,6 +61,7 @@ static const struct vms_conf_key top_keys[] = {
 	{"ring_path", VMS_CONF_STRING, TOP(ring_path)},
 	{"control_path", VMS_CONF_STRING, TOP(control_path)},
 	{"log_level", VMS_CONF_ENUM, TOP(log_level), .enums = level_enum},
+	{"user", VMS_CONF_STRING, TOP(user)},
 	{"sources", VMS_CONF_SOURCES, 0},
 };
 

@@ -87,6 +87,7 @@ struct vms_config {
 	char *control_path;    /* the control socket (vmsampler mark); NULL: RING.ctl with a ring,
 				* none without; "none": none */
 	int log_level;         /* enum vms_log_level */
+	char *user;            /* started as root: run as this user (priv.h); NULL: stay */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi;
 	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */

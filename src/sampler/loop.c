@@ -514,6 +514,7 @@ static void loop_zero(struct vms_loop *l)
 	memset(l, 0, offsetof(struct vms_loop, ev));
 	memset(&l->ev_next, 0, sizeof(*l) - offsetof(struct vms_loop, ev_next));
 	vms_control_init(&l->ctl);
+	l->notify.wd_fd = -1;
 }
 
 /* A source's section of the configuration, by the key table (config.c):
@@ -802,6 +803,16 @@ static void drain_all(struct vms_loop *l)
 	}
 }
 
+/* The first frame is out: the service is up (Type=notify). */
+static void notify_ready(struct vms_loop *l)
+{
+	char st[160];
+	snprintf(st, sizeof(st), "sampling every %llu ms, %u columns, to %s",
+		 (unsigned long long)(l->conf->interval_ns / VMS_NSEC_PER_MSEC), l->schema->ncols,
+		 l->nsink ? l->sink[0].path : "-");
+	vms_notify_ready(&l->notify, st);
+}
+
 int vms_loop_run(struct vms_loop *l)
 {
 	const struct vms_config *c = l->conf;
@@ -809,10 +820,16 @@ int vms_loop_run(struct vms_loop *l)
 	uint64_t start = vms_sched_first(vms_clock_mono(&l->clock), vms_clock_real(&l->clock), c->align_ns);
 
 	vms_sched_init(&l->sched, start, c->interval_ns);
+	vms_notify_init(&l->notify);
 	while (!l->stop) {
-		unsigned n = 0, nsinkfd, first_src, first_ctl, nctl;
+		unsigned n = 0, nsinkfd, first_src, first_ctl, nctl, wd = 0;
 		if (l->sigfd >= 0)
 			fds[n++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
+		/* the watchdog's timer: pinged here, between ticks, never in one */
+		if (l->notify.wd_fd >= 0) {
+			wd = n;
+			fds[n++] = (struct pollfd){.fd = l->notify.wd_fd, .events = POLLIN};
+		}
 		first_ctl = n;
 		nctl = (unsigned)vms_control_pollfds(&l->ctl, fds + n, (int)(VMS_ARRAY_SIZE(fds) - n));
 		n += nctl;
@@ -839,6 +856,8 @@ int vms_loop_run(struct vms_loop *l)
 		}
 		if (l->sigfd >= 0 && (fds[0].revents & POLLIN))
 			handle_signals(l);
+		if (l->notify.wd_fd >= 0 && (fds[wd].revents & POLLIN))
+			vms_notify_watchdog(&l->notify);
 		if (l->reopen)
 			reopen_sinks(l);
 		if (nctl)
@@ -863,6 +882,8 @@ int vms_loop_run(struct vms_loop *l)
 				vms_loop_tick(l, &ti);
 				vms_control_interval(&l->ctl);
 				vms_loop_drain(l);
+				if (l->frames && !l->notify.ready)
+					notify_ready(l);
 				if (c->count && l->frames >= c->count)
 					break;
 			}
@@ -873,6 +894,7 @@ int vms_loop_run(struct vms_loop *l)
 				src->ops->idle(src, vms_sched_next(&l->sched));
 		}
 	}
+	vms_notify_stopping(&l->notify);
 	drain_all(l);
 	return l->exit_code;
 }
@@ -903,6 +925,7 @@ int vms_loop_fini(struct vms_loop *l)
 	vms_schema_unref(l->schema);
 	vms_ring_destroy(&l->ring);
 	vms_control_close(&l->ctl);
+	vms_notify_close(&l->notify);
 	free(l->ctl_path);
 	if (l->proc_dirfd >= 0)
 		close(l->proc_dirfd);

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "config.h"
 #include "control.h"
+#include "notify.h"
 #include "ring.h"
 #include "vms_sched.h"
 #include "sink.h"
@@ -41,6 +42,7 @@ struct vms_loop {
 	uint32_t self_base;         /* the loop's own columns */
 	uint64_t parse_errors;      /* cumulative (vms.parse_errors) */
 	struct vms_control ctl;     /* the control socket (vmsampler mark), lfd -1: none */
+	struct vms_notify notify;   /* the service manager (vms_loop_run): READY, WATCHDOG */
 	char *ctl_path;
 
 	struct vms_sched sched;

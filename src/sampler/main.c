@@ -18,6 +18,7 @@
 #include "log.h"
 #include "loop.h"
 #include "out.h"
+#include "priv.h"
 #include "sink.h"
 #include "vms_build.h"
 
@@ -114,7 +115,19 @@ static int run(const struct vms_config *conf)
 				"use -o FILE.vms or a pipe\n");
 		return EXIT_USAGE;
 	}
+	/* user: from here on the user, with the capabilities the enabled
+	 * sources need (priv.h); those needed only to open are dropped once
+	 * everything is open */
+	struct vms_privs privs;
+	char why[512];
+	vms_priv_needed(conf, &privs);
+	r = vms_priv_drop(conf, &privs, why, sizeof(why));
+	if (r < 0) {
+		fprintf(stderr, "vmsampler: %s\n", why);
+		return EXIT_USAGE;
+	}
 	r = vms_loop_init(&loop, conf, NULL);
+	vms_priv_started(&privs);
 	if (r < 0) {
 		vms_loop_fini(&loop);
 		if (vms_out_stop)

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <perf/core.h>
 #include <perf/cpumap.h>
@@ -24,6 +25,7 @@
 
 #include "log.h"
 #include "perf_int.h"
+#include "priv.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -432,6 +434,15 @@ static int probe(struct perf *p, const struct pev *e, bool per_thread)
 static void log_unavailable(const struct evset *es, const struct pev *e, int err, const char *why)
 {
 	char hint[400] = "";
+	/* a privilege the run lacks: one line for all the events it turns off */
+	if (!e->required && (err == -EACCES || err == -EPERM)) {
+		if (why[0] && e->cls == VMS_PERF_TRACEPOINT &&
+		    vms_priv_missing(CAP_DAC_READ_SEARCH, "perf tracepoints (kvm:kvm_exit) are off: their ids are in "
+							   "tracefs (mode 0700), read at start"))
+			return;
+		if (!why[0] && vms_priv_missing(vms_priv_perf_cap(), vms_priv_perf_off))
+			return;
+	}
 	if (!why[0] && (err == -EACCES || err == -EPERM)) {
 		int paranoid = -9;
 		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");

@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "perf_int.h"
+#include "priv.h"
 
 /* ---- VMs ------------------------------------------------------------- */
 
@@ -207,6 +208,9 @@ static void vm_attach_log(struct perf *p, struct pvm *v)
 				 v->name, (unsigned long long)rl.rlim_max);
 			p->fd_warned = true;
 		}
+		v->logged = true;
+	} else if (!v->logged && (v->err == -EACCES || v->err == -EPERM) &&
+		   vms_priv_missing(vms_priv_perf_cap(), vms_priv_perf_off)) {
 		v->logged = true;
 	} else if (!v->logged && v->err != -ESRCH && v->err != -ENOENT) {
 		/* ESRCH, ENOENT: the process is gone already, nothing to say */

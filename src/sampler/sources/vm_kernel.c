@@ -393,6 +393,18 @@ int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, con
 
 	k->fd_stat = open_at(proc_dirfd, "%d/stat", (int)vm->pid);
 	k->fd_io = open_at(proc_dirfd, "%d/io", (int)vm->pid);
+	k->io_err = k->fd_io < 0 ? errno : 0;
+	if (k->fd_io >= 0) {
+		/* the mode (0400) is checked at open, the ptrace access when
+		 * it is read: one read now, so that a refusal is known and said
+		 * before the ticks (vm_rec.c) */
+		char probe[512];
+		if (pread(k->fd_io, probe, sizeof(probe), 0) < 0 && (errno == EACCES || errno == EPERM)) {
+			k->io_err = errno;
+			close(k->fd_io);
+			k->fd_io = -1;
+		}
+	}
 	if (k->fd_stat >= 0)
 		k->have |= VMS_VG_MEM;
 	if (k->fd_io >= 0)

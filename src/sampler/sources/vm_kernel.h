@@ -111,6 +111,7 @@ struct vms_vmk {
 		uint32_t hint;       /* its line in the last tick */
 	} *tap;
 	uint8_t have;          /* groups whose files opened (VMS_VG_*) */
+	int io_err;            /* errno of /proc/<pid>/io's open (EACCES: no CAP_SYS_PTRACE) */
 	struct vms_vmcg cg;    /* limits, throttling, events, pressure */
 };
 

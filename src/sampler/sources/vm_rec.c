@@ -3,7 +3,9 @@
  * set, the kernel files opened at declare time and kept while the VM
  * lives, what the agent must send for it, and the layout of its columns;
  * reconcile() makes the records follow the VM set between ticks. */
+#include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "libexec.h"
 #include "log.h"
 #include "loop.h"
+#include "priv.h"
 #include "procfile.h"
 #include "source.h"
 #include "virt_client.h"
@@ -65,6 +68,16 @@ static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm
 	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg) < 0) {
 		vm_rec_free(r);
 		return -ENOMEM;
+	}
+	/* /proc/<pid>/io is 0400 and behind a ptrace check: QEMU runs as
+	 * another user (libvirt-qemu) */
+	static const char what[] = "the VMs' I/O counters (vm.*.io.read_bytes, write_bytes: /proc/<qemu>/io, "
+				   "mode 0400 and a ptrace check) are missing";
+	if (r->k.io_err == EACCES || r->k.io_err == EPERM) {
+		bool said = vms_priv_missing(CAP_DAC_READ_SEARCH, what);
+		if (!vms_priv_missing(CAP_SYS_PTRACE, what) && !said)
+			vms_warn("VM %s: /proc/%d/io: %s; its I/O counters are missing", vm->name, (int)vm->pid,
+				 strerror(r->k.io_err));
 	}
 	return 0;
 }
