@@ -30,15 +30,8 @@ export VMS_BIN=$B/vmsampler PYTHONPATH=$ROOT/python
 
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-measure() { # command... -> "seconds MiB" (median by time, largest RSS)
-	local i
-	for i in $(seq "$REPS"); do
-		/usr/bin/time -o "$T/time" -f '%e %M' "$@" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; exit 1; }
-		tail -n 1 "$T/time"
-	done | sort -n | awk -v n="$REPS" '{t[NR] = $1; m[NR] = $2} END {
-		mx = 0; for (i = 1; i <= NR; i++) if (m[i] > mx) mx = m[i]
-		printf "%.1f s, %.0f MiB", t[int((n + 1) / 2)], mx / 1024 }'
-}
+. "$ROOT/bench/timeit.sh"
+measure() { timeit '%.1f s, %.0f MiB' "$@"; }
 
 echo
 echo "| input | columns | .vms MB | plot (PNG) | parquet (long) | parquet --wide |"

@@ -46,16 +46,8 @@ echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs:$(grep -m1 'model name' /p
 echo "# build: $B ($(meson introspect --buildoptions "$B" 2>/dev/null | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"][0])' 2>/dev/null || echo '?')), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # median of REPS runs: "seconds MiB"
-measure() {
-	local i out
-	for i in $(seq "$REPS"); do
-		out=$( { /usr/bin/time -f '%e %M' "$V" report "$@" >/dev/null; } 2>&1 | tail -n 1)
-		echo "$out"
-	done | sort -n | awk -v n="$REPS" '{t[NR] = $1; m[NR] = $2} END {
-		# the median run by time, and the largest RSS seen
-		mx = 0; for (i = 1; i <= NR; i++) if (m[i] > mx) mx = m[i]
-		printf "%6.2f s %6.1f MiB\n", t[int((n + 1) / 2)], mx / 1024 }'
-}
+. "$ROOT/bench/timeit.sh"
+measure() { timeit '%6.2f s %6.1f MiB\n' "$V" report "$@"; }
 
 printf '%-28s %8s %8s %9s   %-22s %-22s\n' file frames columns size "report --summary" "report --summary --vm"
 row() { # frames vms
