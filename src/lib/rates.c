@@ -924,15 +924,18 @@ static void cpu_group(struct vms_cpu_group *g, const struct ctx *x)
 #define D(k) (c[k] > p[k] ? (uint64_t)(c[k] - p[k]) : 0)
 	int64_t uc = c[VMS_CF_USER] - c[VMS_CF_GUEST], up = p[VMS_CF_USER] - p[VMS_CF_GUEST];
 	int64_t nc = c[VMS_CF_NICE] - c[VMS_CF_GUEST_NICE], np = p[VMS_CF_NICE] - p[VMS_CF_GUEST_NICE];
+	int64_t du, dn;
+	if (__builtin_sub_overflow(uc, up, &du) || __builtin_sub_overflow(nc, np, &dn))
+		return; /* guest time above user time by more than any kernel counts (a fuzzer's) */
 	uint64_t ishift = 0;
-	if (c[VMS_CF_USER] >= p[VMS_CF_USER] && uc < up)
-		ishift += (uint64_t)(up - uc);
-	if (c[VMS_CF_NICE] >= p[VMS_CF_NICE] && nc < np)
-		ishift += (uint64_t)(np - nc);
+	if (c[VMS_CF_USER] >= p[VMS_CF_USER] && du < 0)
+		ishift += 0 - (uint64_t)du;
+	if (c[VMS_CF_NICE] >= p[VMS_CF_NICE] && dn < 0)
+		ishift += 0 - (uint64_t)dn;
 	g->total = D(VMS_CF_USER) + D(VMS_CF_NICE) + D(VMS_CF_SYSTEM) + D(VMS_CF_IOWAIT) +
 		   D(VMS_CF_IDLE) + D(VMS_CF_STEAL) + D(VMS_CF_IRQ) + D(VMS_CF_SOFTIRQ) + ishift;
-	g->dv[VMS_CPU_USR] = uc < up ? 0 : (uint64_t)(uc - up);
-	g->dv[VMS_CPU_NICE] = nc < np ? 0 : (uint64_t)(nc - np);
+	g->dv[VMS_CPU_USR] = du < 0 ? 0 : (uint64_t)du;
+	g->dv[VMS_CPU_NICE] = dn < 0 ? 0 : (uint64_t)dn;
 	g->dv[VMS_CPU_SYS] = D(VMS_CF_SYSTEM);
 	g->dv[VMS_CPU_IOWAIT] = D(VMS_CF_IOWAIT);
 	g->dv[VMS_CPU_IRQ] = D(VMS_CF_IRQ);
