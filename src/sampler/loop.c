@@ -474,11 +474,13 @@ static int rotate_sink(struct vms_loop *l, struct vms_sink *s, const struct vms_
 	return 0;
 }
 
-/* Does frame f start a new file?  Not the first frame of a file; a new
- * generation of wide CSV (a new header) also does. */
+/* Does frame f start a new file?  Not the first frame of a file, not
+ * while the output fails (a full disk: a new file would not take more and
+ * the old one is where the frames wait); a new generation of wide CSV (a
+ * new header) also does. */
 static bool rotation_due(struct vms_loop *l, struct vms_sink *s, const struct vms_frame *f)
 {
-	if (!l->rot.on || !s->file_frames || f->seq < l->rot_hold)
+	if (!l->rot.on || !s->file_frames || f->seq < l->rot_hold || s->last_err)
 		return false;
 	if (s->gen && f->gen != s->gen && s->ops == &vms_sink_csv && s->csv_layout == VMS_CSV_WIDE)
 		return true;
