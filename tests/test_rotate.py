@@ -42,7 +42,14 @@ BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
 sys.path.insert(0, os.path.join(SRC, 'python'))
 import vmsampler  # noqa: E402
 
-HOST_ONLY = 'sources:\n  libvirt: {enabled: false}\n  perf: {enabled: false}\n'
+
+
+def host_only():
+    """A configuration of the host sources only (libvirt and perf off,
+    where the build has them)."""
+    ver = subprocess.run([BIN, '--version'], capture_output=True, text=True).stdout
+    return 'sources:\n' + ''.join('  %s: {enabled: false}\n' % s for s in ('libvirt', 'perf')
+                                  if '%s: yes' % s in ver)
 NAME = re.compile(r'^run-(\d{8}T\d{6}Z)(_\d{3})?\.(vms|csv)(\.zst)?$')
 
 
@@ -67,7 +74,7 @@ class Rotate(unittest.TestCase):
         self.d = tempfile.mkdtemp(prefix='vms-rotate-')
         self.conf = os.path.join(self.d, 'host.yaml')
         with open(self.conf, 'w') as f:
-            f.write(HOST_ONLY)
+            f.write(host_only())
         self.out = os.path.join(self.d, 'out')
         os.mkdir(self.out)
         self.procs = []
@@ -255,6 +262,11 @@ class Rotate(unittest.TestCase):
                     '-o', os.path.join(self.out, 'run.vms'))
             self.assertEqual(r.returncode, 2)
             self.assertIn('compiled without zstd', r.stderr)
+            self.sample('-i', '20ms', '-n', '3', '-o', os.path.join(self.d, 'a.vms'))
+            subprocess.run(['zstd', '-q', os.path.join(self.d, 'a.vms')], check=True)
+            r = run('dump', os.path.join(self.d, 'a.vms.zst'))
+            self.assertEqual(r.returncode, 1)
+            self.assertIn('a zstd-compressed file, and this libvmsampler was built without zstd', r.stderr)
             return
         # a leftover of a previous run, and its unfinished compression
         self.sample('-i', '20ms', '-n', '30', '-o', os.path.join(self.d, 'left.vms'))
@@ -290,6 +302,13 @@ class Rotate(unittest.TestCase):
         with open(os.path.join(self.d, 'left.vms'), 'rb') as a, open(os.path.join(plain, 'run-20200101T000000Z.vms'), 'rb') as b:
             self.assertEqual(a.read(), b.read())
         self.torn(self.files()[-2])
+        # the loader without the zstandard module: a clear error
+        code = ('import sys; sys.modules["zstandard"] = None; sys.path.insert(0, %r); import vmsampler\n'
+                'try:\n    vmsampler.load(%r)\nexcept ImportError as e:\n    print(e)\n') % (
+                    os.path.join(SRC, 'python'), self.files()[0])
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
+        self.assertIn('is zstd-compressed: reading it needs the Python module zstandard '
+                      '(Debian: apt install python3-zstandard)', out.stdout, out.stderr)
 
     def torn(self, zst):
         with open(zst, 'rb') as fh:
