@@ -15,6 +15,8 @@ BUILD_PKGS="$BUILD_PKGS libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libc
 # ... the user: key (libcap-ng) and sd_notify (libsystemd), both optional;
 # systemd for systemd-analyze verify and security on the units
 BUILD_PKGS="$BUILD_PKGS libcap-ng-dev libsystemd-dev systemd"
+# ... compress: zstd of rotated files and reading .zst (libzstd, optional)
+BUILD_PKGS="$BUILD_PKGS libzstd-dev"
 # ... and to run the whole test suite (the integration tests' libvirtd,
 # QEMU and guest image come from tests/vmlab/setup.sh; libvirt-clients for
 # virsh, which agent-testdrv also uses with libvirt's test driver).
@@ -31,6 +33,9 @@ TEST_PKGS="$TEST_PKGS influxdb prometheus victoria-metrics jq"
 # (tests/pkg/test_deb.sh: dpkg-buildpackage, lintian, pybuild)
 TEST_PKGS="$TEST_PKGS util-linux passwd dpkg-dev debhelper dh-python python3-all python3-setuptools"
 TEST_PKGS="$TEST_PKGS pybuild-plugin-pyproject lintian devscripts equivs fakeroot"
+# ... the .zst of rotated files: Debian's zstd decompresses them for the
+# comparison (tests/test_rotate.py), python3-zstandard for the Python loader
+TEST_PKGS="$TEST_PKGS zstd python3-zstandard"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

@@ -43,7 +43,7 @@ static const struct usage_case usage_cases[] = {
 	{{"--foo=3"}, "unknown option '--foo'"},
 	{{"-x"}, "unknown option '-x'"},
 	{{"-qx"}, "unknown option '-x'"},
-	{{"--c", "x"}, "ambiguous option '--c' (could be --count --control --csv-layout --config)"},
+	{{"--c", "x"}, "ambiguous option '--c' (could be --count --control --csv-layout --compress --config)"},
 	{{"--help=1"}, "option '--help' does not take an argument"},
 	{{"--print-config=yes"}, "option '--print-config' does not take an argument"},
 	{{"foo"}, "unexpected argument 'foo'"},

@@ -93,6 +93,9 @@ static const char full_yaml[] =
 	"proc_root: '/host/proc'\n"
 	"ring_slots: 1024\n"
 	"log_level: debug\n"
+	"rotate: 100MiB\n"
+	"keep: 7d\n"
+	"compress: none\n"
 	"sources:\n"
 	"  procstat: {enabled: false, every: 2, per_cpu: false}\n"
 	"  loadavg: {enabled: true, every: 3}\n"
@@ -132,6 +135,11 @@ static void assert_full(const struct vms_config *c)
 	assert_string_equal(c->proc_root, "/host/proc");
 	assert_int_equal(c->ring_slots, 1024);
 	assert_int_equal(c->log_level, VMS_LOG_DEBUG);
+	assert_int_equal(c->rotate.bytes, 100ull << 20);
+	assert_int_equal(c->rotate.ns, 0);
+	assert_int_equal(c->keep.ns, 7ull * 86400 * SEC);
+	assert_int_equal(c->keep.bytes, 0);
+	assert_int_equal(c->compress, VMS_COMPRESS_NONE);
 	assert_false(c->procstat.enabled);
 	assert_int_equal(c->procstat.every, 2);
 	assert_false(c->procstat.per_cpu);
@@ -209,6 +217,29 @@ static void test_write_roundtrip(void **state)
 	roundtrip(&c);
 	assert_int_equal(vms_config_set(&c, "interval", "1.5s", err, sizeof(err)), 0);
 	assert_int_equal(vms_config_set(&c, "align", "1500001us", err, sizeof(err)), 0);
+	roundtrip(&c);
+	/* rotate and keep: each unit written back as the largest that fits */
+	static const char *const limits[] = {"1s", "90s", "1m", "1h", "25h", "1d", "3650d", "4K", "1536K",
+					     "1M", "3G", "1T", "1P", "0"};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(limits); i++) {
+		char buf[32];
+		assert_int_equal(vms_config_set(&c, "rotate", limits[i], err, sizeof(err)), 0);
+		assert_int_equal(vms_config_set(&c, "keep", limits[i], err, sizeof(err)), 0);
+		vms_format_limit(buf, sizeof(buf), &c.rotate);
+		assert_string_equal(buf, limits[i]);
+		roundtrip(&c);
+	}
+	/* the same values by other names */
+	assert_int_equal(vms_config_set(&c, "rotate", "60min", err, sizeof(err)), 0);
+	assert_int_equal(c.rotate.ns, 3600 * SEC);
+	assert_int_equal(vms_config_set(&c, "rotate", "2048KiB", err, sizeof(err)), 0);
+	assert_int_equal(c.rotate.bytes, 2u << 20);
+	assert_int_equal(c.rotate.ns, 0);
+	assert_int_equal(vms_config_set(&c, "keep", "0d", err, sizeof(err)), 0);
+	assert_int_equal(c.keep.ns, 0);
+	assert_int_equal(c.keep.bytes, 0);
+	assert_int_equal(vms_config_set(&c, "compress", "zstd", err, sizeof(err)), 0);
+	assert_int_equal(c.compress, VMS_COMPRESS_ZSTD);
 	roundtrip(&c);
 	vms_config_free(&c);
 }
@@ -368,6 +399,16 @@ static const struct err_case err_cases[] = {
 	{"format: [csv]\n", "t.yaml:1:9: format: expected one of auto, csv, bin, not a list"},
 	/* bad values */
 	{"interval: fast\n", "t.yaml:1:11: interval: 'fast' is not a duration (such as 500ms, 1s, 5m)"},
+	{"rotate: 100\n", "t.yaml:1:9: rotate: '100' is neither a duration nor a size (such as 1h, 7d, 100M, 10G; 0: off)"},
+	{"rotate: 1.5h\n", "t.yaml:1:9: rotate: '1.5h' is neither a duration nor a size (such as 1h, 7d, 100M, 10G; 0: off)"},
+	{"rotate: 1x\n", "t.yaml:1:9: rotate: '1x' is neither a duration nor a size (such as 1h, 7d, 100M, 10G; 0: off)"},
+	{"rotate: 10ms\n", "t.yaml:1:9: rotate: '10ms' is neither a duration nor a size (such as 1h, 7d, 100M, 10G; 0: off)"},
+	{"rotate: 1K\n", "t.yaml:1:9: rotate: '1K' is out of range (0, or 1s to 3650d, or 4K to 1P)"},
+	{"keep: 3651d\n", "t.yaml:1:7: keep: '3651d' is out of range (0, or 1s to 3650d, or 4K to 1P)"},
+	{"keep: 99999999999999999999d\n", "t.yaml:1:7: keep: '99999999999999999999d' is out of range (0, or 1s to 3650d, or 4K to 1P)"},
+	{"keep: 2P\n", "t.yaml:1:7: keep: '2P' is out of range (0, or 1s to 3650d, or 4K to 1P)"},
+	{"keep: \"7d\"\n", "t.yaml:1:7: keep: '7d' is quoted: write it without quotes"},
+	{"compress: gzip\n", "t.yaml:1:11: compress: 'gzip' is not one of none, zstd"},
 	{"interval: 1 s\n", "t.yaml:1:11: interval: '1 s' is not a duration (such as 500ms, 1s, 5m)"},
 	{"interval: -1s\n", "t.yaml:1:11: interval: '-1s' is not a duration (such as 500ms, 1s, 5m)"},
 	{"interval: 5ms\n", "t.yaml:1:11: interval: '5ms' is out of range (10ms to 24h)"},

@@ -9,7 +9,11 @@
  *     reported as what it is, the new file gets its header, and once space
  *     returns writing resumes (no second SIGHUP); every frame is in one of
  *     the two files or counted in lost_frames on the first frame after its
- *     gap.
+ *     gap;
+ *   - rotation (--rotate 64K) while the disk fills and empties:
+ *     no new file while the output fails, writing resumes by itself, and
+ *     the files of the series hold every frame once or count it in
+ *     lost_frames, in the order of their names.
  * Mounting needs root (CAP_SYS_ADMIN): without it the test is skipped
  * (exit 77), unless VMS_REQUIRE_E2E is set (CI), then it fails.  It runs
  * in a mount namespace of its own, so that whatever happens to it no
@@ -208,6 +212,19 @@ static void test_ring_cannot_grow(void **state)
 	frames_free(&fr);
 }
 
+/* The 600 frames of a run that met a full disk, read back: every one is
+ * there once or counted in lost_frames, the full disk did cost some, and
+ * the run resumed by itself to its last frame.  Frees fr. */
+static void check_600(struct frames *fr)
+{
+	struct frames_sum sum;
+	frames_check(fr, &sum);
+	assert_true(sum.gaps >= 1);
+	assert_int_equal(sum.last, 600);
+	assert_int_equal(sum.lost_sum, 600 - fr->n);
+	frames_free(fr);
+}
+
 /* logrotate on a full disk: mv out out.1; kill -HUP; space comes back. */
 static void sighup_on_full_disk(struct fs *fs, const char *ext)
 {
@@ -240,7 +257,6 @@ static void sighup_on_full_disk(struct fs *fs, const char *ext)
 	free(err);
 
 	struct frames fr = {0};
-	struct frames_sum sum;
 	size_t n1;
 	if (strcmp(ext, "vms") == 0) {
 		frames_add_vms(&fr, out1);
@@ -257,11 +273,7 @@ static void sighup_on_full_disk(struct fs *fs, const char *ext)
 		free(s);
 	}
 	assert_true(n1 > 0 && fr.n > n1);
-	frames_check(&fr, &sum);
-	assert_true(sum.gaps >= 1);         /* the full disk did cost frames */
-	assert_int_equal(sum.last, 600);    /* resumed without a second SIGHUP */
-	assert_int_equal(sum.lost_sum, 600 - fr.n);
-	frames_free(&fr);
+	check_600(&fr); /* resumed without a second SIGHUP */
 }
 
 static void test_sighup_full_disk_vms(void **state)
@@ -272,6 +284,73 @@ static void test_sighup_full_disk_vms(void **state)
 static void test_sighup_full_disk_csv(void **state)
 {
 	sighup_on_full_disk(*state, "csv");
+}
+
+/* The rotated files out-*.EXT of dir, in name order, into fr. */
+static size_t add_rotated(struct frames *fr, const char *dir, const char *ext)
+{
+	struct dirent **v;
+	int n = scandir(dir, &v, NULL, alphasort);
+	size_t files = 0;
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		const char *e = strrchr(v[i]->d_name, '.');
+		if (strncmp(v[i]->d_name, "out-", 4) == 0 && e && strcmp(e + 1, ext) == 0) {
+			char p[1200];
+			snprintf(p, sizeof(p), "%s/%s", dir, v[i]->d_name);
+			if (strcmp(ext, "vms") == 0) {
+				frames_add_vms(fr, p);
+			} else {
+				char *s = slurp_text(p);
+				assert_int_equal(strncmp(s, "seq,", 4), 0); /* each file's header */
+				frames_add_csv(fr, s);
+				free(s);
+			}
+			files++;
+		}
+		free(v[i]);
+	}
+	free(v);
+	return files;
+}
+
+static void rotate_on_full_disk(struct fs *fs, const char *ext)
+{
+	char root[512], conf[512], ring[600], errp[600], out[600], fill[600];
+	sampler_root(fs->dir, "pcp-bigsys-hpbl920-49if", root, conf, sizeof(root));
+	fs_mount(fs, "2m");
+	snprintf(ring, sizeof(ring), "%s/ring", fs->dir);
+	snprintf(errp, sizeof(errp), "%s/stderr", fs->dir);
+	snprintf(out, sizeof(out), "%s/out.%s", fs->mnt, ext);
+	snprintf(fill, sizeof(fill), "%s/fill", fs->mnt);
+	fs->pid = spawn_bin((const char *const[]){"-c", conf, "--proc-root", root, "-i", "10ms", "-n", "600",
+						   "--ring-slots", "8", "--ring", ring, "--rotate", "64K",
+						   "-o", out, NULL},
+			    -1, errp);
+	wait_ring_seq(ring, fs->pid, 60);
+	fill_up(fill);
+	wait_ring_seq(ring, fs->pid, ring_write_seq(ring) + 150); /* frames lost */
+	assert_int_equal(unlink(fill), 0);                     /* space returns */
+	int st = wait_child(fs->pid, 60);
+	fs->pid = 0;
+	char *err = slurp_text(errp);
+	if (st != 0 || !strstr(err, strerror(ENOSPC)) || !strstr(err, "writing again"))
+		fail_msg("status %d, stderr:\n%s", st, err);
+	free(err);
+	struct frames fr = {0};
+	size_t files = add_rotated(&fr, fs->mnt, ext);
+	assert_true(files >= 3);
+	check_600(&fr);
+}
+
+static void test_rotate_full_disk_vms(void **state)
+{
+	rotate_on_full_disk(*state, "vms");
+}
+
+static void test_rotate_full_disk_csv(void **state)
+{
+	rotate_on_full_disk(*state, "csv");
 }
 
 static int cannot(const char *what)
@@ -287,7 +366,7 @@ static int cannot(const char *what)
 
 VMS_TESTS(
 	test_ring_larger_than_fs, test_ring_cannot_grow, test_sighup_full_disk_vms,
-	test_sighup_full_disk_csv);
+	test_sighup_full_disk_csv, test_rotate_full_disk_vms, test_rotate_full_disk_csv);
 
 int main(void)
 {

@@ -4,6 +4,7 @@
     import vmsampler
     df = vmsampler.load('run.vms')      # binary stream -> pandas DataFrame
     df = vmsampler.load('out.csv')      # CSV (wide layout) -> the same
+    df = vmsampler.load('run-20261125T063000Z.vms.zst')  # compressed (rotate, compress: zstd)
     for frame in vmsampler.Ring('/dev/shm/vmsampler').follow():
         print(frame.seq, frame['cpu.all.user'])
 
@@ -15,7 +16,10 @@ otherwise a list of dicts.  Counters keep their exact 64-bit values
 a column with a scale (load.1m: scale 2) is a float.
 
 The binary decoder follows vmsampler-format(5) (CRC-32C checked, deltas,
-keyframes, concatenated streams); the ring reader follows
+keyframes, concatenated streams); a zstd-compressed file (.vms.zst,
+.csv.zst: what `compress: zstd` makes of rotated files) is decompressed
+first, through the zstandard module (Debian: python3-zstandard; without
+it, reading one raises ImportError saying so); the ring reader follows
 vmsampler-ring(5) with the same seqlock validation as libvmsampler: a
 slot is copied, then its sequence numbers say whether the copy is whole.
 
@@ -33,6 +37,7 @@ __all__ = ['load', 'read_frames', 'schemas', 'Ring', 'Frame', 'FormatError', 'Wr
 __version__ = '0.1.0'
 
 FMT_MAGIC = b'VMSAMPL'
+ZSTD_MAGIC = b'\x28\xb5\x2f\xfd'
 RING_MAGIC = b'VMSRING'
 VALUE_NONE = (1 << 64) - 1
 REC_SCHEMA, REC_DATA, REC_EVENT = 1, 2, 3
@@ -253,15 +258,51 @@ def _decode(data):
             raise FormatError(str(e), off, rec) from None
 
 
-def read_frames(path):
-    """Frames of a binary stream file (or a snapshot of a ring file)."""
+def _unzstd(data, path):
+    """The decompressed bytes of a .zst (every frame) and None, or what
+    was decompressed before the compressed data ended inside a frame and
+    the FormatError that says so (a torn .zst)."""
+    try:
+        import zstandard
+    except ImportError:
+        raise ImportError('%s is zstd-compressed: reading it needs the Python module zstandard '
+                          '(Debian: apt install python3-zstandard)' % path) from None
+    dctx = zstandard.ZstdDecompressor(max_window_size=1 << 23)
+    out, rest, used = [], data, 0
+    while rest:
+        o = dctx.decompressobj()
+        try:
+            out.append(o.decompress(rest))
+        except zstandard.ZstdError as e:
+            raise FormatError('%s: compressed data after offset %d of the .zst: zstd: %s' % (path, used, e)) from None
+        if not o.eof:
+            return b''.join(out), FormatError(
+                '%s: torn .zst: the compressed stream ends inside a zstd frame after %d bytes' % (path, len(data)))
+        used = len(data) - len(o.unused_data)
+        rest = o.unused_data
+    return b''.join(out), None
+
+
+def _read(path):
+    """A file's bytes, decompressed if it is a .zst: (data, torn error or None)."""
     with open(path, 'rb') as fh:
         data = fh.read()
-    if data[:7] == RING_MAGIC:
+    if data[:4] == ZSTD_MAGIC:
+        return _unzstd(data, path)
+    return data, None
+
+
+def read_frames(path):
+    """Frames of a binary stream file (or a snapshot of a ring file, or a
+    .vms.zst: a torn one raises FormatError after its whole frames)."""
+    data, torn = _read(path)
+    if data[:7] == RING_MAGIC and torn is None:
         r = Ring(path, _data=data)
         yield from r.frames()
         return
     yield from _decode(data)
+    if torn is not None:
+        raise torn
 
 
 def schemas(path):
@@ -273,16 +314,24 @@ def schemas(path):
     schema."""
     out = []
     with open(path, 'rb', buffering=0) as fh:
-        if fh.read(7) == RING_MAGIC:
+        magic = fh.read(7)
+        if magic == RING_MAGIC:
             r = Ring(path)
             gen = struct.unpack_from('<I', r._m, 200)[0]
             s = r._schema(gen)
             return [s] if s else []
-        n = os.fstat(fh.fileno()).st_size
+        if magic[:4] == ZSTD_MAGIC:
+            data, torn = _read(path)  # decompressed whole: read from memory
+            n = len(data)
+            def pread(fd, k, p):
+                return data[p:p + k]
+        else:
+            n = os.fstat(fh.fileno()).st_size
+            pread = os.pread
         fd = fh.fileno()
         p, rec, in_stream = 0, 0, False
         while p < n:
-            head = os.pread(fd, 32, p)
+            head = pread(fd, 32, p)
             if not in_stream or head[:8] == FMT_MAGIC + b'\x01':
                 if len(head) < 32:
                     break
@@ -297,14 +346,14 @@ def schemas(path):
             if len(head) < 12:
                 break
             if struct.unpack_from('<I', head, 8)[0] != crc32c(head[:8]):
-                if not any(os.pread(fd, 4096, p)):
+                if not any(pread(fd, 4096, p)):
                     break  # zero-filled tail
                 raise FormatError('record header CRC mismatch', p, rec)
             ln, typ, _ = struct.unpack_from('<IHH', head, 0)
             if n - p < 16 + ln:
                 break  # torn
             if typ == REC_SCHEMA:
-                rec_b = os.pread(fd, 16 + ln, p)
+                rec_b = pread(fd, 16 + ln, p)
                 pl = rec_b[12:12 + ln]
                 if struct.unpack_from('<I', rec_b, 12 + ln)[0] != crc32c(pl):
                     raise FormatError('payload CRC mismatch', p, rec)
@@ -320,13 +369,23 @@ def schemas(path):
 
 def _csv_rows(path):
     import csv
-    with open(path, newline='') as fh:
+    import io
+    with open(path, 'rb') as fh:
+        compressed = fh.read(4) == ZSTD_MAGIC
+    if compressed:
+        data, torn = _read(path)
+        fh = io.StringIO(data.decode('utf-8'), newline='')
+    else:
+        fh, torn = open(path, newline=''), None
+    with fh:
         rd = csv.reader(fh)
         header = next(rd)
         for row in rd:
             if row == header:  # a new header after a schema change (dump/tail)
                 continue
             yield dict(zip(header, row))
+    if torn is not None:
+        raise torn
 
 
 def _num(s):
@@ -360,6 +419,8 @@ def load(path, pandas=True):
     damaged stream (naming the record and offset)."""
     with open(path, 'rb') as fh:
         magic = fh.read(7)
+    if magic[:4] == ZSTD_MAGIC:
+        magic = _read(path)[0][:7]
     is_bin = magic in (FMT_MAGIC, RING_MAGIC)
     rows = list(_records_vms(path) if is_bin else _records_csv(path))
     if not pandas:

@@ -230,7 +230,10 @@ static ssize_t fill(struct vms_bin_dec *d, size_t n)
 			d->data = nb;
 			d->cap = cap;
 		}
-		ssize_t r = read(d->fd, d->buf + d->end, d->cap - d->end);
+		ssize_t r = d->read ? d->read(d->read_ctx, d->buf + d->end, d->cap - d->end)
+				    : read(d->fd, d->buf + d->end, d->cap - d->end);
+		if (r < 0 && d->read)
+			return r;
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;

@@ -126,6 +126,11 @@ enum vms_bin_err {
 struct vms_bin_dec {
 	/* input */
 	int fd;                  /* -1: memory input */
+	/* set by the caller after opening with an fd: the input is read
+	 * through this instead of read(2) (a .zst: src/lib/zread.c); bytes,
+	 * 0 at the end, or -errno */
+	ssize_t (*read)(void *ctx, void *buf, size_t n);
+	void *read_ctx;
 	const uint8_t *data;     /* buf (fd) or the caller's memory */
 	uint8_t *buf;
 	size_t cap;

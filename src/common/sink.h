@@ -25,6 +25,10 @@
  *                         the old file is kept.  Never blocks on a pipe.
  *   close(s)              blocking flush and close; returns the first
  *                         error.
+ *   bytes(s)              the size of the file being written, with what
+ *                         is buffered (rotation by size).
+ * The file opened (and reopened) is s->file when set (rotation names each
+ * file), else s->path.
  *
  * Lost frames.  A frame that never reaches an output (overwritten in the
  * ring while the output was slow or failing, or dropped with a buffer that
@@ -73,6 +77,7 @@ struct vms_sink_ops {
 	int (*close)(struct vms_sink *s);
 	/* fd to poll for POLLOUT while flush() returns -EAGAIN, or -1 */
 	int (*pollfd)(struct vms_sink *s);
+	uint64_t (*bytes)(struct vms_sink *s);
 };
 
 /* Frames whose records are in an output's buffer or in flight: the end
@@ -94,6 +99,7 @@ struct vms_sink {
 	bool force;          /* may overwrite a file that is not a vmsampler output (--force) */
 	enum vms_csv_layout csv_layout;
 	const char *path; /* "-" for stdout */
+	const char *file; /* the file to open, when not path (rotation; not owned) */
 	/* managed by the loop */
 	uint64_t next_seq;   /* next frame to hand over */
 	uint64_t next_event; /* next event id to hand over */
@@ -104,6 +110,7 @@ struct vms_sink {
 	 * closing file dropped the rest */
 	uint64_t out_seq;
 	uint64_t gap;        /* frames missing before the one being written */
+	uint64_t file_frames; /* frames written to the file open now */
 	int last_err;
 	bool failed;
 	/* the sink's */
@@ -148,7 +155,7 @@ int vms_sink_reopen_out(struct vms_sink *s, struct vms_out *o, bool reopenable, 
 
 /* The ops table vms_sink_<id> of the sink named "<id>": its private state
  * is struct <id>, its ops <id>_open, _begin, _write, _flush, _reopen,
- * _close and _pollfd; the optional event op follows as a designated
+ * _close, _pollfd and _bytes; the optional event op follows as a designated
  * initializer (.event = bin_event). */
 #define VMS_SINK_OPS(id, ...)                                               \
 	const struct vms_sink_ops vms_sink_##id = {                          \
@@ -161,6 +168,7 @@ int vms_sink_reopen_out(struct vms_sink *s, struct vms_out *o, bool reopenable, 
 		.reopen = id##_reopen,                                       \
 		.close = id##_close,                                         \
 		.pollfd = id##_pollfd,                                       \
+		.bytes = id##_bytes,                                         \
 		__VA_ARGS__                                                  \
 	}
 
@@ -172,6 +180,12 @@ extern const struct vms_sink_ops vms_sink_bin;
 static inline unsigned vms_sink_out_how(const struct vms_sink *s, unsigned how)
 {
 	return how | (s->force ? VMS_OUT_FORCE : 0);
+}
+
+/* The file a sink opens: s->file, else s->path. */
+static inline const char *vms_sink_target(const struct vms_sink *s)
+{
+	return s->file ? s->file : s->path;
 }
 
 /* The sink for a format (VMS_FORMAT_CSV / VMS_FORMAT_BIN). */

@@ -57,7 +57,7 @@ static int put_file_header(struct bin *b)
 static int bin_open(struct vms_sink *s)
 {
 	struct bin *b = s->priv;
-	int r = vms_out_open(&b->out, s->path, vms_sink_out_how(s, VMS_OUT_BIN), BIN_BUFSIZE);
+	int r = vms_out_open(&b->out, vms_sink_target(s), vms_sink_out_how(s, VMS_OUT_BIN), BIN_BUFSIZE);
 	if (r < 0)
 		return r;
 	return put_file_header(b);
@@ -147,7 +147,7 @@ static int bin_reopen(struct vms_sink *s)
 {
 	struct bin *b = s->priv;
 	bool pipe = strcmp(s->path, "-") == 0 || (b->out.buf && !b->out.is_reg); /* stdout, a pipe */
-	int r = vms_sink_reopen_out(s, &b->out, !pipe, s->path, VMS_OUT_BIN, BIN_BUFSIZE);
+	int r = vms_sink_reopen_out(s, &b->out, !pipe, vms_sink_target(s), VMS_OUT_BIN, BIN_BUFSIZE);
 	if (r != 0)
 		return r;
 	b->begun = false; /* the loop begins again: SCHEMA + keyframe */
@@ -167,6 +167,12 @@ static int bin_pollfd(struct vms_sink *s)
 {
 	struct bin *b = s->priv;
 	return vms_out_pending(&b->out) ? b->out.fd : -1;
+}
+
+static uint64_t bin_bytes(struct vms_sink *s)
+{
+	struct bin *b = s->priv;
+	return b->out.written + b->out.len;
 }
 
 VMS_SINK_OPS(bin, .event = bin_event);

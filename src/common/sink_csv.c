@@ -50,11 +50,12 @@ static int csv_open(struct vms_sink *s)
 	struct csv *c = s->priv;
 	struct stat st;
 	c->long_layout = s->csv_layout == VMS_CSV_LONG;
-	int r = vms_out_open(&c->out, s->path, vms_sink_out_how(s, VMS_OUT_CSV), 1 << 16);
+	const char *path = vms_sink_target(s);
+	int r = vms_out_open(&c->out, path, vms_sink_out_how(s, VMS_OUT_CSV), 1 << 16);
 	if (r < 0)
 		return r;
-	c->rolls = strcmp(s->path, "-") != 0 && fstat(c->out.fd, &st) == 0 && S_ISREG(st.st_mode);
-	c->cur_path = strdup(s->path);
+	c->rolls = strcmp(path, "-") != 0 && fstat(c->out.fd, &st) == 0 && S_ISREG(st.st_mode);
+	c->cur_path = strdup(path);
 	return c->cur_path ? 0 : -ENOMEM;
 }
 
@@ -278,10 +279,18 @@ static int csv_flush(struct vms_sink *s)
 static int csv_reopen(struct vms_sink *s)
 {
 	struct csv *c = s->priv;
-	/* stdout, a pipe: nothing to reopen */
-	int r = vms_sink_reopen_out(s, &c->out, c->rolls, c->cur_path, VMS_OUT_CSV, 1 << 16);
+	/* stdout, a pipe: nothing to reopen; rotation: the next file */
+	const char *path = s->file && c->rolls ? s->file : c->cur_path;
+	int r = vms_sink_reopen_out(s, &c->out, c->rolls, path, VMS_OUT_CSV, 1 << 16);
 	if (r != 0)
 		return r;
+	if (path != c->cur_path) {
+		char *np = strdup(path);
+		if (np) {
+			free(c->cur_path);
+			c->cur_path = np;
+		}
+	}
 	/* a rotated file starts over with a header; an untouched one goes on */
 	c->header_done = false;
 	return 0;
@@ -300,6 +309,12 @@ static int csv_pollfd(struct vms_sink *s)
 {
 	struct csv *c = s->priv;
 	return vms_out_pending(&c->out) ? c->out.fd : -1;
+}
+
+static uint64_t csv_bytes(struct vms_sink *s)
+{
+	struct csv *c = s->priv;
+	return c->out.written + c->out.len;
 }
 
 VMS_SINK_OPS(csv);

@@ -20,6 +20,7 @@
 #include "reader_int.h"
 #include "ring.h"
 #include "schema.h"
+#include "zread.h"
 
 /* consecutive torn copies of one slot before it counts as lost */
 #define TORN_LIMIT 1000
@@ -40,6 +41,7 @@ struct vms_reader {
 	bool eof;
 	bool want_events; /* vms_rdr_want_events: next() returns 2 on an EVENT */
 	struct vms_bin_dec dec;
+	struct vms_zread *z; /* a .zst: the decoder reads through it */
 
 	/* ring */
 	struct vms_ring ring;
@@ -187,11 +189,16 @@ static int ring_event(struct vms_reader *r, uint64_t upto_seq)
 
 static int file_setup(struct vms_reader *r)
 {
-	int e = r->fd >= 0 ? vms_bin_dec_open_fd(&r->dec, r->fd) : 0;
+	int e = r->fd >= 0 || r->z ? vms_bin_dec_open_fd(&r->dec, r->fd) : 0;
 	if (e < 0)
 		return e;
 	r->dec_open = true;
-	r->dec.follow = (r->flags & VMS_READER_FOLLOW) != 0;
+	/* a compressed file is a closed one: it does not grow */
+	r->dec.follow = (r->flags & VMS_READER_FOLLOW) != 0 && !r->z;
+	if (r->z) {
+		r->dec.read = vms_zread_read;
+		r->dec.read_ctx = r->z;
+	}
 	r->kind = VMS_READER_FILE;
 	if (r->flags & VMS_READER_NEW_ONLY) {
 		/* decode what is there, keep the state, return what follows */
@@ -202,6 +209,26 @@ static int file_setup(struct vms_reader *r)
 			return e;
 	}
 	return 0;
+}
+
+/* A zstd-compressed stream (a rotated file, compress: zstd): r->fd, or
+ * memory, decompressed as the decoder reads it. */
+static int zst_setup(struct vms_reader *r, const char *name, int unused, const void *data, size_t len)
+{
+	(void)unused;
+	int e = data ? vms_zread_open_mem(&r->z, data, len) : vms_zread_open_fd(&r->z, r->fd);
+	if (e == -ENOTSUP) {
+		seterr(r, "%s: a zstd-compressed file, and this libvmsampler was built without zstd", name);
+		return e;
+	}
+	if (e < 0) {
+		seterr(r, "%s: %s", name, strerror(-e));
+		return e;
+	}
+	e = file_setup(r);
+	if (e < 0 && !r->err[0])
+		seterr(r, "%s: %s", name, strerror(-e));
+	return e;
 }
 
 int vms_reader_open(struct vms_reader **out, const char *path, unsigned flags)
@@ -247,6 +274,8 @@ int vms_reader_open(struct vms_reader **out, const char *path, unsigned flags)
 		ring_start(r);
 		return 0;
 	}
+	if (n >= 4 && memcmp(magic, VMS_ZSTD_MAGIC, 4) == 0)
+		return zst_setup(r, path, -1, NULL, 0);
 	/* an empty file is a stream whose writer has not written yet (or
 	 * died before its first write: the decoder calls that a torn tail) */
 	if (n < 0) {
@@ -288,6 +317,8 @@ int vms_reader_open_mem(struct vms_reader **out, const void *data, size_t len, u
 		ring_start(r);
 		return 0;
 	}
+	if (len >= 4 && memcmp(data, VMS_ZSTD_MAGIC, 4) == 0)
+		return zst_setup(r, "memory", -1, data, len);
 	e = vms_bin_dec_open_mem(&r->dec, data, len);
 	if (e < 0)
 		return e;
@@ -317,6 +348,7 @@ void vms_reader_close(struct vms_reader *r)
 		return;
 	if (r->dec_open)
 		vms_bin_dec_close(&r->dec);
+	vms_zread_close(r->z);
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	vms_ring_destroy(&r->ring);
@@ -455,7 +487,12 @@ static int file_next(struct vms_reader *r)
 		if (e == VMS_BIN_END) {
 			if (!r->dec.follow) {
 				r->eof = true;
-				if (r->dec.torn)
+				if (vms_zread_torn(r->z))
+					seterr(r, "torn .zst: the compressed stream ends inside a zstd frame after %llu bytes "
+						  "(%llu decompressed): %llu complete records recovered",
+					       (unsigned long long)vms_zread_in(r->z), (unsigned long long)vms_zread_out(r->z),
+					       (unsigned long long)r->dec.nrec);
+				else if (r->dec.torn)
 					seterr(r, "torn tail at offset %llu (%llu bytes): %llu complete records recovered",
 					       (unsigned long long)r->dec.torn_off, (unsigned long long)r->dec.torn_len,
 					       (unsigned long long)r->dec.nrec);
@@ -463,7 +500,11 @@ static int file_next(struct vms_reader *r)
 			return 0;
 		}
 		const struct vms_bin_dec *d = &r->dec;
-		if (d->err_index == 0)
+		if (r->z && vms_zread_error(r->z)[0])
+			seterr(r, "compressed data at offset %llu of the .zst: %s (the %llu records before it are complete)",
+			       (unsigned long long)vms_zread_in(r->z), vms_zread_error(r->z),
+			       (unsigned long long)d->nrec);
+		else if (d->err_index == 0)
 			seterr(r, "file header at offset %llu: %s", (unsigned long long)d->err_off, d->err_msg);
 		else
 			seterr(r, "record %llu at offset %llu: %s (the %llu records before it are complete)",

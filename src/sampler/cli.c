@@ -19,6 +19,9 @@ enum {
 	OPT_PRINT_CONFIG,
 	OPT_FORCE,
 	OPT_USER,
+	OPT_ROTATE,
+	OPT_KEEP,
+	OPT_COMPRESS,
 };
 
 #define SHORTOPTS ":i:n:o:f:c:qvhV"
@@ -34,6 +37,9 @@ const struct option vms_cli_options[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, 'f'},
 	{"csv-layout", required_argument, NULL, OPT_CSV_LAYOUT},
+	{"rotate", required_argument, NULL, OPT_ROTATE},
+	{"keep", required_argument, NULL, OPT_KEEP},
+	{"compress", required_argument, NULL, OPT_COMPRESS},
 	{"force", no_argument, NULL, OPT_FORCE},
 	{"user", required_argument, NULL, OPT_USER},
 	{"config", required_argument, NULL, 'c'},
@@ -62,6 +68,9 @@ static const struct {
 	{'o', "output", NULL},
 	{'f', "format", NULL},
 	{OPT_CSV_LAYOUT, "csv_layout", NULL},
+	{OPT_ROTATE, "rotate", NULL},
+	{OPT_KEEP, "keep", NULL},
+	{OPT_COMPRESS, "compress", NULL},
 	{'q', "log_level", "error"},
 	{'v', "log_level", "debug"},
 };
@@ -280,6 +289,18 @@ void vms_cli_help(FILE *f)
 	      "                           csv otherwise\n"
 	      "      --csv-layout=LAYOUT  wide: one row per frame (default);\n"
 	      "                           long: one row per value\n"
+	      "      --rotate=WHEN        write PATH as files STEM-YYYYmmddTHHMMSSZ.EXT\n"
+	      "                           (UTC, when each starts), a new one at every\n"
+	      "                           multiple of a duration since the epoch (1h, 1d;\n"
+	      "                           units s m h d, 1s to 3650d) or once one holds a\n"
+	      "                           size (100M; units K M G T P of 1024, 4K to 1P);\n"
+	      "                           0: off (the default)\n"
+	      "      --keep=LIMIT         with --rotate: delete the oldest closed files of\n"
+	      "                           PATH older than a duration (7d) or beyond a\n"
+	      "                           total size (10G, the open file counted); 0: all\n"
+	      "      --compress=ALGO      with --rotate: none (default) or zstd: each\n"
+	      "                           closed file becomes NAME.zst, compressed by a\n"
+	      "                           child process at nice 10 (a build with libzstd)\n"
 	      "      --force              overwrite an existing file at PATH that is not a\n"
 	      "                           vmsampler output of the same format, and follow\n"
 	      "                           a symbolic link there (never a ring, live or not)\n"
@@ -296,7 +317,8 @@ void vms_cli_help(FILE *f)
 	      "  -V, --version            show the version and compiled-in features\n"
 	      "\n"
 	      "Exit status: 0 success (also when stopped by SIGINT or SIGTERM), 1 runtime\n"
-	      "failure, 2 usage or configuration error.  SIGHUP reopens the output.\n"
+	      "failure, 2 usage or configuration error.  SIGHUP reopens the output (with\n"
+	      "--rotate: the file being written, by its name).\n"
 	      "See vmsampler(1) and vmsampler.yaml(5).\n",
 	      f);
 }
@@ -309,6 +331,7 @@ void vms_cli_version(FILE *f)
 	fprintf(f, "export: %s\n", HAVE_MICROHTTPD ? "yes" : "no");
 	fprintf(f, "libcap-ng: %s\n", HAVE_CAPNG ? "yes" : "no");
 	fprintf(f, "libsystemd: %s\n", HAVE_LIBSYSTEMD ? "yes" : "no");
+	fprintf(f, "zstd: %s\n", HAVE_ZSTD ? "yes" : "no");
 	fputs("sources:", f);
 	for (unsigned i = 0; i < vms_source_registry_len; i++)
 		fprintf(f, " %s", vms_source_registry[i]->name);

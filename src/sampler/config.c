@@ -17,6 +17,7 @@
 /* enum fields are stored through an int pointer */
 _Static_assert(sizeof(enum vms_format) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum vms_csv_layout) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum vms_compress) == sizeof(int), "enum size");
 
 /* Longest string value (paths): PATH_MAX including the terminator. */
 #define STRING_MAX 4095
@@ -33,6 +34,12 @@ static const struct vms_conf_enum format_enum[] = {
 static const struct vms_conf_enum layout_enum[] = {
 	{"wide", VMS_CSV_WIDE},
 	{"long", VMS_CSV_LONG},
+	{NULL, 0},
+};
+
+static const struct vms_conf_enum compress_enum[] = {
+	{"none", VMS_COMPRESS_NONE},
+	{"zstd", VMS_COMPRESS_ZSTD},
 	{NULL, 0},
 };
 
@@ -62,6 +69,9 @@ static const struct vms_conf_key top_keys[] = {
 	{"control_path", VMS_CONF_STRING, TOP(control_path)},
 	{"log_level", VMS_CONF_ENUM, TOP(log_level), .enums = level_enum},
 	{"user", VMS_CONF_STRING, TOP(user)},
+	{"rotate", VMS_CONF_LIMIT, TOP(rotate)},
+	{"keep", VMS_CONF_LIMIT, TOP(keep)},
+	{"compress", VMS_CONF_ENUM, TOP(compress), .enums = compress_enum},
 	{"sources", VMS_CONF_SOURCES, 0},
 };
 
@@ -415,6 +425,10 @@ static bool value_equal(const struct vms_conf_key *k, const void *x, const void 
 		return *(const int *)x == *(const int *)y;
 	case VMS_CONF_STRING:
 		return str_equal(*(char *const *)x, *(char *const *)y);
+	case VMS_CONF_LIMIT: {
+		const struct vms_limit *a = x, *b = y;
+		return a->ns == b->ns && a->bytes == b->bytes;
+	}
 	case VMS_CONF_GLOBS: {
 		const struct vms_globs *g = x, *h = y;
 		if (g->n != h->n)
@@ -479,6 +493,78 @@ int vms_format_duration(char *buf, size_t len, uint64_t ns)
 		if (ns % units[i].ns == 0)
 			return snprintf(buf, len, "%" PRIu64 "%s", ns / units[i].ns, units[i].unit);
 	return snprintf(buf, len, "%" PRIu64 "ns", ns);
+}
+
+static const struct {
+	const char *unit;
+	uint64_t mult;
+	bool bytes;
+} limit_units[] = {
+	{"d", 86400 * VMS_NSEC_PER_SEC, false},
+	{"h", 3600 * VMS_NSEC_PER_SEC, false},
+	{"m", 60 * VMS_NSEC_PER_SEC, false},
+	{"min", 60 * VMS_NSEC_PER_SEC, false},
+	{"s", VMS_NSEC_PER_SEC, false},
+	{"P", 1ull << 50, true},
+	{"T", 1ull << 40, true},
+	{"G", 1ull << 30, true},
+	{"M", 1ull << 20, true},
+	{"K", 1ull << 10, true},
+};
+
+int vms_format_limit(char *buf, size_t len, const struct vms_limit *l)
+{
+	uint64_t v = l->bytes ? l->bytes : l->ns;
+	if (v == 0)
+		return snprintf(buf, len, "0");
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(limit_units); i++)
+		if (limit_units[i].bytes == (l->bytes != 0) && v % limit_units[i].mult == 0)
+			return snprintf(buf, len, "%" PRIu64 "%s", v / limit_units[i].mult, limit_units[i].unit);
+	/* not a whole number of the smallest unit: cannot be written */
+	return snprintf(buf, len, "%" PRIu64 "%s", v, l->bytes ? "B?" : "ns?");
+}
+
+int vms_parse_limit(const char *s, struct vms_limit *l)
+{
+	uint64_t v = 0;
+	size_t n = strspn(s, "0123456789");
+	if (n == 0 || n > 19)
+		return n > 19 ? -ERANGE : -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	const char *u = s + n;
+	if (*u == '\0') {
+		if (v != 0)
+			return -EINVAL; /* a bare number other than 0: which unit? */
+		*l = (struct vms_limit){0, 0};
+		return 0;
+	}
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(limit_units); i++) {
+		size_t ul = strlen(limit_units[i].unit);
+		if (strncmp(u, limit_units[i].unit, ul) != 0)
+			continue;
+		if (!(u[ul] == '\0' || (limit_units[i].bytes && strcmp(u + ul, "iB") == 0)))
+			continue;
+		uint64_t m = limit_units[i].mult;
+		if (v > UINT64_MAX / m)
+			return -ERANGE;
+		struct vms_limit t = {0, 0};
+		if (limit_units[i].bytes)
+			t.bytes = v * m;
+		else
+			t.ns = v * m;
+		if (v == 0) {
+			*l = (struct vms_limit){0, 0};
+			return 0;
+		}
+		if (t.bytes && (t.bytes < VMS_LIMIT_BYTES_MIN || t.bytes > VMS_LIMIT_BYTES_MAX))
+			return -ERANGE;
+		if (t.ns && (t.ns < VMS_LIMIT_NS_MIN || t.ns > VMS_LIMIT_NS_MAX))
+			return -ERANGE;
+		*l = t;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 /* ---- typed values ------------------------------------------------------------- */
@@ -549,6 +635,7 @@ void vms_conf_expected(const struct vms_conf_key *k, char *buf, size_t len)
 		[VMS_CONF_GLOBS] = "a list of patterns",
 		[VMS_CONF_EVENTS] = "a list of perf events",
 		[VMS_CONF_SOURCES] = "a mapping of sources",
+		[VMS_CONF_LIMIT] = "a duration or a size",
 	};
 	if (k->type == VMS_CONF_ENUM) {
 		size_t n = (size_t)snprintf(buf, len, "one of");
@@ -660,6 +747,24 @@ int vms_conf_key_set(const struct vms_conf_key *k, void *base, const char *text,
 		}
 		free(*(char **)f);
 		*(char **)f = s;
+		return 0;
+	}
+	case VMS_CONF_LIMIT: {
+		struct vms_limit lim;
+		if (!plain) {
+			snprintf(msg, msglen, "%s is quoted: write it without quotes", q);
+			return -EINVAL;
+		}
+		r = vms_parse_limit(text, &lim);
+		if (r == -EINVAL) {
+			snprintf(msg, msglen, "%s is neither a duration nor a size (such as 1h, 7d, 100M, 10G; 0: off)", q);
+			return r;
+		}
+		if (r < 0) {
+			snprintf(msg, msglen, "%s is out of range (0, or 1s to 3650d, or 4K to 1P)", q);
+			return r;
+		}
+		*(struct vms_limit *)f = lim;
 		return 0;
 	}
 	case VMS_CONF_ENUM:

@@ -74,6 +74,15 @@ struct vms_libvirt_conf {
 /* Heap-owning fields are exactly the string and list keys of the table:
  * vms_config_free/dup walk it.  A field outside the table must not own
  * memory. */
+/* rotate and keep (VMS_CONF_LIMIT): a time or a size, at most one of
+ * them nonzero; both 0: off. */
+struct vms_limit {
+	uint64_t ns;
+	uint64_t bytes;
+};
+
+enum vms_compress { VMS_COMPRESS_NONE = 0, VMS_COMPRESS_ZSTD };
+
 struct vms_config {
 	uint64_t interval_ns;  /* default 1 s */
 	uint64_t count;        /* frames to write, 0 = until stopped */
@@ -88,6 +97,9 @@ struct vms_config {
 				* none without; "none": none */
 	int log_level;         /* enum vms_log_level */
 	char *user;            /* started as root: run as this user (priv.h); NULL: stay */
+	struct vms_limit rotate; /* a new file after this long or this size (rotate.h) */
+	struct vms_limit keep;   /* delete the oldest closed files beyond this age or total size */
+	enum vms_compress compress; /* closed files compressed (zstd) */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi;
 	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */
@@ -104,6 +116,10 @@ struct vms_config {
 #define VMS_RING_SLOTS_MIN 2
 #define VMS_RING_SLOTS_MAX 1048576
 #define VMS_EVERY_MAX 1000000
+#define VMS_LIMIT_NS_MIN VMS_NSEC_PER_SEC
+#define VMS_LIMIT_NS_MAX (3650ull * 86400 * VMS_NSEC_PER_SEC)
+#define VMS_LIMIT_BYTES_MIN 4096ull
+#define VMS_LIMIT_BYTES_MAX (1ull << 50)
 #define VMS_LIBVIRT_REFRESH_DEFAULT (60 * VMS_NSEC_PER_SEC)
 #define VMS_LIBVIRT_TIMEOUT_DEFAULT (10 * VMS_NSEC_PER_SEC)
 /* A configuration file larger than this is refused. */
@@ -155,6 +171,14 @@ int vms_config_write(const struct vms_config *c, FILE *f);
  * "0" for 0): vms_parse_duration reads it back to the same value.  Returns
  * what snprintf returns (24 bytes always suffice). */
 int vms_format_duration(char *buf, size_t len, uint64_t ns);
+/* A struct vms_limit as written in the file: "0", "1h", "7d", "100M"
+ * (the largest unit that divides it exactly); vms_parse_limit reads it
+ * back.  Returns what snprintf returns. */
+int vms_format_limit(char *buf, size_t len, const struct vms_limit *l);
+/* "0", a whole number with a time unit (s, m, min, h, d) or a size unit
+ * (K, M, G, T, P: powers of 1024, optionally followed by "iB").  0, or
+ * -EINVAL (not a limit) / -ERANGE (out of range; *l untouched). */
+int vms_parse_limit(const char *s, struct vms_limit *l);
 
 /* ---- the key table ------------------------------------------------------- */
 
@@ -168,6 +192,7 @@ enum vms_conf_type {
 	VMS_CONF_GLOBS,    /* struct vms_globs: a list of fnmatch patterns */
 	VMS_CONF_EVENTS,   /* struct vms_perf_events: a list of perf events */
 	VMS_CONF_SOURCES,  /* the `sources` mapping (top level only) */
+	VMS_CONF_LIMIT,    /* struct vms_limit: a duration (1s to 3650d) or a size (4K to 1P); 0: off */
 };
 
 struct vms_conf_enum {

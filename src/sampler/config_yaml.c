@@ -871,6 +871,10 @@ static void put_value(FILE *f, const struct vms_conf_key *k, const void *base)
 	case VMS_CONF_STRING:
 		put_string(f, *(char *const *)v);
 		break;
+	case VMS_CONF_LIMIT:
+		vms_format_limit(buf, sizeof(buf), v);
+		fputs(buf, f);
+		break;
 	case VMS_CONF_ENUM: {
 		const char *name = NULL;
 		for (const struct vms_conf_enum *e = k->enums; e->name; e++)

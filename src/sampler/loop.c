@@ -404,6 +404,8 @@ void vms_loop_tick(struct vms_loop *l, const struct vms_tickinfo *ti)
 	say_sources(l);
 }
 
+static void after_reopen(struct vms_loop *l, struct vms_sink *s, const char *what);
+
 /* ---- sinks ---------------------------------------------------------------- */
 
 static void sink_error(struct vms_loop *l, struct vms_sink *s, int err)
@@ -443,6 +445,48 @@ static uint64_t ring_oldest(const struct vms_loop *l)
 	return l->ring.next_seq > nslots ? l->ring.next_seq - nslots : 1;
 }
 
+/* Rotation, before frame f (rotate.h): the next file is opened, then the
+ * old one closed; 0, or -errno and the sink goes on in the old file. */
+static int rotate_sink(struct vms_loop *l, struct vms_sink *s, const struct vms_frame *f)
+{
+	uint64_t frames = s->file_frames;
+	char *prev = vms_rotate_advance(&l->rot, f->t_real_ns);
+	int r = prev ? 0 : -ENOMEM;
+	if (prev) {
+		s->file = l->rot.cur;
+		r = s->ops->reopen(s);
+		if (r > 0)
+			r = -EINVAL; /* cannot happen: rotation is for files */
+	}
+	if (r < 0) {
+		if (prev)
+			vms_rotate_undo(&l->rot, prev);
+		s->file = l->rot.cur;
+		l->rot_hold = f->seq + 64;
+		vms_err("output %s: cannot start a new file: %s; writing on to %s (trying again in 64 frames)",
+			s->path, strerror(-r), l->rot.cur);
+		return r;
+	}
+	vms_info("output %s: %s closed after %llu frames, continuing in %s", s->path, prev,
+		 (unsigned long long)frames, l->rot.cur);
+	after_reopen(l, s, "rotation");
+	vms_rotate_closed(&l->rot, prev, vms_clock_real(&l->clock));
+	return 0;
+}
+
+/* Does frame f start a new file?  Not the first frame of a file, not
+ * while the output fails (a full disk: a new file would not take more and
+ * the old one is where the frames wait); a new generation of wide CSV (a
+ * new header) also does. */
+static bool rotation_due(struct vms_loop *l, struct vms_sink *s, const struct vms_frame *f)
+{
+	if (!l->rot.on || !s->file_frames || f->seq < l->rot_hold || s->last_err)
+		return false;
+	if (s->gen && f->gen != s->gen && s->ops == &vms_sink_csv && s->csv_layout == VMS_CSV_WIDE)
+		return true;
+	return vms_rotate_due(&l->rot, f->t_real_ns, s->ops->bytes(s));
+}
+
 void vms_loop_drain(struct vms_loop *l)
 {
 	uint64_t last = vms_ring_last(&l->ring);
@@ -464,6 +508,8 @@ void vms_loop_drain(struct vms_loop *l)
 				s->next_seq++; /* cannot happen: live_prune() keeps it */
 				continue;
 			}
+			if (VMS_UNLIKELY(rotation_due(l, s, f)) && rotate_sink(l, s, f) == 0)
+				continue; /* from s->next_seq again, into the new file */
 			if (f->gen != s->gen) {
 				r = s->ops->begin(s, sch);
 				if (r < 0)
@@ -486,6 +532,7 @@ void vms_loop_drain(struct vms_loop *l)
 			s->out_seq = f->seq;
 			s->gap = 0;
 			s->next_seq++;
+			s->file_frames++;
 		}
 		if (r == 0 || r == -EAGAIN)
 			r = s->ops->flush(s);
@@ -622,18 +669,29 @@ static int open_sinks(struct vms_loop *l)
 	s->csv_layout = l->conf->csv_layout;
 	s->path = l->conf->output ? l->conf->output : "-";
 	s->next_seq = 1;
+	char why[512];
+	int r = vms_rotate_init(&l->rot, l->conf, vms_clock_real(&l->clock), why, sizeof(why));
+	if (r < 0) {
+		vms_err("%s", why);
+		return r == -EINVAL ? r : -EIO;
+	}
+	s->file = l->rot.on ? l->rot.cur : NULL;
 	s->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
 	if (!s->priv)
 		return -ENOMEM;
-	int r = ops->open(s);
+	r = ops->open(s);
 	if (r < 0) {
 		if (!(r == -EINTR && vms_out_stop)) /* stopped while a FIFO waited: quiet */
-			vms_err("cannot open output %s: %s", s->path, vms_out_strerror(r));
+			vms_err("cannot open output %s: %s", vms_sink_target(s), vms_out_strerror(r));
 		free(s->priv);
 		s->priv = NULL;
 		return r;
 	}
 	l->nsink = 1;
+	if (l->rot.on)
+		vms_info("output %s: rotated%s%s, writing %s", s->path, l->rot.keep.ns || l->rot.keep.bytes ? ", kept" : "",
+			 l->rot.zstd ? ", compressed" : "", l->rot.cur);
+	vms_rotate_start(&l->rot, vms_clock_real(&l->clock));
 	return 0;
 }
 
@@ -673,6 +731,7 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 	loop_zero(l);
 	l->conf = conf;
 	l->sigfd = -1;
+	l->rot.dirfd = -1;
 	/* (another name for the same file is refused when the output is
 	 * opened: it is then a ring) */
 	if (conf->ring_path && conf->output && strcmp(conf->output, conf->ring_path) == 0) {
@@ -735,10 +794,33 @@ static void handle_signals(struct vms_loop *l)
 	}
 }
 
-/* SIGHUP.  The sink opens its path anew before it lets the old file go;
- * what the old file could not take (a full disk) is written again to the
- * new one from the ring, as far as the ring still holds it, and the rest
- * is counted on the first frame the new file gets. */
+/* A sink went on in a new file (SIGHUP, rotation).  What the old file
+ * could not take (a full disk) is written again to the new one from the
+ * ring, as far as the ring still holds it, and the rest is counted on the
+ * first frame the new file gets. */
+static void after_reopen(struct vms_loop *l, struct vms_sink *s, const char *what)
+{
+	if (s->close_err) {
+		vms_err("output %s: the file before %s: %s; its frames that did not reach it go to the new file or are counted as lost",
+			s->path, what, strerror(-s->close_err));
+		s->close_err = 0;
+	}
+	s->last_err = 0; /* the new file's errors are its own */
+	/* frames handed to the old file that it did not keep, as far as the
+	 * ring (and the generations kept) still has them */
+	uint64_t to = s->out_seq + 1, oldest = ring_oldest(l);
+	if (to < oldest)
+		to = oldest;
+	while (to < s->next_seq && !live_find(l, vms_ring_get(&l->ring, to)->gen))
+		to++;
+	if (to < s->next_seq)
+		s->next_seq = to;
+	s->gen = 0; /* next frame begins a generation in the new file */
+	s->file_frames = 0;
+}
+
+/* SIGHUP.  The sink opens its path anew (with rotation: the name of the
+ * file being written) before it lets the old file go. */
 static void reopen_sinks(struct vms_loop *l)
 {
 	l->reopen = false;
@@ -749,28 +831,13 @@ static void reopen_sinks(struct vms_loop *l)
 		int r = s->ops->reopen(s);
 		if (r < 0) {
 			vms_err("output %s: cannot reopen it: %s; writing on to the file already open",
-				s->path, strerror(-r));
+				vms_sink_target(s), strerror(-r));
 			continue;
 		}
 		if (r > 0)
 			continue; /* nothing to reopen */
-		if (s->close_err) {
-			vms_err("output %s: the file before SIGHUP: %s; its frames that did not reach it go to the new file or are counted as lost",
-				s->path, strerror(-s->close_err));
-			s->close_err = 0;
-		}
-		s->last_err = 0; /* the new file's errors are its own */
-		/* frames handed to the old file that it did not keep, as far
-		 * as the ring (and the generations kept) still has them */
-		uint64_t to = s->out_seq + 1, oldest = ring_oldest(l);
-		if (to < oldest)
-			to = oldest;
-		while (to < s->next_seq && !live_find(l, vms_ring_get(&l->ring, to)->gen))
-			to++;
-		if (to < s->next_seq)
-			s->next_seq = to;
-		s->gen = 0; /* next frame begins a generation in the new file */
-		vms_loop_event(l, VMS_EV_OUTPUT_REOPENED, s->path, "SIGHUP");
+		after_reopen(l, s, "SIGHUP");
+		vms_loop_event(l, VMS_EV_OUTPUT_REOPENED, vms_sink_target(s), "SIGHUP");
 	}
 }
 
@@ -893,6 +960,7 @@ int vms_loop_run(struct vms_loop *l)
 			if (src->ops && src->ops->idle)
 				src->ops->idle(src, vms_sched_next(&l->sched));
 		}
+		vms_rotate_poll(&l->rot); /* a compression done, the next one */
 	}
 	vms_notify_stopping(&l->notify);
 	drain_all(l);
@@ -913,6 +981,8 @@ int vms_loop_fini(struct vms_loop *l)
 		free(s->priv);
 	}
 	free(l->sink);
+	if (l->rot.on)
+		vms_rotate_fini(&l->rot, vms_clock_real(&l->clock));
 	for (unsigned i = 0; i < l->nsrc; i++) {
 		if (l->src[i].ops)
 			l->src[i].ops->close(&l->src[i]);

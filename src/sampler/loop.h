@@ -16,6 +16,7 @@
 #include "control.h"
 #include "notify.h"
 #include "ring.h"
+#include "rotate.h"
 #include "vms_sched.h"
 #include "sink.h"
 #include "source.h"
@@ -34,6 +35,8 @@ struct vms_loop {
 	struct vms_vmtab vms;       /* the VM set: its producer fills it, the sources read it */
 	struct vms_sink *sink;
 	unsigned nsink;
+	struct vms_rotate rot;      /* rotate, keep, compress of the output (rotate.h) */
+	uint64_t rot_hold;          /* a rotation failed: not again before this seq */
 
 	struct vms_ring ring;
 	struct vms_schema *schema;  /* current generation */
