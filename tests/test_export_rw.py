@@ -47,18 +47,16 @@ import socket
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
-import urllib.error
 import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_tsdb  # noqa: E402
-from test_tsdb import (BIN, FIXTURE, META, Prometheus, Victoria, fetch, free_port, reference,  # noqa: E402
-                       us_of, wait_for)
+from test_tsdb import (BIN, FIXTURE, META, Prometheus, ServerCase, Victoria, fetch, free_port,  # noqa: E402
+                       reference, us_of, wait_for)
 
 USER_HZ = os.sysconf('SC_CLK_TCK')
 
@@ -311,7 +309,7 @@ def cursor_acked(path):
         return 0
 
 
-class ExportRW(unittest.TestCase):
+class ExportRW(ServerCase):
     @classmethod
     def setUpClass(cls):
         cls.ref = reference(FIXTURE)
@@ -320,30 +318,9 @@ class ExportRW(unittest.TestCase):
         cls.t_end = us_of(cls.ref[max(cls.ref)]['time']) / 1e6 + 1
         cls.nframes = len(cls.ref)
 
-    def setUp(self):
-        self.servers, self.procs, self.proxies = [], [], []
-        self.tmp = tempfile.mkdtemp(prefix='vms-xrw.')
-
-    def tearDown(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        for p in self.proxies:
-            p.close()
-        for s in self.servers:
-            s.remove()
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def server(self, cls, *a, **kw):
-        s = cls.__new__(cls)
-        self.servers.append(s)
-        s.__init__(*a, **kw)
-        return s
-
     def proxy(self, *a, **kw):
         p = Proxy(*a, **kw)
-        self.proxies.append(p)
+        self.addCleanup(p.close)
         return p
 
     def export(self, url, *extra, wait=True, timeout=120):

@@ -397,11 +397,9 @@ def rw_send(url, path, *extra, **kw):
 
 # ---- the tests -----------------------------------------------------------------------
 
-class TSDB(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ref = reference(FIXTURE)
-        cls.pts, cls.meta = expected_points(cls.ref)
+class ServerCase(unittest.TestCase):
+    """Servers and processes a test starts, stopped and removed in
+    tearDown whatever happened (test_export_rw.py uses it too)."""
 
     def setUp(self):
         self.servers = []
@@ -422,6 +420,13 @@ class TSDB(unittest.TestCase):
         self.servers.append(s)  # removed in tearDown even if it fails to start
         s.__init__(*a, **kw)
         return s
+
+
+class TSDB(ServerCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ref = reference(FIXTURE)
+        cls.pts, cls.meta = expected_points(cls.ref)
 
     # -- InfluxDB --
 

@@ -43,21 +43,8 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HZ = os.sysconf('SC_CLK_TCK')
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * p / 100
-    lo = int(k)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
-def proc_cpu(pid):
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / HZ  # utime + stime, s
+sys.path.insert(0, HERE)
+from run import pct, proc_cpu  # noqa: E402  (bench/export/run.py)
 
 
 class Sink:
