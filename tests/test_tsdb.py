@@ -11,6 +11,8 @@ free port with a temporary directory and stopped in finally:
     equals `vmsampler dump` of the same frames, value by value and
     timestamp by timestamp, with no field where dump has an empty cell;
   - JSON lines: the same values, parsed by Python and by jq;
+  - `vmsampler dump --format influx|json`: the same, through InfluxDB and
+    byte for byte;
   - frames a reader of the ring lost are counted on the next frame;
   - Prometheus 2.42 (--web.enable-remote-write-receiver) and
     VictoriaMetrics 1.79: remote write of the recorded run, queried back
@@ -395,11 +397,9 @@ def rw_send(url, path, *extra, **kw):
 
 # ---- the tests -----------------------------------------------------------------------
 
-class TSDB(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ref = reference(FIXTURE)
-        cls.pts, cls.meta = expected_points(cls.ref)
+class ServerCase(unittest.TestCase):
+    """Servers and processes a test starts, stopped and removed in
+    tearDown whatever happened (test_export_rw.py uses it too)."""
 
     def setUp(self):
         self.servers = []
@@ -420,6 +420,13 @@ class TSDB(unittest.TestCase):
         self.servers.append(s)  # removed in tearDown even if it fails to start
         s.__init__(*a, **kw)
         return s
+
+
+class TSDB(ServerCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ref = reference(FIXTURE)
+        cls.pts, cls.meta = expected_points(cls.ref)
 
     # -- InfluxDB --
 
@@ -459,11 +466,12 @@ class TSDB(unittest.TestCase):
 
     def test_influx_from_file(self):
         influx = self.server(Influx)
-        influx.q('', 'CREATE DATABASE vms')
-        lines = run('tail', '--no-follow', '--format', 'influx', '--host', HOST, FIXTURE)
-        self.assertTrue(all(' ' in ln for ln in lines.splitlines()))
-        influx.write('vms', lines)
-        n = self.check_influx(influx, 'vms', self.ref)
+        for db, cmd in (('vmsdump', ('dump', FIXTURE)), ('vms', ('tail', '--no-follow', FIXTURE))):
+            influx.q('', 'CREATE DATABASE ' + db)
+            lines = run(*cmd, '--format', 'influx', '--host', HOST)
+            self.assertTrue(all(' ' in ln for ln in lines.splitlines()))
+            influx.write(db, lines)
+            n = self.check_influx(influx, db, self.ref)  # dump --format influx as tail writes it
         # the whole run: every frame, the busy guests' columns (later generations) too
         self.assertEqual(len(self.meta), 120)
         self.assertGreater(n, 120 * 250)
@@ -529,6 +537,7 @@ class TSDB(unittest.TestCase):
 
     def test_json_lines(self):
         text = run('tail', '--no-follow', '--format', 'json', FIXTURE)
+        self.assertEqual(run('dump', FIXTURE, '--format', 'jsonl'), text)  # dump's, checked with tail's
         objs = [json.loads(ln) for ln in text.splitlines()]
         self.assertEqual([o['seq'] for o in objs], sorted(self.ref))
         n = 0

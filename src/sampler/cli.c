@@ -329,6 +329,7 @@ void vms_cli_version(FILE *f)
 	fprintf(f, "libvirt: %s\n", HAVE_LIBVIRT ? "yes" : "no");
 	fprintf(f, "perf: %s\n", HAVE_PERF ? "yes" : "no");
 	fprintf(f, "export: %s\n", HAVE_MICROHTTPD ? "yes" : "no");
+	fprintf(f, "remote write: %s\n", HAVE_MICROHTTPD && HAVE_REMOTE_WRITE ? "yes" : "no");
 	fprintf(f, "libcap-ng: %s\n", HAVE_CAPNG ? "yes" : "no");
 	fprintf(f, "libsystemd: %s\n", HAVE_LIBSYSTEMD ? "yes" : "no");
 	fprintf(f, "zstd: %s\n", HAVE_ZSTD ? "yes" : "no");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "dump.h"
 #include "events.h"
+#include "tail.h"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,8 +25,13 @@
 
 static const char usage_text[] =
 	"Usage: vmsampler dump FILE.vms [--rates | --events] [-o OUT] [--force]\n"
+	"       vmsampler dump FILE.vms --format=influx|json [--rates] [--host=NAME]\n"
 	"Convert a vmsampler binary stream to CSV (FILE '-' reads standard input).\n"
 	"\n"
+	"  -F, --format=FMT  csv (default); influx (InfluxDB line protocol) or json\n"
+	"                    (JSON lines, also jsonl) to standard output, as tail\n"
+	"                    --no-follow --format writes them (see vmsampler(1), TAIL)\n"
+	"      --host=NAME   the host tag of --format influx\n"
 	"  -r, --rates       per-interval rates (sar/iostat/mpstat definitions)\n"
 	"                    instead of the raw counters\n"
 	"  -e, --events      the EVENT records (VM lifecycle, libvirt connection,\n"
@@ -106,18 +112,26 @@ int vms_dump_main(int argc, char **argv)
 		{"events", no_argument, NULL, 'e'},
 		{"output", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, 'f'},
+		{"format", required_argument, NULL, 'F'},
+		{"host", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *out = "-";
+	const char *out = "-", *format = "csv", *host = NULL;
 	bool force = false;
 	bool rates_mode = false, events_mode = false;
 	int c;
 
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, ":reo:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":reo:fF:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'F':
+			format = optarg;
+			break;
+		case 'H':
+			host = optarg;
+			break;
 		case 'r':
 			rates_mode = true;
 			break;
@@ -142,6 +156,32 @@ int vms_dump_main(int argc, char **argv)
 	if (rates_mode && events_mode)
 		return vms_tool_usage("dump", "--rates and --events exclude each other", NULL);
 	const char *in = argv[optind];
+	if (strcmp(format, "csv") != 0) {
+		if (strcmp(format, "influx") != 0 && strcmp(format, "json") != 0 && strcmp(format, "jsonl") != 0)
+			return vms_tool_usage("dump", "--format is csv, influx or json", format);
+		if (events_mode || strcmp(out, "-") != 0 || force)
+			return vms_tool_usage("dump", "--format influx and json go to standard output, without "
+					  "--events, -o or --force", NULL);
+		/* the same lines as tail --no-follow writes (lineproto.c) */
+		char *targv[10];
+		int n = 0;
+		targv[n++] = (char *)"tail";
+		targv[n++] = (char *)"--no-follow";
+		targv[n++] = (char *)"--format";
+		targv[n++] = (char *)format;
+		if (rates_mode)
+			targv[n++] = (char *)"--rates";
+		if (host) {
+			targv[n++] = (char *)"--host";
+			targv[n++] = (char *)host;
+		}
+		targv[n++] = (char *)"--";
+		targv[n++] = (char *)in;
+		targv[n] = NULL;
+		return vms_tail_main(n, targv);
+	}
+	if (host)
+		return vms_tool_usage("dump", "--host goes with --format influx", NULL);
 
 	int r, rc = 0;
 	struct vms_reader *rd;

@@ -38,10 +38,17 @@
 #include <sys/socket.h>
 #include <zlib.h>
 #endif
+#if HAVE_MICROHTTPD && HAVE_REMOTE_WRITE
+#include "export_rw.h"
+#endif
 
 static const char usage_text[] =
 	"Usage: vmsampler export (--ring PATH | --file FILE.vms) [--listen ADDR:PORT]\n"
 	"                        [--tls-cert FILE --tls-key FILE] [--basic-auth FILE]\n"
+	"       vmsampler export (--file FILE.vms | --ring PATH) --remote-write URL\n"
+	"                        [--rw-cursor FILE] [--rw-batch N|SIZE] [--no-follow]\n"
+	"                        [--rw-bearer-file FILE] [--rw-basic-auth FILE]\n"
+	"                        [--rw-ca FILE] [--listen ADDR:PORT ...]\n"
 	"Serve the newest frame of a live ring (vmsampler --ring PATH) or of a binary\n"
 	"stream that is still being written as Prometheus metrics on\n"
 	"http://ADDR:PORT/metrics, until SIGINT or SIGTERM.  Names, units and labels\n"
@@ -58,12 +65,32 @@ static const char usage_text[] =
 	"      --tls-key=FILE     the certificate's PEM private key\n"
 	"      --basic-auth=FILE  require HTTP basic authentication: FILE holds one\n"
 	"                         line USER:PASSWORD and may not be readable by others\n"
+	"  -w, --remote-write=URL push every frame to URL with Prometheus remote write\n"
+	"                         1.0, under the names of /metrics, with staleness\n"
+	"                         markers for series that end; then /metrics only\n"
+	"                         when --listen is given.  With --ring and --file\n"
+	"                         both: /metrics from the ring, remote write from\n"
+	"                         the file\n"
+	"      --rw-cursor=FILE   remote write of a file without loss or repeats: FILE\n"
+	"                         says what the receiver acknowledged (rewritten after\n"
+	"                         each request); a restart resumes right after it.\n"
+	"                         Without it every start sends the file from its start\n"
+	"      --rw-batch=N|SIZE  frames per request (N, default 60) or its protobuf's\n"
+	"                         size (SIZE with k or M, default 4M), whichever comes\n"
+	"                         first; at the end of the input what waits goes at once\n"
+	"      --no-follow        push the file to its end and exit (no waiting for more)\n"
+	"      --rw-bearer-file=FILE  send Authorization: Bearer with FILE's one line\n"
+	"      --rw-basic-auth=FILE   HTTP basic authentication, FILE's USER:PASSWORD\n"
+	"                         (both files may not be readable by others)\n"
+	"      --rw-ca=FILE       verify the receiver's certificate with these CAs (PEM)\n"
+	"                         instead of the system's\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Formats by the Accept header: OpenMetrics 1.0.0 when it names\n"
 	"application/openmetrics-text (as Prometheus does), else the Prometheus text\n"
 	"format 0.0.4; gzip when Accept-Encoding allows it.  Samples carry the\n"
-	"frame's wall time.  Other paths answer 404.\n"
+	"frame's wall time.  Other paths answer 404.  With --remote-write, /metrics\n"
+	"also has the pusher's counters (vmsampler_export_rw_*).\n"
 	"\n"
 	"Exit status: 0 stopped (SIGINT, SIGTERM, or the writer exited cleanly), 1 the\n"
 	"input failed (the writer died, damaged input, an I/O error), 2 usage error.\n"
@@ -102,6 +129,7 @@ struct shared {
 	uint64_t meta[VMS_MMETA_N];
 	bool have;
 	char *user, *pass; /* basic auth, or NULL */
+	uint64_t *rwstats; /* remote write's counters (VMS_MMETA_RW_*), atomic; or NULL */
 };
 
 /* The newest frame to the server. */
@@ -260,8 +288,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	bool have;
 	pthread_mutex_lock(&sh->mu);
 	have = sh->have;
-	if (have)
-		vms_metrics_expose(&sh->m, sh->v, sh->meta, fmt, &b);
+	if (have) {
+		uint64_t meta[VMS_MMETA_N];
+		memcpy(meta, sh->meta, sizeof(meta));
+		if (sh->rwstats)
+			for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
+				meta[k] = __atomic_load_n(&sh->rwstats[k], __ATOMIC_RELAXED);
+		vms_metrics_expose(&sh->m, sh->v, meta, fmt, &b);
+	}
 	pthread_mutex_unlock(&sh->mu);
 	if (!have)
 		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no frame yet\n");
@@ -396,33 +430,46 @@ out:;
 	return p;
 }
 
-static int load_auth(struct shared *sh, const char *path)
+/* The first line of a file of secrets (NULL, said, if it cannot be read,
+ * is readable or writable by others, or has an empty first line). */
+static char *read_secret(const char *opt, const char *path)
 {
 	struct stat st;
 	char *s = slurp(path, 4096, &st);
 	if (!s) {
-		fprintf(stderr, "vmsampler export: --basic-auth %s: %s\n", path, strerror(errno));
-		return -1;
+		fprintf(stderr, "vmsampler export: %s %s: %s\n", opt, path, strerror(errno));
+		return NULL;
 	}
 	if (st.st_mode & (S_IROTH | S_IWOTH)) {
-		fprintf(stderr, "vmsampler export: --basic-auth %s: readable by others (chmod o-rw)\n", path);
+		fprintf(stderr, "vmsampler export: %s %s: readable by others (chmod o-rw)\n", opt, path);
 		free(s);
-		return -1;
+		return NULL;
 	}
 	s[strcspn(s, "\r\n")] = '\0';
+	if (!s[0]) {
+		fprintf(stderr, "vmsampler export: %s %s: the first line is empty\n", opt, path);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* USER:PASSWORD of a file of secrets into *user (malloc'd) and *pass
+ * (within it): 0, or -1 said. */
+static int load_auth(const char *opt, const char *path, char **user, char **pass)
+{
+	char *s = read_secret(opt, path);
+	if (!s)
+		return -1;
 	char *colon = strchr(s, ':');
 	if (!colon || colon == s || !colon[1]) {
-		fprintf(stderr, "vmsampler export: --basic-auth %s: expected one line USER:PASSWORD\n", path);
+		fprintf(stderr, "vmsampler export: %s %s: expected one line USER:PASSWORD\n", opt, path);
 		free(s);
 		return -1;
 	}
 	*colon = '\0';
-	sh->user = s;
-	sh->pass = strdup(colon + 1);
-	if (!sh->pass) {
-		fprintf(stderr, "vmsampler export: out of memory\n");
-		return -1;
-	}
+	*user = s;
+	*pass = colon + 1;
 	return 0;
 }
 
@@ -473,9 +520,47 @@ static int follow_input(struct vms_mstate *f, struct vms_reader *rd, struct shar
 	return rc;
 }
 
+#if HAVE_REMOTE_WRITE
+struct rw_thread {
+	struct vms_xrw_conf conf;
+	pthread_t tid;
+	int rc;
+};
+
+static void *rw_main(void *arg)
+{
+	struct rw_thread *t = arg;
+	t->rc = vms_xrw_run(&t->conf);
+	stop = 1; /* the pusher ended (its input did, or it failed): so does export */
+	return NULL;
+}
+#endif
+
+/* --rw-batch: N frames, or a size with k or M */
+static int parse_batch(const char *s, unsigned *frames, size_t *bytes)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || !v || s[0] == '-')
+		return -1;
+	if (!*end) {
+		if (v > 1000000)
+			return -1;
+		*frames = (unsigned)v;
+		return 0;
+	}
+	unsigned long long mul = (!strcmp(end, "k") || !strcmp(end, "K")) ? 1024 : (!strcmp(end, "M") || !strcmp(end, "m")) ? 1024 * 1024 : 0;
+	if (!mul || v > (1ull << 30) / mul)
+		return -1;
+	*bytes = (size_t)(v * mul);
+	return 0;
+}
+
 int vms_export_main(int argc, char **argv)
 {
-	enum { OPT_CERT = 256, OPT_KEY, OPT_AUTH };
+	enum { OPT_CERT = 256, OPT_KEY, OPT_AUTH, OPT_CURSOR, OPT_BATCH, OPT_BEARER, OPT_RWAUTH, OPT_CA,
+	       OPT_NOFOLLOW };
 	static const struct option opts[] = {
 		{"ring", required_argument, NULL, 'r'},
 		{"file", required_argument, NULL, 'f'},
@@ -483,16 +568,26 @@ int vms_export_main(int argc, char **argv)
 		{"tls-cert", required_argument, NULL, OPT_CERT},
 		{"tls-key", required_argument, NULL, OPT_KEY},
 		{"basic-auth", required_argument, NULL, OPT_AUTH},
+		{"remote-write", required_argument, NULL, 'w'},
+		{"rw-cursor", required_argument, NULL, OPT_CURSOR},
+		{"rw-batch", required_argument, NULL, OPT_BATCH},
+		{"rw-bearer-file", required_argument, NULL, OPT_BEARER},
+		{"rw-basic-auth", required_argument, NULL, OPT_RWAUTH},
+		{"rw-ca", required_argument, NULL, OPT_CA},
+		{"no-follow", no_argument, NULL, OPT_NOFOLLOW},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *ring = NULL, *file = NULL, *listen_spec = DEFAULT_LISTEN, *cert = NULL, *key = NULL,
-		   *auth = NULL;
+	const char *ring = NULL, *file = NULL, *listen_spec = NULL, *cert = NULL, *key = NULL, *auth = NULL,
+		   *rw_url = NULL, *rw_cursor = NULL, *rw_bearer = NULL, *rw_auth = NULL, *rw_ca = NULL;
+	unsigned rw_frames = 0;
+	size_t rw_bytes = 0;
+	bool no_follow = false;
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:f:l:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:f:l:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			ring = optarg;
@@ -512,6 +607,29 @@ int vms_export_main(int argc, char **argv)
 		case OPT_AUTH:
 			auth = optarg;
 			break;
+		case 'w':
+			rw_url = optarg;
+			break;
+		case OPT_CURSOR:
+			rw_cursor = optarg;
+			break;
+		case OPT_BATCH:
+			if (parse_batch(optarg, &rw_frames, &rw_bytes) < 0)
+				return vms_tool_usage("export", "--rw-batch: expected a number of frames (1 to 1000000) "
+						  "or a size such as 512k or 8M (up to 1024M)", optarg);
+			break;
+		case OPT_BEARER:
+			rw_bearer = optarg;
+			break;
+		case OPT_RWAUTH:
+			rw_auth = optarg;
+			break;
+		case OPT_CA:
+			rw_ca = optarg;
+			break;
+		case OPT_NOFOLLOW:
+			no_follow = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return fflush(stdout) == 0 ? 0 : 1;
@@ -521,25 +639,63 @@ int vms_export_main(int argc, char **argv)
 	}
 	if (optind != argc)
 		return vms_tool_usage("export", "unexpected argument", argv[optind]);
-	if (!ring == !file)
-		return vms_tool_usage("export", ring ? "give --ring or --file, not both" : "missing --ring or --file",
-				      NULL);
+	if (!ring && !file)
+		return vms_tool_usage("export", "missing --ring or --file", NULL);
 	if (!cert != !key)
 		return vms_tool_usage("export", "--tls-cert and --tls-key go together", NULL);
+	if (!rw_url) {
+		if (ring && file)
+			return vms_tool_usage("export", "give --ring or --file, not both (both only with "
+					  "--remote-write and --listen)", NULL);
+		if (rw_cursor || rw_frames || rw_bytes || rw_bearer || rw_auth || rw_ca || no_follow)
+			return vms_tool_usage("export", "--rw-* and --no-follow go with --remote-write", NULL);
+		if (!listen_spec)
+			listen_spec = DEFAULT_LISTEN;
+	} else {
+#if !HAVE_REMOTE_WRITE
+		fprintf(stderr, "vmsampler export: this build has no remote write (protobuf-c, snappy, libcurl)\n");
+		return 2;
+#endif
+		if (ring && file && !listen_spec)
+			return vms_tool_usage("export", "--ring and --file together: the ring for --listen, the "
+					  "file for --remote-write; --listen is missing", NULL);
+		if (rw_cursor && !file)
+			return vms_tool_usage("export", "--rw-cursor needs --file (a ring cannot replay)", NULL);
+		if (no_follow && !file)
+			return vms_tool_usage("export", "--no-follow needs --file", NULL);
+		if (no_follow && listen_spec)
+			return vms_tool_usage("export", "--no-follow goes without --listen", NULL);
+		if ((cert || auth) && !listen_spec)
+			return vms_tool_usage("export", "--tls-cert, --tls-key and --basic-auth go with --listen",
+					  NULL);
+	}
 
 	struct shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER};
 	struct vms_mstate f;
 	struct vms_reader *rd = NULL;
 	double hz = (double)sysconf(_SC_CLK_TCK);
-	char *certpem = NULL, *keypem = NULL;
+	char *certpem = NULL, *keypem = NULL, *bearer = NULL, *rw_user = NULL, *rw_pass = NULL;
 	struct MHD_Daemon *d = NULL;
 	int rc = 2, fd = -1;
 	char bound[INET6_ADDRSTRLEN + 16] = "";
 	const char *why;
+	uint64_t rwstats[VMS_MMETA_N];
+#if HAVE_REMOTE_WRITE
+	struct rw_thread rwt = {.rc = 0};
+	bool rw_started = false;
+#endif
 
 	vms_mstate_init(&f, hz > 0 ? hz : 100);
-	if (auth && load_auth(&sh, auth) < 0)
+	if (auth && load_auth("--basic-auth", auth, &sh.user, &sh.pass) < 0)
 		goto out;
+	if (rw_bearer && !(bearer = read_secret("--rw-bearer-file", rw_bearer)))
+		goto out;
+	if (rw_auth && load_auth("--rw-basic-auth", rw_auth, &rw_user, &rw_pass) < 0)
+		goto out;
+	if (rw_ca && access(rw_ca, R_OK) != 0) {
+		fprintf(stderr, "vmsampler export: --rw-ca %s: %s\n", rw_ca, strerror(errno));
+		goto out;
+	}
 	if (cert) {
 		struct stat st;
 		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
@@ -555,26 +711,44 @@ int vms_export_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	fd = listen_on(listen_spec, bound, sizeof(bound), &why);
-	if (fd < 0) {
-		fprintf(stderr, "vmsampler export: --listen %s: %s\n", listen_spec, why);
-		goto out;
+	if (listen_spec) {
+		fd = listen_on(listen_spec, bound, sizeof(bound), &why);
+		if (fd < 0) {
+			fprintf(stderr, "vmsampler export: --listen %s: %s\n", listen_spec, why);
+			goto out;
+		}
 	}
 
+	/* /metrics from the ring if there is one, remote write from the file if there is one */
 	const char *in = ring ? ring : file;
-	int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW);
-	if (r < 0) {
-		vms_err("%s", rd ? vms_reader_error(rd) : strerror(-r));
-		rc = 1;
-		goto out;
+	if (listen_spec) {
+		int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW);
+		if (r < 0) {
+			vms_err("%s", rd ? vms_reader_error(rd) : strerror(-r));
+			rc = 1;
+			goto out;
+		}
+		if (ring && vms_reader_kind(rd) != VMS_READER_RING) {
+			rc = vms_tool_usage("export", "not a live ring (use --file for a .vms file)", ring);
+			goto out;
+		}
 	}
-	if (ring && vms_reader_kind(rd) != VMS_READER_RING) {
-		rc = vms_tool_usage("export", "not a live ring (use --file for a .vms file)", ring);
-		goto out;
-	}
-	if (file && vms_reader_kind(rd) != VMS_READER_FILE) {
-		rc = vms_tool_usage("export", "not a binary stream (use --ring for a ring)", file);
-		goto out;
+	if (file) {
+		/* what --file names is a binary stream, not a ring */
+		struct vms_reader *fr = NULL;
+		int r = vms_reader_open(&fr, file, 0);
+		int kind = r < 0 ? 0 : vms_reader_kind(fr);
+		if (r < 0)
+			vms_err("%s", fr ? vms_reader_error(fr) : strerror(-r));
+		vms_reader_close(fr);
+		if (r < 0) {
+			rc = 1;
+			goto out;
+		}
+		if (kind != VMS_READER_FILE) {
+			rc = vms_tool_usage("export", "not a binary stream (use --ring for a ring)", file);
+			goto out;
+		}
 	}
 
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -582,6 +756,35 @@ int vms_export_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+
+#if HAVE_REMOTE_WRITE
+	if (rw_url) {
+		for (unsigned k = 0; k < VMS_MMETA_N; k++)
+			rwstats[k] = VMS_NONE;
+		rwt.conf = (struct vms_xrw_conf){
+			.url = rw_url,
+			.input = file ? file : ring,
+			.follow = file && !no_follow,
+			.cursor = rw_cursor,
+			.batch_frames = rw_frames,
+			.batch_bytes = rw_bytes,
+			.username = rw_user,
+			.password = rw_pass,
+			.bearer = bearer,
+			.ca_file = rw_ca,
+			.user_hz = hz > 0 ? hz : 100,
+			.stop = &stop,
+			.stats = listen_spec ? rwstats : NULL,
+		};
+		if (!listen_spec) {
+			rc = vms_xrw_run(&rwt.conf);
+			goto out;
+		}
+		sh.rwstats = rwstats;
+	}
+#else
+	(void)rwstats;
+#endif
 
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (cert ? MHD_USE_TLS : 0);
 	if (cert)
@@ -601,12 +804,31 @@ int vms_export_main(int argc, char **argv)
 	}
 	fd = -1; /* the daemon's now */
 	vms_info("export: serving %s://%s/metrics from %s", cert ? "https" : "http", bound, in);
+#if HAVE_REMOTE_WRITE
+	if (rw_url) {
+		int e = pthread_create(&rwt.tid, NULL, rw_main, &rwt);
+		if (e) {
+			vms_err("export: cannot start remote write: %s", strerror(e));
+			rc = 1;
+			goto out;
+		}
+		rw_started = true;
+	}
+#endif
 	rc = follow_input(&f, rd, &sh, in);
 	if (vms_reader_missed(rd))
 		vms_warn("%s: %llu frames were overwritten before they could be read", in,
 			 (unsigned long long)vms_reader_missed(rd));
 	unpublish(&sh);
 out:
+#if HAVE_REMOTE_WRITE
+	if (rw_started) {
+		stop = 1;
+		pthread_join(rwt.tid, NULL);
+		if (rwt.rc > rc)
+			rc = rwt.rc;
+	}
+#endif
 	if (d)
 		MHD_stop_daemon(d);
 	if (fd >= 0)
@@ -616,9 +838,10 @@ out:
 	vms_metrics_free(&sh.m);
 	free(sh.v);
 	free(sh.user);
-	free(sh.pass);
 	free(certpem);
 	free(keypem);
+	free(bearer);
+	free(rw_user);
 	return rc;
 }
 

@@ -483,6 +483,11 @@ static const uint16_t meta_fam[VMS_MMETA_N] = {
 	[VMS_MMETA_SELF_CPU] = FAM_SELF_CPU,     [VMS_MMETA_INTERVAL] = FAM_INTERVAL,
 	[VMS_MMETA_READ] = FAM_EXPORT_READ,      [VMS_MMETA_RMISSED] = FAM_EXPORT_MISSED,
 	[VMS_MMETA_UNMAPPED] = FAM_EXPORT_UNMAPPED,
+	[VMS_MMETA_RW_FRAMES] = FAM_RW_FRAMES,   [VMS_MMETA_RW_SAMPLES] = FAM_RW_SAMPLES,
+	[VMS_MMETA_RW_STALE] = FAM_RW_STALE,     [VMS_MMETA_RW_BATCHES] = FAM_RW_BATCHES,
+	[VMS_MMETA_RW_RETRIES] = FAM_RW_RETRIES, [VMS_MMETA_RW_FAILURES] = FAM_RW_FAILURES,
+	[VMS_MMETA_RW_DROPPED] = FAM_RW_DROPPED, [VMS_MMETA_RW_BYTES] = FAM_RW_BYTES,
+	[VMS_MMETA_RW_LOST] = FAM_RW_LOST,
 };
 
 static int by_family(const void *a, const void *b)
@@ -547,6 +552,8 @@ void vms_mstate_init(struct vms_mstate *st, double user_hz)
 {
 	memset(st, 0, sizeof(*st));
 	st->user_hz = user_hz;
+	for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
+		st->meta[k] = VMS_NONE; /* only export --remote-write has them */
 }
 
 void vms_mstate_free(struct vms_mstate *st)

@@ -72,6 +72,16 @@ enum vms_mmeta {
 	VMS_MMETA_READ,        /* frames the exporter read */
 	VMS_MMETA_RMISSED,     /* frames the exporter missed (overwritten in the ring) */
 	VMS_MMETA_UNMAPPED,    /* columns of the schema no family takes */
+	/* export --remote-write's own counters (VMS_NONE without it) */
+	VMS_MMETA_RW_FRAMES,   /* frames acknowledged by the receiver */
+	VMS_MMETA_RW_SAMPLES,  /* samples acknowledged */
+	VMS_MMETA_RW_STALE,    /* staleness markers among them */
+	VMS_MMETA_RW_BATCHES,  /* requests acknowledged */
+	VMS_MMETA_RW_RETRIES,  /* attempts retried (5xx, 429, timeouts, connections) */
+	VMS_MMETA_RW_FAILURES, /* requests given up: rejected (4xx) or retries exhausted */
+	VMS_MMETA_RW_DROPPED,  /* samples dropped on a 4xx */
+	VMS_MMETA_RW_BYTES,    /* request bytes acknowledged (snappy) */
+	VMS_MMETA_RW_LOST,     /* ring frames the pusher lost (overwritten before read) */
 	VMS_MMETA_N
 };
 

@@ -292,4 +292,24 @@ F(EXPORT_MISSED, "vmsampler_export_frames_missed", COUNTER, "", "",
   "Frames overwritten in the ring before this exporter read them.", "the reader")
 F(EXPORT_UNMAPPED, "vmsampler_export_unmapped_columns", GAUGE, "", "",
   "Columns of the newest frame's schema that no metric family takes (left out).", "the schema")
+/* ---- export --remote-write (only with it, on /metrics) ---- */
+F(RW_FRAMES, "vmsampler_export_rw_frames", COUNTER, "", "",
+  "Frames remote write delivered (acknowledged by the receiver).", "remote write")
+F(RW_SAMPLES, "vmsampler_export_rw_samples", COUNTER, "", "",
+  "Samples remote write delivered, staleness markers included.", "remote write")
+F(RW_STALE, "vmsampler_export_rw_stale_markers", COUNTER, "", "",
+  "Staleness markers remote write delivered (series that ended).", "remote write")
+F(RW_BATCHES, "vmsampler_export_rw_batches", COUNTER, "", "",
+  "Remote-write requests the receiver acknowledged.", "remote write")
+F(RW_RETRIES, "vmsampler_export_rw_retries", COUNTER, "", "",
+  "Remote-write attempts that failed and were retried (5xx, 429, timeout, connection).", "remote write")
+F(RW_FAILURES, "vmsampler_export_rw_failures", COUNTER, "", "",
+  "Remote-write requests given up: rejected for good (4xx) or out of retries (sent again).", "remote write")
+F(RW_DROPPED, "vmsampler_export_rw_dropped_samples", COUNTER, "", "",
+  "Samples the receiver rejected for good (4xx) and that were dropped.", "remote write")
+F(RW_BYTES, "vmsampler_export_rw_sent_bytes", COUNTER, "bytes", "",
+  "Bytes of acknowledged remote-write request bodies (snappy-compressed protobuf).", "remote write")
+F(RW_LOST, "vmsampler_export_lost_frames", COUNTER, "", "",
+  "Frames of the ring that remote write lost (overwritten before it read them; a ring cannot replay).",
+  "remote write")
 /* clang-format on */
