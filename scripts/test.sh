@@ -77,6 +77,19 @@ msg=$("$ROOT/build-min/vmsampler" --user nobody -n 1 -o - 2>&1 >/dev/null) || rc
 # exit 2, a .zst input says this build cannot read it
 VMS_BIN="$ROOT/build-min/vmsampler" python3 "$ROOT/tests/test_rotate.py" 2>&1 | tail -n 1
 
+echo "== static host-only build (-Dstatic=true), run in tests/vmlab's busybox guest (tests/static)"
+# the guest is booted by QEMU directly (no libvirt): tests/vmlab's kernel and
+# initramfs (make-guest.sh, run by the test when they are missing) with the
+# static vmsampler added; required here (VMS_REQUIRE_MINIMAL=1) unless the
+# integration stage is skipped (a machine that cannot boot guests: a SKIP)
+apt_install qemu-system-x86 qemu-utils busybox-static cpio file
+build build-static -Dstatic=true -Dwerror=true -Dtests=disabled
+[ "${VMS_SKIP_INTEGRATION:-0}" = 1 ] || export VMS_REQUIRE_MINIMAL=1
+log=$ROOT/build-static/static-tests.log
+meson test -C "$ROOT/build-static" --suite static --no-rebuild --verbose >"$log" 2>&1 ||
+	{ tail -n 60 "$log" >&2; exit 1; }
+grep -E '^(static: |kernel=)' "$log"  # the size and what the guest did, how long it took
+
 echo "== the unit files: systemd-analyze verify and security (offline)"
 systemd-analyze verify "$ROOT/build/vmsampler.service" "$ROOT/build/vmsampler-export.service" 2>&1 |
 	grep -v -e 'is not executable' -e "Command 'man " || true

@@ -118,12 +118,34 @@ static void capng_add(unsigned long long set)
 }
 #endif
 
+/* The user's entry.  A static build (-Dstatic=true) does not use glibc's
+ * NSS, whose getpwnam would need at run time the libnss modules of the
+ * glibc it was linked with: it reads /etc/passwd, all a minimal image has.
+ * NULL with errno 0 when there is no such user. */
+static struct passwd *user_entry(const char *name)
+{
+#if VMS_STATIC
+	FILE *f = fopen("/etc/passwd", "re");
+	if (!f)
+		return NULL;
+	struct passwd *pw;
+	while ((pw = fgetpwent(f)) && strcmp(pw->pw_name, name) != 0)
+		;
+	int e = pw || errno == ENOENT ? 0 : errno; /* ENOENT: the end of the file */
+	fclose(f);
+	errno = e;
+	return pw;
+#else
+	return getpwnam(name);
+#endif
+}
+
 int vms_priv_drop(const struct vms_config *c, const struct vms_privs *p, char *err, size_t errlen)
 {
 	if (!c->user)
 		return 0;
 	errno = 0;
-	struct passwd *pw = getpwnam(c->user);
+	struct passwd *pw = user_entry(c->user);
 	if (!pw) {
 		snprintf(err, errlen, "user: no user '%s'%s%s", c->user, errno ? ": " : "",
 			 errno ? strerror(errno) : "");
