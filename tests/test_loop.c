@@ -550,12 +550,66 @@ static void test_lost_frames_on_stalled_vms(void **state)
 	lost_on_stalled_fifo("out.vms");
 }
 
+/* A long-layout CSV frame of thousands of columns (a host with 300
+ * interfaces: /proc/net/dev made up here, the parser's own tests use real
+ * ones) is written whole: every frame, a row per column.  It used to be
+ * one record larger than the sink's 64 KiB buffer, which never fitted:
+ * the run ended with status 0 and only the header in the file. */
+static void test_long_layout_wide_frames(void **state)
+{
+	(void)state;
+	char *root = make_root(), out[512], p[512];
+	snprintf(out, sizeof(out), "%s/out.csv", root);
+	snprintf(p, sizeof(p), "%s/net", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	size_t cap = 1 << 20, n = 0;
+	char *dev = malloc(cap);
+	assert_non_null(dev);
+	n += (size_t)snprintf(dev + n, cap - n,
+			      "Inter-|   Receive                                                |  Transmit\n"
+			      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
+			      "drop fifo colls carrier compressed\n");
+	for (unsigned i = 0; i < 300; i++)
+		n += (size_t)snprintf(dev + n, cap - n,
+				      "vnet%u: %u 2 3 4 5 6 7 8 %u 10 11 12 13 14 15 16\n", i, 1000 + i, 2000 + i);
+	snprintf(p, sizeof(p), "%s/net/dev", root);
+	write_file(p, dev, n);
+	free(dev);
+	FAKE_CLOCK(11);
+	struct vms_config conf;
+	struct vms_loop l;
+	conf_for(&conf, root, out, 3);
+	conf.csv_layout = VMS_CSV_LONG;
+	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	uint32_t ncols = l.schema->ncols;
+	assert_true(ncols > 1200); /* a frame of > 100 KiB in the long layout */
+	assert_int_equal(vms_loop_run(&l), 0);
+
+	FILE *f = fopen(out, "r");
+	assert_non_null(f);
+	char line[4096];
+	assert_non_null(fgets(line, sizeof(line), f)); /* header */
+	unsigned long rows[4] = {0}, vnet299 = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long seq = strtoul(line, NULL, 10);
+		assert_true(seq >= 1 && seq <= 3);
+		rows[seq]++;
+		if (strstr(line, ",net.vnet299.rx_bytes,1299\r\n"))
+			vnet299++;
+	}
+	fclose(f);
+	for (unsigned s = 1; s <= 3; s++)
+		assert_int_equal(rows[s], ncols);
+	assert_int_equal(vnet299, 3);
+	loop_end(&l, root, &conf);
+}
+
 VMS_TESTS(
 	test_fake_clock_loop, test_steady_state_no_alloc_no_log,
 	test_steady_state_live_ring_no_alloc, test_reschema_between_ticks_no_alloc,
 	test_live_ring_grows, test_zero_column_source_sees_new_entity,
 	test_failed_discovery_is_retried, test_lost_frames_on_stalled_csv,
-	test_lost_frames_on_stalled_vms);
+	test_lost_frames_on_stalled_vms, test_long_layout_wide_frames);
 
 int main(void)
 {

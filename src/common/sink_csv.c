@@ -65,6 +65,19 @@ static size_t row_max(const struct vms_schema *sch, uint32_t nvals)
 	return VMS_CSV_META_MAX + (size_t)nvals * VMS_CSV_VALUE_MAX + 2;
 }
 
+/* The most a frame of sch takes in the long layout: a row per column,
+ * each with the frame's fields, the column's name and its value.  A frame
+ * is one record (written whole or not at all), so the buffer must hold
+ * one: with 64 KiB, a frame of more than ~800 columns (a host with 70
+ * taps) never fitted, and no frame was ever written. */
+static size_t long_frame_max(const struct vms_schema *sch)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < sch->ncols; i++)
+		n += VMS_CSV_META_MAX + vms_csv_field_max(sch->cols[i].name) + VMS_CSV_VALUE_MAX + 4;
+	return n;
+}
+
 static char *roll_name(const char *path, uint32_t gen)
 {
 	const char *slash = strrchr(path, '/');
@@ -93,7 +106,7 @@ static int put_header(struct csv *c, const struct vms_schema *sch)
 		for (uint32_t i = 0; i < sch->ncols; i++)
 			need += vms_csv_field_max(sch->cols[i].name) + 1;
 	}
-	int r = vms_out_ensure(&c->out, need + row_max(sch, c->long_layout ? 1 : sch->ncols));
+	int r = vms_out_ensure(&c->out, need + (c->long_layout ? long_frame_max(sch) : row_max(sch, sch->ncols)));
 	if (r < 0)
 		return r;
 	r = vms_out_drain(&c->out);
@@ -174,7 +187,7 @@ static int csv_begin(struct vms_sink *s, const struct vms_schema *sch)
 	if (c->long_layout) {
 		if (!c->header_done && c->out.written == 0)
 			return put_header(c, sch);
-		r = vms_out_ensure(&c->out, row_max(sch, 1) + 4096);
+		r = vms_out_ensure(&c->out, long_frame_max(sch) + 4096);
 		c->header_done = true;
 		return r;
 	}

@@ -526,6 +526,11 @@ void vms_loop_drain(struct vms_loop *l)
 				if (r < 0)
 					break;
 				r = s->ops->write(s, sch, f);
+				/* everything flushed and still no room: the frame
+				 * can never fit (a sink's bug), an error, not a wait
+				 * that ends the run with frames silently unwritten */
+				if (VMS_UNLIKELY(r == -EAGAIN))
+					r = -EMSGSIZE;
 			}
 			if (r < 0)
 				break;
