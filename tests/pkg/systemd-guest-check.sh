@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
 info() { echo "info: $*"; }
 prop() { systemctl show -P "$2" "$1"; }
 # a systemd timestamp property in µs since the epoch (realtime)
-prop_us() { date -u -d "$(systemctl show --timestamp=us-utc -P "$2" "$1" | sed 's/^[A-Za-z]* //')" +%s%6N; }
+prop_us() { date -u -d "$(systemctl show --timestamp=us+utc -P "$2" "$1" | sed 's/^[A-Za-z]* //')" +%s%6N; }
 # the journal lines of the unit's current (or last) invocation
 # (its processes' lines, and systemd's about it)
 jlines() {
@@ -227,8 +227,8 @@ info "journal of the last run: $(jlines vmsampler.service | tr '\n' '|')"
 # --- a configuration error at start: the unit fails (exit 2, not
 # restarted) with file:line:col in the journal
 printf 'interval: 1s\noutput: %s/vmsampler.vms\nrotate: soon\n' "$DATA" >"$CONF"
-nr=$(prop vmsampler NRestarts)
 systemctl start vmsampler 2>/dev/null && fail "start with a bad configuration succeeded"
+nr=$(prop vmsampler NRestarts) # (a manual start resets it)
 sleep 7 # past RestartSec=5s
 line=$(jlines vmsampler.service | grep -F "$CONF:3:$col:")
 if [ "$(systemctl is-active vmsampler)" = failed ] && [ "$(prop vmsampler ExecMainStatus)" = 2 ] &&
@@ -237,6 +237,23 @@ if [ "$(systemctl is-active vmsampler)" = failed ] && [ "$(prop vmsampler ExecMa
 else
 	fail "bad configuration at start: $(systemctl is-active vmsampler) status $(prop vmsampler ExecMainStatus) Result $(prop vmsampler Result) NRestarts $nr -> $(prop vmsampler NRestarts); journal: $(jlines vmsampler.service | tr '\n' '|')"
 fi
+cp /root/vmsampler.yaml.good "$CONF"
+systemctl reset-failed vmsampler
+
+# --- perf: Debian's kernels default to perf_event_paranoid 3, where
+# CAP_PERFMON does not open perf events; at 2 (upstream's default) it does
+for p in 3 2; do
+	sysctl -q kernel.perf_event_paranoid=$p
+	systemctl restart vmsampler
+	wait_for 10 sh -c "journalctl -q -o cat INVOCATION_ID=$(prop vmsampler InvocationID) | grep -q '^Started'"
+	off=$(jlines vmsampler.service | grep -c 'perf: host event .* unavailable')
+	info "perf_event_paranoid $p: $off host perf events unavailable to the service: $(jlines vmsampler.service | grep 'perf: host event' | head -n 1)"
+	eval "off$p=$off"
+done
+[ "$off3" -gt 0 ] && [ "$off2" = 0 ] &&
+	ok "perf: off for the service at perf_event_paranoid 3 (Debian's default), on at 2 with CAP_PERFMON" ||
+	fail "perf: host events off at paranoid 3: $off3, at 2: $off2"
+systemctl stop vmsampler
 cp /root/vmsampler.yaml.orig "$CONF"
 rm -rf /run/systemd/system/vmsampler.service.d
 systemctl daemon-reload

@@ -74,7 +74,7 @@ if [ -s "$BASE" ]; then
 else
 	echo "== mmdebstrap bookworm ($BASE_PKGS)"
 	t1=$SECONDS
-	mmdebstrap --mode=root --variant=apt --include="$BASE_PKGS" --customize-hook="$HOOK" \
+	mmdebstrap --mode=root --format=tar --variant=apt --include="$BASE_PKGS" --customize-hook="$HOOK" \
 		bookworm "$BASE.new" "${MIRRORS[@]}" >"$W/mmdebstrap.log" 2>&1 || { tail -30 "$W/mmdebstrap.log"; fail "mmdebstrap"; }
 	mv "$BASE.new" "$BASE"
 	# older roots of other inputs go
