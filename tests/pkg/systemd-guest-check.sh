@@ -243,7 +243,7 @@ systemctl reset-failed vmsampler
 # --- perf: Debian's kernels default to perf_event_paranoid 3, where
 # CAP_PERFMON does not open perf events; at 2 (upstream's default) it does
 for p in 3 2; do
-	sysctl -q kernel.perf_event_paranoid=$p
+	echo "$p" >/proc/sys/kernel/perf_event_paranoid
 	systemctl restart vmsampler
 	wait_for 10 sh -c "journalctl -q -o cat INVOCATION_ID=$(prop vmsampler InvocationID) | grep -q '^Started'"
 	off=$(jlines vmsampler.service | grep -c 'perf: host event .* unavailable')
