@@ -7,7 +7,7 @@
 # readings, /proc/PID/status and the files: the postinst starts the
 # enabled unit; READY=1 after the first frame (Type=notify); user
 # vmsampler with exactly the documented capabilities; frames; rotation;
-# WATCHDOG=1 past four WatchdogSec periods and a SIGSTOPped sampler
+# WATCHDOG=1 past four WatchdogSec periods (5 s by a drop-in) and a SIGSTOPped sampler
 # killed by the watchdog and restarted; a bad configuration at reload
 # refused (nothing changes, file:line:col in the journal) and at start
 # (the unit fails with exit 2, not restarted); stop with exit 0 and the
