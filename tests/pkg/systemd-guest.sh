@@ -20,8 +20,8 @@
 # initramfs, what the .debs depend on), cached as a tarball under
 # $STATE keyed by its inputs, and made into an ext4 image with mke2fs -d
 # (no loop mount).  No libvirt, no tests/vmlab: qemu-system-x86_64 directly,
-# the guest has no network.  As root.  Not in .ci/run (it takes minutes
-# under TCG); README.md, "Under a real systemd", has its last result.
+# the guest has no network.  As root; about 2.5 minutes (TCG), a stage of
+# scripts/test.sh; README.md, "Under a real systemd", has its last result.
 #
 #   tests/pkg/systemd-guest.sh [WORKDIR]    (default: a temporary directory)
 #   VMS_GUEST_STATE=/var/lib/vmsampler-sdguest (the cached root tarball)
