@@ -1,6 +1,10 @@
 # tests/pkg/lib.sh - shared by test_deb.sh and systemd-guest.sh (sourced
-# after scripts/lib.sh, as root).
-#
+# after scripts/lib.sh; they run as root).
+
+# Debian's own tools and python3 (pybuild), not a python of a pyenv or venv
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+need_root
+
 # build_debs W: a clean clone of the committed HEAD into W/src, its
 # build-dependencies (apt-get build-dep), libperf, and dpkg-buildpackage
 # -us -uc -b; the .debs land in W.  On failure the end of the log is

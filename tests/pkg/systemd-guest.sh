@@ -29,8 +29,6 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 . "$(dirname "$0")/lib.sh"
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-need_root
 t0=$SECONDS
 HERE=$(cd "$(dirname "$0")" && pwd)
 STATE=${VMS_GUEST_STATE:-/var/lib/vmsampler-sdguest}

@@ -11,9 +11,6 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 . "$(dirname "$0")/lib.sh"
-# Debian's own tools and python3 (pybuild), not a python of a pyenv or venv
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-need_root
 t0=$SECONDS
 W=${1:-$(mktemp -d /tmp/vms-deb.XXXXXX)}
 PKGS="vmsampler libvmsampler0 libvmsampler-dev python3-vmsampler"
