@@ -20,7 +20,7 @@
 # initramfs, what the .debs depend on), cached as a tarball under
 # $STATE keyed by its inputs, and made into an ext4 image with mke2fs -d
 # (no loop mount).  No libvirt, no tests/vmlab: qemu-system-x86_64 directly,
-# the guest has no network.  As root; about 2.5 minutes (TCG), a stage of
+# the guest has no network.  As root; about 2 minutes (TCG), a stage of
 # scripts/test.sh; README.md, "Under a real systemd", has its last result.
 #
 #   tests/pkg/systemd-guest.sh [WORKDIR]    (default: a temporary directory)
