@@ -154,11 +154,13 @@ vmsampler dump "${rot[0]}" | head -n 4 | cut -c1-160
 printf 'interval: 1s\noutput: %s/vmsampler.vms\nrotate: soon\n' "$DATA" >"$CONF"
 col=$(($(sed -n 3p "$CONF" | grep -bo soon | cut -d: -f1) + 1)) # 1-based column of the bad value
 before=$(cat "$DATA"/vmsampler-2*.vms | wc -c)
+has_line() { jlines vmsampler.service | grep -qF "$CONF:3:$col:"; }
 if systemctl reload vmsampler 2>/dev/null; then
 	fail "reload with a bad configuration succeeded"
 else
-	sleep 2.5
+	wait_for 10 sh -c "[ \$(cat $DATA/vmsampler-2*.vms | wc -c) -gt $before ]" # still writing
 	after=$(cat "$DATA"/vmsampler-2*.vms | wc -c)
+	wait_for 10 has_line
 	line=$(jlines vmsampler.service | grep -F "$CONF:3:$col:")
 	if [ -n "$line" ] && systemctl is-active -q vmsampler && [ "$(prop vmsampler MainPID)" = "$pid" ] && [ "$after" -gt "$before" ]; then
 		ok "reload, bad configuration: refused, same PID, still writing ($before -> $after bytes); journal: $line"
