@@ -36,6 +36,9 @@ TEST_PKGS="$TEST_PKGS pybuild-plugin-pyproject lintian devscripts equivs fakeroo
 # ... the .zst of rotated files: Debian's zstd decompresses them for the
 # comparison (tests/test_rotate.py), python3-zstandard for the Python loader
 TEST_PKGS="$TEST_PKGS zstd python3-zstandard"
+# ... the systemd guest (tests/pkg/systemd-guest.sh): its root file system
+# from Debian's archive, its ext4 image from a directory, QEMU to boot it
+TEST_PKGS="$TEST_PKGS mmdebstrap e2fsprogs qemu-system-x86"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

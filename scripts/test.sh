@@ -4,11 +4,12 @@
 # warnings as errors), the build without libvirt (with its unit tests), the
 # minimal host-only build, and the integration tests on real guests
 # (tests/vmlab: libvirtd and 3 TCG guests, plus transient guests that the
-# tests make and remove).
+# tests make and remove), and vmsampler.service in a Debian guest under
+# systemd (tests/pkg/systemd-guest.sh).
 #
 # What this script brings up it takes down again; libvirtd and guests that
 # were running before are left running.  VMS_SKIP_INTEGRATION=1 skips the
-# integration stage (a machine that cannot run guests).
+# integration stage and the systemd guest (a machine that cannot run guests).
 . "$(dirname "$0")/lib.sh"
 apt_install $BUILD_PKGS $TEST_PKGS
 need_libperf
@@ -99,6 +100,12 @@ done
 
 echo "== Debian packages: build from a clean clone, lintian, install, upgrade, purge"
 bash "$ROOT/tests/pkg/test_deb.sh"
+
+# a guest (TCG) like the integration stage's, hence the same switch
+if [ "${VMS_SKIP_INTEGRATION:-0}" != 1 ]; then
+	echo "== vmsampler.service under a real systemd: a Debian 12 guest (TCG)"
+	bash "$ROOT/tests/pkg/systemd-guest.sh"
+fi
 
 if [ "${VMS_SKIP_INTEGRATION:-0}" = 1 ]; then
 	echo "== integration tests skipped (VMS_SKIP_INTEGRATION=1)"

@@ -10,9 +10,7 @@
 #   tests/pkg/test_deb.sh [WORKDIR]     (default: a temporary directory)
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
-# Debian's own tools and python3 (pybuild), not a python of a pyenv or venv
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-need_root
+. "$(dirname "$0")/lib.sh"
 t0=$SECONDS
 W=${1:-$(mktemp -d /tmp/vms-deb.XXXXXX)}
 PKGS="vmsampler libvmsampler0 libvmsampler-dev python3-vmsampler"
@@ -30,16 +28,7 @@ for p in $PKGS; do
 done
 getent passwd vmsampler >/dev/null && fail "a user vmsampler exists already"
 
-echo "== clean clone of $(git -C "$ROOT" rev-parse --short HEAD) into $W/src"
-git clone -q "$ROOT" "$W/src"
-apt_install devscripts equivs lintian fakeroot
-(cd "$W/src" && apt-get build-dep -y -q ./ >"$W/build-dep.log" 2>&1) || { tail -20 "$W/build-dep.log"; fail "apt-get build-dep"; }
-need_libperf
-
-echo "== dpkg-buildpackage -us -uc -b"
-t1=$SECONDS
-(cd "$W/src" && dpkg-buildpackage -us -uc -b >"$W/build.log" 2>&1) || { tail -40 "$W/build.log"; fail "dpkg-buildpackage"; }
-ok "built in $((SECONDS - t1)) s: $(cd "$W" && ls ./*.deb | tr '\n' ' ')"
+build_debs "$W"
 
 echo "== lintian"
 lintian --no-tag-display-limit "$W"/vmsampler_*.changes >"$W/lintian.log" 2>&1 || true
