@@ -28,7 +28,7 @@ const struct vms_mfam vms_mfams[] = {
 const unsigned vms_nmfams = FAM_N;
 
 /* conversions to the base unit, on top of the column's own scale */
-enum conv { CV_1, CV_HZ, CV_MS, CV_NS, CV_SECT, CV_KIB };
+enum conv { CV_1, CV_HZ, CV_MS, CV_US, CV_NS, CV_SECT, CV_KIB };
 
 struct rule {
 	const char *field;
@@ -63,6 +63,13 @@ static const struct rule host_rules[] = {
 	{"load.15m", FAM_NODE_LOAD15, CV_1, NULL, NULL},
 	{"load.runnable", FAM_LOAD_RUNNABLE, CV_1, NULL, NULL},
 	{"load.tasks", FAM_LOAD_TASKS, CV_1, NULL, NULL},
+	{"psi.cpu.some.total", FAM_NODE_PSI_CPU_SOME, CV_US, NULL, NULL},
+	{"psi.cpu.full.total", FAM_PSI_CPU_FULL, CV_US, NULL, NULL},
+	{"psi.io.some.total", FAM_NODE_PSI_IO_SOME, CV_US, NULL, NULL},
+	{"psi.io.full.total", FAM_NODE_PSI_IO_FULL, CV_US, NULL, NULL},
+	{"psi.memory.some.total", FAM_NODE_PSI_MEM_SOME, CV_US, NULL, NULL},
+	{"psi.memory.full.total", FAM_NODE_PSI_MEM_FULL, CV_US, NULL, NULL},
+	{"psi.irq.full.total", FAM_PSI_IRQ_FULL, CV_US, NULL, NULL},
 	{"virt.domains", FAM_DOMAINS, CV_1, NULL, NULL},
 	{"virt.connected", FAM_LV_CONNECTED, CV_1, NULL, NULL},
 	{"virt.agent_restarts", FAM_LV_RESTARTS, CV_1, NULL, NULL},
@@ -286,6 +293,9 @@ static int set(struct vms_mcol *o, const struct rule *r, int fam, int scale, dou
 		break;
 	case CV_MS:
 		o->div *= 1e3;
+		break;
+	case CV_US:
+		o->div *= 1e6;
 		break;
 	case CV_NS:
 		o->div *= 1e9;

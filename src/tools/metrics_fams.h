@@ -2,7 +2,7 @@
 /* metrics_fams.h - the metric families (metrics.h), one line each:
  * F(ID, name, TYPE, unit, labels, help, source columns).  Names, units and
  * labels of node_exporter (collector/cpu_linux.go, stat_linux.go,
- * loadavg.go, diskstats_*.go, netdev_*.go) and of the libvirt exporter
+ * loadavg.go, pressure_linux.go, diskstats_*.go, netdev_*.go) and of the libvirt exporter
  * (kumina/libvirt_exporter, Debian's prometheus-libvirt-exporter; vCPU and
  * memory-statistics names of its successor Tinkoff/libvirt-exporter) where
  * they have the same quantity; vmsampler_* for the rest.  Included by
@@ -35,6 +35,23 @@ F(LOAD_RUNNABLE, "vmsampler_loadavg_runnable", GAUGE, "", "",
   "Runnable scheduling entities (the fourth field of /proc/loadavg, before the slash).", "load.runnable")
 F(LOAD_TASKS, "vmsampler_loadavg_tasks", GAUGE, "", "",
   "Scheduling entities that exist (the fourth field of /proc/loadavg, after the slash).", "load.tasks")
+/* ---- /proc/pressure (PSI): node_exporter's pressure collector names
+ * some as "waiting" and full as "stalled"; it has no cpu full nor irq ---- */
+F(NODE_PSI_CPU_SOME, "node_pressure_cpu_waiting_seconds", COUNTER, "seconds", "",
+  "Total time in seconds that processes have waited for CPU time", "psi.cpu.some.total / 1e6")
+F(PSI_CPU_FULL, "vmsampler_pressure_cpu_stalled_seconds", COUNTER, "seconds", "",
+  "Total time in seconds no non-idle process could run for lack of CPU (PSI cpu full).", "psi.cpu.full.total / 1e6")
+F(NODE_PSI_IO_SOME, "node_pressure_io_waiting_seconds", COUNTER, "seconds", "",
+  "Total time in seconds that processes have waited due to IO congestion", "psi.io.some.total / 1e6")
+F(NODE_PSI_IO_FULL, "node_pressure_io_stalled_seconds", COUNTER, "seconds", "",
+  "Total time in seconds no process could make progress due to IO congestion", "psi.io.full.total / 1e6")
+F(NODE_PSI_MEM_SOME, "node_pressure_memory_waiting_seconds", COUNTER, "seconds", "",
+  "Total time in seconds that processes have waited for memory", "psi.memory.some.total / 1e6")
+F(NODE_PSI_MEM_FULL, "node_pressure_memory_stalled_seconds", COUNTER, "seconds", "",
+  "Total time in seconds no process could make progress due to memory congestion", "psi.memory.full.total / 1e6")
+F(PSI_IRQ_FULL, "vmsampler_pressure_irq_stalled_seconds", COUNTER, "seconds", "",
+  "Total time in seconds no process could run because the CPU was busy with interrupts (PSI irq full).",
+  "psi.irq.full.total / 1e6")
 /* ---- /proc/diskstats ---- */
 F(DISK_RD_IOS, "node_disk_reads_completed", COUNTER, "", "device",
   "The total number of reads completed successfully.", "disk.DEV.rd_ios")
