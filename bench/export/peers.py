@@ -200,8 +200,9 @@ def main():
                 k, nseries[k], per[k], dlv, demu, idle['idle_' + k] * 1e3 / idle['secs']))
         peers = per['node_exporter'] + per['libvirt_exporter']
         print('\nnode_exporter + libvirt exporter: %.2f ms per scrape (%d series) against export %.2f ms (%d series): '
-              '%.1fx' % (peers, nseries['node_exporter'] + nseries['libvirt_exporter'], per['export'],
-                         nseries['export'], peers / per['export']))
+              '%s' % (peers, nseries['node_exporter'] + nseries['libvirt_exporter'], per['export'],
+                      nseries['export'], '%.1fx' % (peers / per['export']) if per['export'] else
+                      'export below the clock tick'))
         print('the sampler meanwhile (it does the reading export only reformats): %.2f ms per tick of its own '
               '+ %.2f ms of its agent (%d ticks)' % (statistics.mean(cpu) / 1e6, (ag1 - ag0) / 1e6 / ticks, ticks))
         print('%d domains, %d rounds of 4 windows of %.0f s, scrapes once a second; %s; load average %s' % (

@@ -35,7 +35,7 @@ for b in prometheus-node-exporter prometheus-libvirt-exporter; do
 	command -v $b >/dev/null || { echo "peers.sh: $b is not installed (scripts/lib.sh TEST_PKGS)" >&2; exit 2; }
 done
 if [ -z "${VMS_VMLAB_LOCKED:-}" ]; then
-	exec "$SRC/tests/vmlab/session.sh" -- "$0" --build "$BUILD" --guests "$GUESTS" --rounds "$ROUNDS" --window "$WINDOW"
+	exec bash "$SRC/tests/vmlab/session.sh" -- "$0" --build "$BUILD" --guests "$GUESTS" --rounds "$ROUNDS" --window "$WINDOW"
 fi
 
 extra() { for i in $(seq 4 "$GUESTS"); do printf 'vms-%03d ' "$i"; done; }

@@ -433,6 +433,23 @@ static int map_vm(const char *name, const char *key, int scale, double user_hz, 
 	return k;
 }
 
+/* mem.FIELD: the node_memory_ family of that /proc/meminfo field
+ * (node_memory_FIELD_bytes, or node_memory_FIELD for the HugePages_
+ * counts), -1 for a field the table does not have */
+static int mem_family(const char *field)
+{
+	char want[96];
+	for (int pass = 0; pass < 2; pass++) {
+		int n = snprintf(want, sizeof(want), pass ? "node_memory_%s" : "node_memory_%s_bytes", field);
+		if (n < 0 || (size_t)n >= sizeof(want))
+			return -1;
+		for (int i = FAM_NODE_MEM_MemTotal; i <= FAM_NODE_MEM_HugePages_Surp; i++)
+			if (strcmp(vms_mfams[i].name, want) == 0)
+				return i;
+	}
+	return -1;
+}
+
 int vms_metrics_map(const char *name, const char *key, int scale, double user_hz, struct vms_mcol *out)
 {
 	struct lbuf l = {.n = 0};
@@ -446,6 +463,11 @@ int vms_metrics_map(const char *name, const char *key, int scale, double user_hz
 	if ((r = find_rule(host_rules, name, strlen(name))))
 		return set(out, r, r->fam, scale, user_hz, &l);
 	const char *tail;
+	if ((tail = after(name, "mem.")) && *tail) {
+		static const struct rule mem = {"", 0, CV_1, NULL, NULL};
+		int fam = mem_family(tail);
+		return fam < 0 ? 0 : set(out, &mem, fam, scale, user_hz, &l);
+	}
 	if ((tail = after(name, "cpu.")) && component(tail, &c, &clen, &rest)) {
 		if (!(r = find_rule(cpu_rules, rest, strlen(rest))))
 			return 0;
