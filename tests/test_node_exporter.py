@@ -43,17 +43,12 @@ Everything started is stopped in finally."""
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 
-SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
-REQUIRE = os.environ.get('VMS_REQUIRE_PROMETHEUS') == '1'
+import test_export
+from test_export import BIN, free_port, skip_or_fail, start, start_export, stop_all, wait_for
 INTERVAL_S = 0.2
 SCRAPES = 8
 COLLECTORS = ['cpu', 'stat', 'loadavg', 'diskstats', 'netdev', 'pressure', 'meminfo']
@@ -69,59 +64,15 @@ LOADS = {'node_load1', 'node_load5', 'node_load15'}
 MEM_FIXED = {'node_memory_MemTotal_bytes', 'node_memory_SwapTotal_bytes', 'node_memory_Hugepagesize_bytes',
              'node_memory_HugePages_Total', 'node_memory_VmallocTotal_bytes', 'node_memory_CommitLimit_bytes'}
 
-procs = []
-
-
-def skip_or_fail(why):
-    if REQUIRE:
-        print('FAIL: VMS_REQUIRE_PROMETHEUS=1 but ' + why, file=sys.stderr)
-        sys.exit(1)
-    print('SKIP: ' + why)
-    sys.exit(77)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def start(args, **kw):
-    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, **kw)
-    procs.append(p)
-    return p
-
-
-def stop_all():
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
-def wait_for(pred, timeout=20.0, what='condition'):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.01)
-    raise AssertionError('timed out waiting for ' + what)
 
 
 def get(url):
+    """the body of url as text, None while nobody answers"""
     try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.read().decode()
+        st, _, body = test_export.get(url)
     except OSError:
         return None
+    return body.decode() if st == 200 else None
 
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)(?: \d+)?$')
@@ -240,17 +191,8 @@ def main():
         start([BIN, '-c', cfg, '-i', '%dms' % (INTERVAL_S * 1000), '--ring', ring, '-o',
                os.path.join(tmp, 'run.vms'), '-q'])
         wait_for(lambda: os.path.exists(ring), what='the ring')
-        err = open(os.path.join(tmp, 'export.err'), 'w+')
-        exp = start([BIN, 'export', '--ring', ring, '--listen', '127.0.0.1:0'], stderr=err)
-
-        def port():
-            if exp.poll() is not None:
-                err.seek(0)
-                raise AssertionError('export exited %d: %s' % (exp.returncode, err.read()))
-            err.seek(0)
-            m = re.search(r'serving http://127\.0\.0\.1:(\d+)/metrics', err.read())
-            return int(m.group(1)) if m else None
-        base = 'http://127.0.0.1:%d/metrics' % wait_for(port, what='export to listen')
+        exp, port = start_export(tmp, '--ring', ring)
+        base = 'http://127.0.0.1:%d/metrics' % port
 
         nport = free_port()
         nlog = open(os.path.join(tmp, 'node_exporter.log'), 'w+')

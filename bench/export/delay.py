@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,20 +36,57 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'tests'))
 from run import pct  # noqa: E402  (bench/export/run.py)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+from test_export import free_port  # noqa: E402  (tests/test_export.py)
 
 
 def get(url, timeout=5):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.status, r.read()
+
+
+class Procs:
+    """What a benchmark starts (stderr to DIR/NAME.log), all stopped by stop()."""
+
+    def __init__(self, tmp, env=None):
+        self.tmp, self.env, self.procs = tmp, env, []
+
+    def start(self, args, name):
+        log = open(os.path.join(self.tmp, name + '.log'), 'w+')
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log, env=self.env)
+        self.procs.append((p, log, name))
+        return p, log
+
+    def export(self, bin_, ring, name):
+        """`vmsampler export --ring RING --listen 127.0.0.1:0`: (process, port)"""
+        p, log = self.start([bin_, 'export', '--ring', ring, '--listen', '127.0.0.1:0'], name)
+
+        def port():
+            log.seek(0)
+            m = re.search(r'serving http://127\.0\.0\.1:(\d+)/metrics', log.read())
+            return int(m.group(1)) if m else None
+        return p, wait_for(port, 60, 'export to listen')
+
+    def exited(self):
+        """one line for each that exited, with the end of its log"""
+        out = []
+        for p, log, name in self.procs:
+            if p.poll() is not None:
+                log.seek(0)
+                out.append('%s exited %d: %s' % (name, p.returncode, log.read()[-500:]))
+        return out
+
+    def stop(self):
+        for p, _, _ in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p, _, _ in reversed(self.procs):
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
 
 
 def wait_for(pred, timeout, what):
@@ -79,26 +115,15 @@ def main():
         print('prometheus is not installed (Debian package prometheus)', file=sys.stderr)
         return 1
     tmp = tempfile.mkdtemp(prefix='vms-bench-delay-')
-    procs = []
-
-    def start(args, name):
-        log = open(os.path.join(tmp, name + '.log'), 'w+')
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log)
-        procs.append((p, log, name))
-        return p, log
+    procs = Procs(tmp)
+    start = procs.start
 
     try:
         ring = os.path.join(tmp, 'ring')
         start([bin_, '-i', a.interval, '--ring', ring, '-q'], 'sampler')
         wait_for(lambda: os.path.exists(ring), 30, 'the ring')
 
-        _, elog = start([bin_, 'export', '--ring', ring, '--listen', '127.0.0.1:0'], 'export-pull')
-
-        def eport():
-            elog.seek(0)
-            m = re.search(r'serving http://127\.0\.0\.1:(\d+)/metrics', elog.read())
-            return int(m.group(1)) if m else None
-        port = wait_for(eport, 30, 'export to listen')
+        _, port = procs.export(bin_, ring, 'export-pull')
 
         ports = {'pull': free_port(), 'push': free_port()}
         cfg = os.path.join(tmp, 'pull.yml')
@@ -147,11 +172,10 @@ def main():
         stop.set()
         for t in ths:
             t.join(timeout=10)
-        for p, log, name in procs:
-            if p.poll() is not None:
-                log.seek(0)
-                print('%s exited %d: %s' % (name, p.returncode, log.read()[-500:]), file=sys.stderr)
-                return 1
+        for line in procs.exited():
+            print(line, file=sys.stderr)
+        if procs.exited():
+            return 1
         # every frame of the window, from the push side (it gets them all)
         frames = sorted(ft for ft in first_seen['push'] if t0 < ft <= t1)
         print('| path | frames | seen | delay median | delay p99 | delay max |')
@@ -165,15 +189,7 @@ def main():
             a.interval, a.poll * 1e3, subprocess.run([prom, '--version'], capture_output=True, text=True)
             .stdout.split()[2], os.uname().release, open('/proc/loadavg').read().split()[:3]))
     finally:
-        for p, _, _ in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p, _, _ in reversed(procs):
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        procs.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -31,7 +31,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,17 +42,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, '..', 'vm'))
 from run import ACCEPT, proc_cpu  # noqa: E402  (bench/export/run.py)
+from delay import Procs, free_port, wait_for  # noqa: E402  (bench/export/delay.py)
 from bench import run_ns, snapshot  # noqa: E402  (bench/vm/bench.py: libvirtd, QEMU emulator, vCPU CPU)
 
 COLLECTORS = ['cpu', 'stat', 'loadavg', 'diskstats', 'netdev', 'pressure']
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def scrape(url):
@@ -69,19 +61,6 @@ def series(body):
     return sum(1 for ln in body.decode().splitlines() if ln and not ln.startswith('#'))
 
 
-def wait_for(pred, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            v = pred()
-            if v:
-                return v
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError('timed out waiting for ' + what)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--build', default=os.path.join(HERE, '..', '..', 'build'))
@@ -95,27 +74,17 @@ def main():
         print('needs prometheus-node-exporter and prometheus-libvirt-exporter (Debian)', file=sys.stderr)
         return 1
     tmp = tempfile.mkdtemp(prefix='vms-bench-peers-')
-    procs = []
     env = dict(os.environ)
     env.pop('LIBVIRT_DEFAULT_URI', None)
-
-    def start(args, name):
-        log = open(os.path.join(tmp, name + '.log'), 'w+')
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log, env=env)
-        procs.append((p, log, name))
-        return p, log
+    procs = Procs(tmp, env)
+    start = procs.start
 
     try:
         ring = os.path.join(tmp, 'ring')
         sampler, _ = start([bin_, '-i', '1s', '--ring', ring, '-o', os.path.join(tmp, 'run.vms')], 'sampler')
         wait_for(lambda: os.path.exists(ring), 60, 'the ring')
-        exp, elog = start([bin_, 'export', '--ring', ring, '--listen', '127.0.0.1:0'], 'export')
-
-        def eport():
-            elog.seek(0)
-            m = re.search(r'serving http://127\.0\.0\.1:(\d+)/metrics', elog.read())
-            return int(m.group(1)) if m else None
-        urls = {'export': 'http://127.0.0.1:%d/metrics' % wait_for(eport, 60, 'export to listen')}
+        exp, eport = procs.export(bin_, ring, 'export')
+        urls = {'export': 'http://127.0.0.1:%d/metrics' % eport}
         nport, lport = free_port(), free_port()
         nep, _ = start([ne, '--web.listen-address=127.0.0.1:%d' % nport, '--collector.disable-defaults',
                         '--collector.netdev.device-exclude=^$'] + ['--collector.' + c for c in COLLECTORS],
@@ -131,8 +100,8 @@ def main():
             body = scrape(urls['export']).decode()
             m = re.search(r'^libvirt_domains_number (\d+)', body, re.M)
             return int(m.group(1)) if m else 0
-        want = int(subprocess.run(['virsh', '-q', '-c', 'qemu:///system', 'list', '--name'], env=env,
-                                  capture_output=True, text=True, check=True).stdout.split().__len__())
+        want = len(subprocess.run(['virsh', '-q', '-c', 'qemu:///system', 'list', '--name'], env=env,
+                                  capture_output=True, text=True, check=True).stdout.split())
         wait_for(lambda: domains() >= want, 120, '%d domains in the frames' % want)
         for u in urls.values():
             wait_for(lambda: scrape(u), 60, u)
@@ -170,11 +139,10 @@ def main():
                         r['idle_' + k] += c1[k] - c0[k]
         t_end = time.time()
         ag1 = sum(run_ns(p) or 0 for p in agent)
-        for p, log, name in procs:
-            if p.poll() is not None:
-                log.seek(0)
-                print('%s exited %d: %s' % (name, p.returncode, log.read()[-500:]), file=sys.stderr)
-                return 1
+        for line in procs.exited():
+            print(line, file=sys.stderr)
+        if procs.exited():
+            return 1
         sampler.send_signal(signal.SIGTERM)
         sampler.wait(timeout=30)
         out = subprocess.run([bin_, 'dump', os.path.join(tmp, 'run.vms')], capture_output=True, text=True,
@@ -208,15 +176,7 @@ def main():
         print('%d domains, %d rounds of 4 windows of %.0f s, scrapes once a second; %s; load average %s' % (
             want, a.rounds, a.window, os.uname().release, open('/proc/loadavg').read().split()[:3]))
     finally:
-        for p, _, _ in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p, _, _ in reversed(procs):
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        procs.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
