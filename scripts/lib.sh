@@ -29,6 +29,10 @@ TEST_PKGS="$TEST_PKGS python3-matplotlib python3-venv"
 # 1.6, Prometheus 2.42 and VictoriaMetrics 1.79 that take tail's line
 # protocol and remote write (tests/test_tsdb.py), and jq
 TEST_PKGS="$TEST_PKGS influxdb prometheus victoria-metrics jq"
+# ... node_exporter beside export (tests/test_node_exporter.py: the same
+# names carry the same values) and, with the libvirt exporter, the cost
+# per scrape of the peers (bench/export/peers.sh)
+TEST_PKGS="$TEST_PKGS prometheus-node-exporter prometheus-libvirt-exporter"
 # ... the privilege test (setpriv, useradd) and the Debian packages
 # (tests/pkg/test_deb.sh: dpkg-buildpackage, lintian, pybuild)
 TEST_PKGS="$TEST_PKGS util-linux passwd dpkg-dev debhelper dh-python python3-all python3-setuptools"

@@ -6,7 +6,8 @@ A sampler runs on this host's /proc at 100 ms with a live ring and a .vms
 file; `vmsampler export --ring` serves it on 127.0.0.1 (a free port).
 Checked:
   - /metrics in the Prometheus text format passes `promtool check
-    metrics`; OpenMetrics when the Accept header asks (as Prometheus does),
+    metrics` (but for its camelCase complaint about node_exporter's own
+    node_memory_* names); OpenMetrics when the Accept header asks (as Prometheus does),
     ending in # EOF; gzip when asked; 404 elsewhere;
   - Debian's Prometheus (prometheus package, on 127.0.0.1, a free port, a
     temporary storage directory) scrapes it every second; its HTTP API
@@ -180,8 +181,14 @@ def main():
         st, hd, text = get(base + '/metrics')
         assert hd['Content-Type'].startswith('text/plain; version=0.0.4'), hd['Content-Type']
         lint = subprocess.run([promtool, 'check', 'metrics'], input=text, capture_output=True, timeout=60)
-        assert lint.returncode == 0, lint.stdout + lint.stderr
-        assert lint.stdout.strip() == b'' and lint.stderr.strip() == b'', lint.stdout + lint.stderr
+        # clean but for the one complaint promtool makes about node_exporter's
+        # own /proc/meminfo names (node_memory_MemTotal_bytes...: camelCase),
+        # kept for its dashboards; test_node_exporter.py checks that promtool
+        # says exactly that of node_exporter's own answer
+        problems = [ln for ln in (lint.stdout + lint.stderr).decode().splitlines() if ln.strip() and not
+                    re.fullmatch(r"node_memory_\w+ metric names should be written in 'snake_case' not 'camelCase'",
+                                 ln)]
+        assert not problems and lint.returncode in (0, 3), (lint.returncode, problems)
         assert b'# TYPE node_cpu_seconds_total counter\n' in text
         # OpenMetrics as Prometheus asks for it, gzip
         st, hd, om = get(base + '/metrics', {'Accept': PROM_ACCEPT, 'Accept-Encoding': 'gzip'})

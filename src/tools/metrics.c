@@ -28,7 +28,7 @@ const struct vms_mfam vms_mfams[] = {
 const unsigned vms_nmfams = FAM_N;
 
 /* conversions to the base unit, on top of the column's own scale */
-enum conv { CV_1, CV_HZ, CV_MS, CV_NS, CV_SECT, CV_KIB };
+enum conv { CV_1, CV_HZ, CV_MS, CV_US, CV_NS, CV_SECT, CV_KIB };
 
 struct rule {
 	const char *field;
@@ -63,6 +63,13 @@ static const struct rule host_rules[] = {
 	{"load.15m", FAM_NODE_LOAD15, CV_1, NULL, NULL},
 	{"load.runnable", FAM_LOAD_RUNNABLE, CV_1, NULL, NULL},
 	{"load.tasks", FAM_LOAD_TASKS, CV_1, NULL, NULL},
+	{"psi.cpu.some.total", FAM_NODE_PSI_CPU_SOME, CV_US, NULL, NULL},
+	{"psi.cpu.full.total", FAM_PSI_CPU_FULL, CV_US, NULL, NULL},
+	{"psi.io.some.total", FAM_NODE_PSI_IO_SOME, CV_US, NULL, NULL},
+	{"psi.io.full.total", FAM_NODE_PSI_IO_FULL, CV_US, NULL, NULL},
+	{"psi.memory.some.total", FAM_NODE_PSI_MEM_SOME, CV_US, NULL, NULL},
+	{"psi.memory.full.total", FAM_NODE_PSI_MEM_FULL, CV_US, NULL, NULL},
+	{"psi.irq.full.total", FAM_PSI_IRQ_FULL, CV_US, NULL, NULL},
 	{"virt.domains", FAM_DOMAINS, CV_1, NULL, NULL},
 	{"virt.connected", FAM_LV_CONNECTED, CV_1, NULL, NULL},
 	{"virt.agent_restarts", FAM_LV_RESTARTS, CV_1, NULL, NULL},
@@ -287,6 +294,9 @@ static int set(struct vms_mcol *o, const struct rule *r, int fam, int scale, dou
 	case CV_MS:
 		o->div *= 1e3;
 		break;
+	case CV_US:
+		o->div *= 1e6;
+		break;
 	case CV_NS:
 		o->div *= 1e9;
 		break;
@@ -423,6 +433,23 @@ static int map_vm(const char *name, const char *key, int scale, double user_hz, 
 	return k;
 }
 
+/* mem.FIELD: the node_memory_ family of that /proc/meminfo field
+ * (node_memory_FIELD_bytes, or node_memory_FIELD for the HugePages_
+ * counts), -1 for a field the table does not have */
+static int mem_family(const char *field)
+{
+	char want[96];
+	for (int pass = 0; pass < 2; pass++) {
+		int n = snprintf(want, sizeof(want), pass ? "node_memory_%s" : "node_memory_%s_bytes", field);
+		if (n < 0 || (size_t)n >= sizeof(want))
+			return -1;
+		for (int i = FAM_NODE_MEM_MemTotal; i <= FAM_NODE_MEM_HugePages_Surp; i++)
+			if (strcmp(vms_mfams[i].name, want) == 0)
+				return i;
+	}
+	return -1;
+}
+
 int vms_metrics_map(const char *name, const char *key, int scale, double user_hz, struct vms_mcol *out)
 {
 	struct lbuf l = {.n = 0};
@@ -436,6 +463,11 @@ int vms_metrics_map(const char *name, const char *key, int scale, double user_hz
 	if ((r = find_rule(host_rules, name, strlen(name))))
 		return set(out, r, r->fam, scale, user_hz, &l);
 	const char *tail;
+	if ((tail = after(name, "mem.")) && *tail) {
+		static const struct rule mem = {"", 0, CV_1, NULL, NULL};
+		int fam = mem_family(tail);
+		return fam < 0 ? 0 : set(out, &mem, fam, scale, user_hz, &l);
+	}
 	if ((tail = after(name, "cpu.")) && component(tail, &c, &clen, &rest)) {
 		if (!(r = find_rule(cpu_rules, rest, strlen(rest))))
 			return 0;

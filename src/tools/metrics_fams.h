@@ -2,7 +2,7 @@
 /* metrics_fams.h - the metric families (metrics.h), one line each:
  * F(ID, name, TYPE, unit, labels, help, source columns).  Names, units and
  * labels of node_exporter (collector/cpu_linux.go, stat_linux.go,
- * loadavg.go, diskstats_*.go, netdev_*.go) and of the libvirt exporter
+ * loadavg.go, pressure_linux.go, meminfo_linux.go, diskstats_*.go, netdev_*.go) and of the libvirt exporter
  * (kumina/libvirt_exporter, Debian's prometheus-libvirt-exporter; vCPU and
  * memory-statistics names of its successor Tinkoff/libvirt-exporter) where
  * they have the same quantity; vmsampler_* for the rest.  Included by
@@ -35,6 +35,98 @@ F(LOAD_RUNNABLE, "vmsampler_loadavg_runnable", GAUGE, "", "",
   "Runnable scheduling entities (the fourth field of /proc/loadavg, before the slash).", "load.runnable")
 F(LOAD_TASKS, "vmsampler_loadavg_tasks", GAUGE, "", "",
   "Scheduling entities that exist (the fourth field of /proc/loadavg, after the slash).", "load.tasks")
+/* ---- /proc/pressure (PSI): node_exporter's pressure collector names
+ * some as "waiting" and full as "stalled"; it has no cpu full nor irq ---- */
+F(NODE_PSI_CPU_SOME, "node_pressure_cpu_waiting_seconds", COUNTER, "seconds", "",
+  "Total time in seconds that processes have waited for CPU time", "psi.cpu.some.total / 1e6")
+F(PSI_CPU_FULL, "vmsampler_pressure_cpu_stalled_seconds", COUNTER, "seconds", "",
+  "Total time in seconds no non-idle process could run for lack of CPU (PSI cpu full).", "psi.cpu.full.total / 1e6")
+F(NODE_PSI_IO_SOME, "node_pressure_io_waiting_seconds", COUNTER, "seconds", "",
+  "Total time in seconds that processes have waited due to IO congestion", "psi.io.some.total / 1e6")
+F(NODE_PSI_IO_FULL, "node_pressure_io_stalled_seconds", COUNTER, "seconds", "",
+  "Total time in seconds no process could make progress due to IO congestion", "psi.io.full.total / 1e6")
+F(NODE_PSI_MEM_SOME, "node_pressure_memory_waiting_seconds", COUNTER, "seconds", "",
+  "Total time in seconds that processes have waited for memory", "psi.memory.some.total / 1e6")
+F(NODE_PSI_MEM_FULL, "node_pressure_memory_stalled_seconds", COUNTER, "seconds", "",
+  "Total time in seconds no process could make progress due to memory congestion", "psi.memory.full.total / 1e6")
+F(PSI_IRQ_FULL, "vmsampler_pressure_irq_stalled_seconds", COUNTER, "seconds", "",
+  "Total time in seconds no process could run because the CPU was busy with interrupts (PSI irq full).",
+  "psi.irq.full.total / 1e6")
+/* ---- /proc/meminfo: node_exporter's meminfo collector, every field a
+ * gauge named after /proc/meminfo ("Active(anon)" as Active_anon, as the
+ * mem source names its columns), the kB fields in bytes with _bytes, the
+ * HugePages_ counts without; a field not listed here stays unmapped ---- */
+#define MEMB(k) F(NODE_MEM_##k, "node_memory_" #k "_bytes", GAUGE, "bytes", "", \
+		  "Memory information field " #k "_bytes.", "mem." #k)
+#define MEMN(k) F(NODE_MEM_##k, "node_memory_" #k, GAUGE, "", "", "Memory information field " #k ".", "mem." #k)
+MEMB(MemTotal)
+MEMB(MemFree)
+MEMB(MemAvailable)
+MEMB(Buffers)
+MEMB(Cached)
+MEMB(SwapCached)
+MEMB(Active)
+MEMB(Inactive)
+MEMB(Active_anon)
+MEMB(Inactive_anon)
+MEMB(Active_file)
+MEMB(Inactive_file)
+MEMB(Unevictable)
+MEMB(Mlocked)
+MEMB(HighTotal)
+MEMB(HighFree)
+MEMB(LowTotal)
+MEMB(LowFree)
+MEMB(MmapCopy)
+MEMB(SwapTotal)
+MEMB(SwapFree)
+MEMB(Zswap)
+MEMB(Zswapped)
+MEMB(Dirty)
+MEMB(Writeback)
+MEMB(AnonPages)
+MEMB(Mapped)
+MEMB(Shmem)
+MEMB(KReclaimable)
+MEMB(Slab)
+MEMB(SReclaimable)
+MEMB(SUnreclaim)
+MEMB(KernelStack)
+MEMB(ShadowCallStack)
+MEMB(PageTables)
+MEMB(SecPageTables)
+MEMB(Quicklists)
+MEMB(NFS_Unstable)
+MEMB(Bounce)
+MEMB(WritebackTmp)
+MEMB(CommitLimit)
+MEMB(Committed_AS)
+MEMB(VmallocTotal)
+MEMB(VmallocUsed)
+MEMB(VmallocChunk)
+MEMB(Percpu)
+MEMB(HardwareCorrupted)
+MEMB(AnonHugePages)
+MEMB(ShmemHugePages)
+MEMB(ShmemPmdMapped)
+MEMB(FileHugePages)
+MEMB(FilePmdMapped)
+MEMB(CmaTotal)
+MEMB(CmaFree)
+MEMB(Unaccepted)
+MEMB(Balloon)
+MEMB(Hugepagesize)
+MEMB(Hugetlb)
+MEMB(DirectMap4k)
+MEMB(DirectMap2M)
+MEMB(DirectMap4M)
+MEMB(DirectMap1G)
+MEMN(HugePages_Total)
+MEMN(HugePages_Free)
+MEMN(HugePages_Rsvd)
+MEMN(HugePages_Surp)
+#undef MEMB
+#undef MEMN
 /* ---- /proc/diskstats ---- */
 F(DISK_RD_IOS, "node_disk_reads_completed", COUNTER, "", "device",
   "The total number of reads completed successfully.", "disk.DEV.rd_ios")
