@@ -79,6 +79,29 @@ static unsigned count_fds(void)
 	return n - 1; /* the directory's own fd */
 }
 
+/* The threads of this process the kernel still lists. */
+static unsigned count_tasks(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	unsigned n = 0;
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* pthread_join returns when a thread has released its stack, a little
+ * before the kernel reaps the task: until then /proc/self/task lists it
+ * and a tick attaches to it.  Wait (at most 2 s) until n are left. */
+static void wait_tasks(unsigned n)
+{
+	for (int k = 0; k < 200 && count_tasks() != n; k++)
+		usleep(10000);
+	assert_int_equal(count_tasks(), n);
+}
+
 /* stderr into a file while the loop starts (the per-event lines) */
 static void err_capture(struct h *h)
 {
@@ -602,9 +625,13 @@ static void test_thread_churn(void **state)
 	uint64_t first = last, clk = val(&h, f, "vm.self.perf.task-clock");
 	unsigned long logs = vms_log_count;
 
+	unsigned tasks = count_tasks(); /* main and the 4 gated threads */
 	for (unsigned i = 0; i < CYCLES; i++) {
 		tt_join(tt_start(short_thread, NULL));
 		if (i % 100 == 99) {
+			/* the tick must not find a joined thread still listed
+			 * (a loaded machine: its group would be 3 fds more) */
+			wait_tasks(tasks);
 			f = h_tick(&h);
 			uint64_t v = val(&h, f, "vm.self.perf.context-switches");
 			assert_true(v != VMS_NONE && v >= last);

@@ -451,7 +451,14 @@ static void log_unavailable(const struct evset *es, const struct pev *e, int err
 				paranoid = -9;
 			fclose(f);
 		}
-		snprintf(hint, sizeof(hint), ": needs root or CAP_PERFMON (perf_event_paranoid is %d)", paranoid);
+		if (paranoid > 2) /* Debian's and Ubuntu's patch: CAP_PERFMON is not enough */
+			snprintf(hint, sizeof(hint),
+				 ": perf_event_paranoid is %d (a Debian or Ubuntu kernel's setting): only CAP_SYS_ADMIN "
+				 "opens perf events; kernel.perf_event_paranoid=2 lets CAP_PERFMON open them",
+				 paranoid);
+		else
+			snprintf(hint, sizeof(hint), ": needs root or CAP_PERFMON (perf_event_paranoid is %d)",
+				 paranoid);
 	} else if (!why[0] && e->cls == VMS_PERF_HARDWARE && (err == -ENOENT || err == -EOPNOTSUPP)) {
 		snprintf(hint, sizeof(hint), ": this machine has no hardware PMU that counts it");
 	} else if (why[0]) {
