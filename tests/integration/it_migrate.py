@@ -179,6 +179,9 @@ def main():
     c.ok(not before and not after, 'job statistics asked without a job: %d before, %d after' % (len(before), len(after)))
     c.ok(len(during) >= (t_end - t_mig) / 1000 * 5 / 2, 'only %d calls in %d ms of migration' % (len(during), t_end - t_mig))
     c.ok(not jobstats_calls(lvlog[1]), 'the destination asked for job statistics')
+    # the first pass's iteration event starts them
+    log('first call %d ms after virsh migrate started' % (during[0] - t_mig if during else -1))
+    c.ok(during and during[0] - t_mig < 2000, 'the first call came late: %s' % during[:1])
 
     # ---- the source's frames against domjobinfo ----
     st = Stream(outs[0])
@@ -237,6 +240,8 @@ def main():
 
     # ---- the destination ----
     sd = Stream(outs[1])
+    log('source events %s; destination events %s' % ([(e['type'], e['detail']) for e in st.events],
+                                                      [(e['type'], e['detail']) for e in sd.events]))
     ev = [e for e in sd.events if e['type'] == EV['VM_MIGRATED_IN']]
     c.ok(len(ev) == 1 and ev[0]['subject'] == uuid and NAME in ev[0]['detail'], 'destination events: %s' % sd.events)
     keys = {col['name']: col['key'] for cols in sd.schemas.values() for col in cols}
