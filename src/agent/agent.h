@@ -42,6 +42,7 @@ struct adom {
 	 * then).  A domain migrated out stays (dead) until its final
 	 * statistics are sent and two ticks went by, or gone_at passed. */
 	bool mig, dead, final_sent;
+	uint8_t mig_fail;    /* failed job-statistics calls in a row */
 	unsigned gone_ticks;
 	uint64_t gone_at;
 };

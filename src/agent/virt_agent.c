@@ -368,6 +368,7 @@ static void process_mig_event(struct agent *a, const struct lcevent *e)
 		return;
 	if (e->kind == LC_MIG_ITERATION) {
 		d->mig = !d->dead;
+		d->mig_fail = 0;
 		return;
 	}
 	vms_job_send(a, d, e->job);

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libvirt/virterror.h>
+
 #include "agent.h"
 #include "virt_dom.h"
 #include "virt_stats.h"
@@ -404,10 +406,16 @@ void vms_agent_jobs(struct agent *a)
 		virTypedParameterPtr p = NULL;
 		if (virDomainGetJobStats(d->dom, &type, &p, &n, 0) < 0) {
 			/* the destination has no statistics ("only on the source
-			 * host"), or the domain is gone: nothing to follow */
-			d->mig = false;
+			 * host"), or the domain is gone: nothing to follow; another
+			 * failure (a busy job lock) is tried again, 3 times */
+			virErrorPtr e = virGetLastError();
+			int code = e ? e->code : VIR_ERR_INTERNAL_ERROR;
+			if (code == VIR_ERR_OPERATION_UNSUPPORTED || code == VIR_ERR_NO_DOMAIN ||
+			    code == VIR_ERR_OPERATION_INVALID || ++d->mig_fail >= 3)
+				d->mig = false;
 			continue;
 		}
+		d->mig_fail = 0;
 		if (type == VIR_DOMAIN_JOB_NONE || !is_migration(p, n)) {
 			d->mig = false; /* over: the final values come with its event */
 		} else {

@@ -152,7 +152,8 @@ def main():
     refs = []
     while mig.poll() is None:
         r = rawstats(src)
-        if r.get('type') == 2 and 'time_elapsed' in r:
+        # QEMU's RAM statistics come once the setup ended
+        if r.get('type') == 2 and all(k in r for k in FIELDS):
             refs.append(r)
         time.sleep(0.3)
     mig_out = mig.communicate()[0]
@@ -192,9 +193,14 @@ def main():
     keys = {col['name']: col['key'] for cols in st.schemas.values() for col in cols}
     c.ok(keys.get(pre + 'migration.time_elapsed') == uuid, 'migration columns not under the UUID key')
     refs.sort(key=lambda r: r['time_elapsed'])
-    bracketed = 0
-    for f in mig_frames:
+    bracketed = setup = 0
+    for i, f in enumerate(mig_frames):
         v = {k: f['v'].get(pre + 'migration.' + k) for k in FIELDS}
+        if any(v[k] is None for k in FIELDS) and i == setup:
+            setup += 1  # the job's first instants: no RAM statistics yet (absent, not 0)
+            c.ok(v['time_elapsed'] is not None and not any(v[k] == 0 for k in FIELDS if k != 'time_elapsed'),
+                 'frame %d: setup frame %s' % (f['seq'], v))
+            continue
         c.ok(all(v[k] is not None for k in FIELDS), 'frame %d: a field is missing: %s' % (f['seq'], v))
         e = v['time_elapsed']
         lo = [r for r in refs if r['time_elapsed'] <= e]
@@ -221,7 +227,8 @@ def main():
         c.ok(f['v'].get(pre + 'migration.downtime_expected') == lo.get('downtime') or
              (lo.get('downtime') != hi.get('downtime')), 'frame %d: expected downtime' % f['seq'])
         c.ok(pre + 'migration.downtime' not in f['v'], 'frame %d: a real downtime while running' % f['seq'])
-    log('%d frames bracketed by domjobinfo readings' % bracketed)
+    log('%d frames bracketed by domjobinfo readings, %d before the RAM statistics' % (bracketed, setup))
+    c.ok(setup <= 2, '%d frames without RAM statistics' % setup)
     c.ok(bracketed >= 3, 'only %d frames between two domjobinfo readings' % bracketed)
 
     # ---- the source's last frame of the VM: migrated out, final statistics ----
