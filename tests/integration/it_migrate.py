@@ -6,13 +6,18 @@ mount and UTS namespaces, own hostname and host UUID), a TCG guest
 without disk or network defined and started on the source, one
 vmsampler (binary output, 200 ms ticks) per daemon, then
 `virsh migrate --live` over tcp://127.0.0.1 at a bandwidth cap that makes
-it last ~15 s, with `virsh domjobinfo --rawstats` taken meanwhile.
+it last ~15 s, with `virsh domjobinfo --rawstats` taken meanwhile; before
+it, one migration aborted (`virsh domjobabort`) after 16 MiB.
 
 Checked from the decoded streams:
   - no migration job, no call: the source agent's libvirt log (the
     library's own API trace, LIBVIRT_LOG_FILTERS) has no
-    virDomainGetJobStats before the migration starts, nor after it ended,
-    nor on the destination; during it, about one per tick;
+    virDomainGetJobStats before the first migration starts, between the
+    aborted one and the real one, after the real one ended, nor on the
+    destination; during each, about one per tick (fewer on a loaded host:
+    the agent runs at nice 10);
+  - the aborted one: job values in the source's frames during it only, the
+    VM running at the source after it;
   - the source frames' vm.NAME.migration.* values lie between two
     domjobinfo readings bracketing them on the job's own clock
     (time_elapsed): processed counters and iteration between, remaining
@@ -21,8 +26,9 @@ Checked from the decoded streams:
     (completed) and the final statistics equal to
     `virsh domjobinfo --completed` on the source; a VM_MIGRATED_OUT event
     under the VM's UUID;
-  - the destination: a VM_MIGRATED_IN event and the VM's columns under
-    the same UUID, running.
+  - the destination: a VM_MIGRATED_IN event for each migration (the
+    aborted one's incoming domain was started, then destroyed) and the
+    VM's columns under the same UUID, running, without migration columns.
 Everything started here is taken down whatever fails.
 """
 import atexit
@@ -145,6 +151,22 @@ def main():
     del os.environ['LIBVIRT_LOG_FILTERS'], os.environ['LIBVIRT_LOG_OUTPUTS']
     time.sleep(3)  # 15 ticks without a migration
 
+    # a migration aborted midway: the job ends, the calls end with it, the
+    # VM runs on at the source
+    t_ab0 = int(time.time() * 1000)
+    mig = subprocess.Popen(['virsh', '-q', '-c', src, 'migrate', '--live', '--bandwidth', str(BW), NAME, dst,
+                            'tcp://127.0.0.1'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    end = time.time() + 30
+    while rawstats(src).get('memory_processed', 0) < 16 << 20 and time.time() < end and mig.poll() is None:
+        time.sleep(0.2)
+    virsh(src, 'domjobabort', NAME)
+    ab_out = mig.communicate(timeout=60)[0]
+    t_ab1 = int(time.time() * 1000)
+    log('aborted after %.1f s: %s' % ((t_ab1 - t_ab0) / 1000, ab_out.strip()))
+    c.ok(mig.returncode != 0, 'the aborted migration succeeded')
+    c.ok(virsh(src, 'domstate', NAME).stdout.strip() == 'running', 'not running at the source after the abort')
+    time.sleep(3)  # 15 ticks after it
+
     log('migrating %s (%s) at %d MiB/s' % (NAME, uuid, BW))
     t_mig = int(time.time() * 1000)
     mig = subprocess.Popen(['virsh', '-q', '-c', src, 'migrate', '--live', '--bandwidth', str(BW), NAME, dst,
@@ -170,8 +192,12 @@ def main():
 
     # ---- zero cost without a job ----
     calls = jobstats_calls(lvlog[0])
-    before = [t for t in calls if t < t_mig]
+    before = [t for t in calls if t < t_ab0]
+    aborted = [t for t in calls if t_ab0 <= t <= t_ab1]
+    before += [t for t in calls if t_ab1 + 1000 < t < t_mig]
     during = [t for t in calls if t_mig <= t <= t_end]
+    log('during the aborted migration (%d ms): %d calls' % (t_ab1 - t_ab0, len(aborted)))
+    c.ok(len(aborted) >= 2, 'only %d calls during the aborted migration' % len(aborted))
     after = [t for t in calls if t > t_end + 1000]
     log('source virDomainGetJobStats calls: %d before, %d during, %d after; destination: %d' %
         (len(before), len(during), len(after), len(jobstats_calls(lvlog[1]))))
@@ -187,8 +213,17 @@ def main():
     # ---- the source's frames against domjobinfo ----
     st = Stream(outs[0])
     pre = 'vm.%s.' % NAME
-    mig_frames = [f for f in st.frames if f['v'].get(pre + 'migration.job') == 2]
-    log('source: %d frames, %d with a running job' % (len(st.frames), len(mig_frames)))
+    def ms(f):
+        return f['t_real'] // 10**6
+    running = [f for f in st.frames if f['v'].get(pre + 'migration.job') == 2]
+    mig_frames = [f for f in running if ms(f) >= t_mig]
+    ab_frames = [f for f in running if t_ab0 <= ms(f) <= t_ab1 + 1000]
+    log('source: %d frames, %d with a running job, %d of them in the aborted one' %
+        (len(st.frames), len(mig_frames), len(ab_frames)))
+    c.ok(len(ab_frames) + len(mig_frames) == len(running), 'job values outside the two jobs')
+    c.ok(len(ab_frames) >= 1, 'only %d frames of the aborted job' % len(ab_frames))
+    c.ok(all(f['v'].get(pre + 'state') == 1 for f in st.frames if t_ab1 + 1000 < ms(f) < t_mig),
+         'the VM not running at the source between the two migrations')
     c.ok(len(mig_frames) >= len(during) / 2, 'only %d frames with job values' % len(mig_frames))
     keys = {col['name']: col['key'] for cols in st.schemas.values() for col in cols}
     c.ok(keys.get(pre + 'migration.time_elapsed') == uuid, 'migration columns not under the UUID key')
@@ -250,13 +285,16 @@ def main():
     log('source events %s; destination events %s' % ([(e['type'], e['detail']) for e in st.events],
                                                       [(e['type'], e['detail']) for e in sd.events]))
     ev = [e for e in sd.events if e['type'] == EV['VM_MIGRATED_IN']]
-    c.ok(len(ev) == 1 and ev[0]['subject'] == uuid and NAME in ev[0]['detail'], 'destination events: %s' % sd.events)
+    # one for the aborted migration (the incoming domain was started, then
+    # destroyed), one for the real one
+    c.ok(len(ev) == 2 and all(e['subject'] == uuid and NAME in e['detail'] for e in ev),
+         'destination events: %s' % sd.events)
     keys = {col['name']: col['key'] for cols in sd.schemas.values() for col in cols}
     c.ok(keys.get(pre + 'state') == uuid, 'destination: the VM is not under its UUID: %s' % keys.get(pre + 'state'))
     c.ok(sd.frames[-1]['v'].get(pre + 'state') == 1, 'destination: not running in the last frame')
     # libvirt keeps job statistics on the source only: nothing to ask there
     c.ok(not any(k.startswith(pre + 'migration.') for k in keys), 'destination: migration columns')
-    c.ok(not any(pre + 'state' in f['v'] for f in sd.frames if f['t_real'] // 10**6 < t_mig),
+    c.ok(not any(pre + 'state' in f['v'] for f in sd.frames if f['t_real'] // 10**6 < t_ab0),
          'destination: the VM before the migration')
     log('took %.1f s' % (time.monotonic() - t0))
     c.done()
