@@ -43,7 +43,7 @@ import time
 import uuid as uuidmod
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from itlib import EV, VMLAB, Checks, Sampler, Stream, log, need, run
+from itlib import EV, VMLAB, Checks, Sampler, Stream, log, need, run, skip_or_fail
 
 NAME = 'vms-mig'
 BW = 8            # MiB/s: ~15 s for the guest's 128 MiB
@@ -109,6 +109,8 @@ FIELDS = ['time_elapsed', 'data_total', 'data_processed', 'data_remaining', 'mem
 def main():
     c = Checks('it_migrate')
     need(guests=False, daemon=False)
+    if run('sh', '-c', 'command -v unshare && test -x /usr/sbin/libvirtd', check=False).returncode:
+        skip_or_fail('unshare or libvirtd missing (util-linux, tests/vmlab/setup.sh)')
     tmp = '/tmp/it-migrate-%d' % os.getpid()
     dirs = [os.path.join(tmp, 'a'), os.path.join(tmp, 'b')]
     samplers = []
