@@ -369,6 +369,7 @@ static void process_mig_event(struct agent *a, const struct lcevent *e)
 	if (e->kind == LC_MIG_ITERATION) {
 		d->mig = !d->dead;
 		d->mig_fail = 0;
+		d->final_sent = false; /* a new job: its own final values to wait for */
 		return;
 	}
 	vms_job_send(a, d, e->job);
