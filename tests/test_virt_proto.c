@@ -3,6 +3,7 @@
  * encode/decode round trip, a stream split anywhere decodes to the same
  * messages, and malformed input is refused (never a crash, never a
  * value out of nothing). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -360,7 +361,37 @@ static void test_metrics(void **state)
 	}
 	for (unsigned i = 0; i < VMS_VM_NBLOCK; i++)
 		assert_int_equal(vms_vmetric_find(vms_vm_block[i].id), &vms_vm_block[i]);
+	/* migration: ids in column order, each named after libvirt's job field */
+	for (unsigned i = 0; i < VMS_VM_NMIG; i++) {
+		assert_int_equal(vms_vm_mig[i].id, VMS_VM_MIG_JOB + i);
+		assert_int_equal(vms_vmetric_find(VMS_VM_MIG_JOB + i), &vms_vm_mig[i]);
+		if (i)
+			assert_true(strcmp(vms_vm_mig[i].lv, vms_vm_mig[i].col) == 0 ||
+				    vms_vm_mig[i].id == VMS_VM_MIG_DOWNTIME_EXPECTED);
+	}
+	assert_null(vms_vm_mig[0].lv);
+	assert_string_equal(vms_vm_mig[VMS_VM_MIG_DOWNTIME_EXPECTED - VMS_VM_MIG_JOB].lv, "downtime");
+	assert_null(vms_vmetric_find(VMS_VM_MIG_JOB + VMS_VM_NMIG));
 	assert_null(vms_vmetric_find(0));
+	/* a STATS message carries them; an id past them breaks the stream */
+	for (unsigned k = 0; k < 2; k++) {
+		struct vms_vp_w w;
+		struct vms_vp_msg m;
+		struct vms_vp_stats st;
+		vms_vp_w_init(&w);
+		vms_vp_begin(&w, VMS_VP_STATS);
+		vms_vp_uuid(&w, U1);
+		vms_vp_u64(&w, 1);
+		vms_vp_u8(&w, 0);
+		vms_vp_u16(&w, 1);
+		vms_vp_u16(&w, k ? VMS_VM_MIG_JOB + VMS_VM_NMIG : VMS_VM_MIG_MEMORY_REMAINING);
+		vms_vp_u16(&w, 0);
+		vms_vp_u64(&w, 58441ull << 10);
+		assert_int_equal(vms_vp_end(&w), 0);
+		one(&w, &m, VMS_VP_STATS);
+		assert_int_equal(vms_vp_stats_dec(&m, &st), k ? -EBADMSG : 0);
+		vms_vp_w_free(&w);
+	}
 	assert_null(vms_vmetric_find(VMS_VM_BALLOON_CURRENT + VMS_VM_NBALLOON));
 	assert_true(vms_vp_uuid_ok(U1, 36));
 	assert_true(vms_vp_uuid_ok(U2, 36));

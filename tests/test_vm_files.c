@@ -581,15 +581,14 @@ static void test_reader_gone(void **state)
 	close(dirfd);
 }
 
-static void test_layout(void **state)
+/* Every metric/index of l has its own column and its group; state, path
+ * and slow_t are the only columns without a metric. */
+static void check_layout(const struct vms_vmlay *lp)
 {
-	(void)state;
-	struct vms_vmlay l;
-	vms_vmlay_init(&l, 2, 1, 2, true, 0, true);
-	/* every metric/index has its own column and its group */
+	const struct vms_vmlay l = *lp;
 	bool used[256] = {false};
 	unsigned n = 0;
-	for (unsigned m = 0; m < 128; m++)
+	for (unsigned m = 0; m < 1024; m++)
 		for (unsigned i = 0; i < 4; i++) {
 			int32_t c = vms_vmlay_col(&l, m, i);
 			if (c < 0)
@@ -606,8 +605,28 @@ static void test_layout(void **state)
 			assert_int_equal(vms_vmlay_group(&l, (uint32_t)c), mi->group);
 			n++;
 		}
-	/* state, path, slow_t are the only columns without a metric */
 	assert_int_equal(n + 3, l.ncol);
+}
+
+static void test_layout(void **state)
+{
+	(void)state;
+	struct vms_vmlay l;
+	vms_vmlay_init(&l, 2, 1, 2, true, 0, true);
+	check_layout(&l);
+	/* no migration columns until a migration was seen, then after all the
+	 * others (what the VM had keeps its columns) */
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_MIG_TIME_ELAPSED, 0), -1);
+	struct vms_vmlay before = l;
+	vms_vmlay_add_mig(&l);
+	vms_vmlay_add_mig(&l); /* once */
+	assert_int_equal(l.ncol, before.ncol + VMS_VM_NMIG);
+	check_layout(&l);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_MIG_JOB, 0), (int32_t)before.ncol);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_MIG_DISK_BPS, 0), (int32_t)l.ncol - 1);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_BLOCK_RD_BYTES, 1), vms_vmlay_col(&before, VMS_VM_BLOCK_RD_BYTES, 1));
+	assert_int_equal(l.slow_t, before.slow_t);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_MIG_JOB + VMS_VM_NMIG, 0), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_VCPU_TIME, 2), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_BLOCK_RD_BYTES, 2), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_NET_RX_BYTES, 1), -1);

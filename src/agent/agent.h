@@ -37,12 +37,25 @@ struct adom {
 	uint8_t fallback;    /* groups served through libvirt every tick */
 	uint64_t hold_until; /* a stuck batch: leave it alone until then */
 	bool mark;
+	/* migration: mig while it has a migration job (learned from its
+	 * iteration events; its job statistics are read each tick only
+	 * then).  A domain migrated out stays (dead) until its final
+	 * statistics are sent and two ticks went by, or gone_at passed. */
+	bool mig, dead, final_sent;
+	uint8_t mig_fail;    /* failed job-statistics calls in a row */
+	unsigned gone_ticks;
+	uint64_t gone_at;
 };
+
+/* lcevent kinds beyond lifecycle */
+enum { LC_LIFECYCLE, LC_MIG_ITERATION, LC_JOB_COMPLETED };
 
 struct lcevent {
 	char uuid[VMS_VP_UUID_LEN + 1];
 	char name[256];      /* the event's domain object has it, even undefined */
 	int event, detail;
+	int kind;            /* LC_* */
+	uint64_t job[VMS_VM_NMIG]; /* LC_JOB_COMPLETED: vms_vm_mig order, VMS_NONE: absent */
 };
 
 struct agent {
@@ -57,7 +70,7 @@ struct agent {
 	bool crosscheck;
 
 	virConnectPtr conn;
-	int cb_id;
+	int cb_id, cb_iter, cb_job;
 	bool closed;         /* the close callback fired */
 	char *conn_uri;      /* what we are connected to */
 	char driver[32];

@@ -15,7 +15,14 @@
  *     cheap call), refreshed on lifecycle events, which also become EVENT
  *     messages;
  *   - each tick (TICK from the sampler, answered by ACK at once): the
- *     fallback fast values and one paced slow batch (virt_stats.c).
+ *     fallback fast values and one paced slow batch (virt_stats.c);
+ *   - migrations: a domain's migration-iteration event says it has a
+ *     migration job; from then on, and only for it, each tick reads its
+ *     job statistics (migration.* values) until the job ends.  A domain
+ *     migrated out stays listed (shut off) until the job-completed event
+ *     brought its final statistics and two ticks wrote them (at most
+ *     MIG_GONE_WAIT); the destination announces it as started (migrated)
+ *     under the same UUID.
  * It runs at nice 10 (its work is background work: the sampler's ticks
  * and the guests come first), and exits when the sampler closes its end,
  * and when the sampler dies (PR_SET_PDEATHSIG). */
@@ -41,6 +48,7 @@
 #define RETRY_FIRST (250 * VMS_NSEC_PER_MSEC)
 #define RETRY_MAX (5 * VMS_NSEC_PER_SEC)
 #define RELIST_EVERY (60 * VMS_NSEC_PER_SEC)
+#define MIG_GONE_WAIT (3 * VMS_NSEC_PER_SEC)
 
 static struct agent A;
 
@@ -187,18 +195,17 @@ static int relist(struct agent *a)
 
 /* ---- lifecycle events ---------------------------------------------------------------- */
 
-static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+/* A queued event of that domain (NULL: not queued). */
+static struct lcevent *queue_event(struct agent *a, virDomainPtr dom, int kind)
 {
-	struct agent *a = opaque;
 	char uuid[VIR_UUID_STRING_BUFLEN];
-	(void)conn;
 	if (virDomainGetUUIDString(dom, uuid) < 0)
-		return 0;
+		return NULL;
 	if (a->nev == a->capev) {
 		unsigned cap = a->capev ? a->capev * 2 : 16;
 		struct lcevent *n = realloc(a->ev, cap * sizeof(*n));
 		if (!n)
-			return 0;
+			return NULL;
 		a->ev = n;
 		a->capev = cap;
 	}
@@ -206,9 +213,43 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
 	snprintf(e->uuid, sizeof(e->uuid), "%s", uuid);
 	const char *name = virDomainGetName(dom);
 	snprintf(e->name, sizeof(e->name), "%s", name ? name : "");
-	e->event = event;
-	e->detail = detail;
+	e->kind = kind;
+	e->event = e->detail = 0;
+	return e;
+}
+
+static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+{
+	(void)conn;
+	struct lcevent *e = queue_event(opaque, dom, LC_LIFECYCLE);
+	if (e) {
+		e->event = event;
+		e->detail = detail;
+	}
 	return 0;
+}
+
+/* A new pass over the domain's memory: it has a migration job (QEMU says
+ * so from the first pass on). */
+static void on_mig_iteration(virConnectPtr conn, virDomainPtr dom, int iteration, void *opaque)
+{
+	(void)conn;
+	(void)iteration;
+	queue_event(opaque, dom, LC_MIG_ITERATION);
+}
+
+/* The job ended well: its final statistics come with the event. */
+static void on_job_completed(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int n,
+			     void *opaque)
+{
+	(void)conn;
+	int op = -1;
+	if (virTypedParamsGetInt(params, n, VIR_DOMAIN_JOB_OPERATION, &op) == 1 &&
+	    op != VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT && op != VIR_DOMAIN_JOB_OPERATION_MIGRATION_IN)
+		return; /* a dump, a backup ... */
+	struct lcevent *e = queue_event(opaque, dom, LC_JOB_COMPLETED);
+	if (e)
+		vms_job_values(params, n, VIR_DOMAIN_JOB_COMPLETED, e->job);
 }
 
 struct evname {
@@ -319,10 +360,60 @@ static void send_event(struct agent *a, uint32_t type, const char *uuid, const c
 	vms_agent_send(a);
 }
 
+/* A migration event: no lookup, no state change. */
+static void process_mig_event(struct agent *a, const struct lcevent *e)
+{
+	struct adom *d = dom_find(a, e->uuid);
+	if (!d)
+		return;
+	if (e->kind == LC_MIG_ITERATION) {
+		d->mig = !d->dead;
+		d->mig_fail = 0;
+		d->final_sent = false; /* a new job: its own final values to wait for */
+		return;
+	}
+	vms_job_send(a, d, e->job);
+	d->mig = false;
+	d->final_sent = true;
+	if (d->dead)
+		d->gone_ticks = 2;
+}
+
+/* Migrated out: keep it, shut off, for its final statistics. */
+static void keep_migrated(struct agent *a, struct adom *d)
+{
+	d->dead = true;
+	d->mig = false;
+	d->state = VIR_DOMAIN_SHUTOFF;
+	d->reason = VIR_DOMAIN_SHUTOFF_MIGRATED;
+	d->gone_ticks = d->final_sent ? 2 : 0;
+	d->gone_at = vms_agent_mono() + MIG_GONE_WAIT;
+	vms_adom_send(a, d);
+}
+
+/* Each tick: the domains migrated out whose time is up go. */
+static void drop_migrated(struct agent *a)
+{
+	uint64_t now = vms_agent_mono();
+	for (unsigned i = 0; i < a->nd;) {
+		struct adom *d = &a->d[i];
+		if (!d->dead || (!(d->gone_ticks && --d->gone_ticks == 0) && now < d->gone_at)) {
+			i++;
+			continue;
+		}
+		send_uuid_msg(a, VMS_VP_GONE, d->uuid);
+		dom_drop(a, d);
+	}
+}
+
 static void process_events(struct agent *a)
 {
 	for (unsigned i = 0; i < a->nev && a->conn; i++) {
 		struct lcevent *e = &a->ev[i];
+		if (e->kind != LC_LIFECYCLE) {
+			process_mig_event(a, e);
+			continue;
+		}
 		const char *what;
 		uint32_t type = map_event(e->event, e->detail, &what);
 		virDomainPtr dom = virDomainLookupByUUIDString(a->conn, e->uuid);
@@ -350,6 +441,8 @@ static void process_events(struct agent *a)
 					vms_adom_send(a, d);
 				}
 			}
+		} else if (d && e->event == VIR_DOMAIN_EVENT_STOPPED && e->detail == VIR_DOMAIN_EVENT_STOPPED_MIGRATED) {
+			keep_migrated(a, d);
 		} else if (d) {
 			send_uuid_msg(a, VMS_VP_GONE, d->uuid);
 			dom_drop(a, d);
@@ -400,11 +493,15 @@ static void disconnect(struct agent *a, const char *why)
 	if (a->conn) {
 		if (a->cb_id >= 0)
 			virConnectDomainEventDeregisterAny(a->conn, a->cb_id);
+		if (a->cb_iter >= 0)
+			virConnectDomainEventDeregisterAny(a->conn, a->cb_iter);
+		if (a->cb_job >= 0)
+			virConnectDomainEventDeregisterAny(a->conn, a->cb_job);
 		virConnectUnregisterCloseCallback(a->conn, on_close);
 		virConnectClose(a->conn);
 	}
 	a->conn = NULL;
-	a->cb_id = -1;
+	a->cb_id = a->cb_iter = a->cb_job = -1;
 	a->closed = false;
 	a->nev = 0;
 	/* keep the domains: the sampler keeps reading their kernel files; a
@@ -460,6 +557,10 @@ static void try_connect(struct agent *a)
 	virConnectSetKeepAlive(c, 5, 3);
 	a->cb_id = virConnectDomainEventRegisterAny(c, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
 						    VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), a, NULL);
+	a->cb_iter = virConnectDomainEventRegisterAny(c, NULL, VIR_DOMAIN_EVENT_ID_MIGRATION_ITERATION,
+						      VIR_DOMAIN_EVENT_CALLBACK(on_mig_iteration), a, NULL);
+	a->cb_job = virConnectDomainEventRegisterAny(c, NULL, VIR_DOMAIN_EVENT_ID_JOB_COMPLETED,
+						     VIR_DOMAIN_EVENT_CALLBACK(on_job_completed), a, NULL);
 	const char *t = virConnectGetType(c);
 	snprintf(a->driver, sizeof(a->driver), "%s", t ? t : "?");
 	free(a->conn_uri);
@@ -595,7 +696,7 @@ int main(int argc, char **argv)
 	int o;
 
 	a->fd = -1;
-	a->cb_id = -1;
+	a->cb_id = a->cb_iter = a->cb_job = -1;
 	a->proc_root = "/proc";
 	a->interval_ns = VMS_NSEC_PER_SEC;
 	a->refresh_ns = 60 * VMS_NSEC_PER_SEC;
@@ -660,6 +761,8 @@ int main(int argc, char **argv)
 			a->tick_work = false;
 			if (a->conn) {
 				vms_agent_fast(a);
+				vms_agent_jobs(a);
+				drop_migrated(a);
 				vms_agent_slow(a);
 				if (vms_agent_mono() >= a->next_relist && relist(a) < 0)
 					disconnect(a, last_error());

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libvirt/virterror.h>
+
 #include "agent.h"
 #include "virt_dom.h"
 #include "virt_stats.h"
@@ -343,7 +345,88 @@ static bool call_block(struct acc *c)
 
 static bool usable(const struct adom *d, uint64_t now)
 {
-	return d->dom && d->hold_until <= now && !vms_adom_stopped(d);
+	return d->dom && !d->dead && d->hold_until <= now && !vms_adom_stopped(d);
+}
+
+/* ---- migration jobs -------------------------------------------------------------- */
+
+void vms_job_values(const virTypedParameter *p, int n, int type, uint64_t *v)
+{
+	for (unsigned k = 0; k < VMS_VM_NMIG; k++)
+		v[k] = VMS_NONE;
+	v[0] = (uint64_t)type;
+	for (int i = 0; i < n; i++) {
+		uint64_t x;
+		if (!tp_u64(&p[i], &x))
+			continue;
+		for (unsigned k = 1; k < VMS_VM_NMIG; k++) {
+			const struct vms_vmetric_info *m = &vms_vm_mig[k];
+			if (strcmp(p[i].field, m->lv) != 0)
+				continue;
+			/* "downtime": what QEMU expects while the job runs, what
+			 * it was once completed */
+			if (m->id == VMS_VM_MIG_DOWNTIME_EXPECTED && type != VIR_DOMAIN_JOB_UNBOUNDED)
+				continue;
+			if (m->id == VMS_VM_MIG_DOWNTIME && type == VIR_DOMAIN_JOB_UNBOUNDED)
+				continue;
+			v[k] = x;
+		}
+	}
+}
+
+void vms_job_send(struct agent *a, const struct adom *d, const uint64_t *v)
+{
+	struct acc *c = malloc(sizeof(*c));
+	if (!c)
+		return;
+	acc_start(c, a, d, vms_agent_real(), 0);
+	for (unsigned k = 0; k < VMS_VM_NMIG; k++)
+		acc_put(c, vms_vm_mig[k].id, 0, v[k]);
+	acc_flush(c);
+	free(c);
+}
+
+/* A migration of either direction (jobs of other operations: not ours). */
+static bool is_migration(const virTypedParameter *p, int n)
+{
+	int op = -1;
+	if (virTypedParamsGetInt((virTypedParameterPtr)p, n, VIR_DOMAIN_JOB_OPERATION, &op) != 1)
+		return true; /* older libvirt: a job that followed a migration event */
+	return op == VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT || op == VIR_DOMAIN_JOB_OPERATION_MIGRATION_IN;
+}
+
+void vms_agent_jobs(struct agent *a)
+{
+	uint64_t now = vms_agent_mono();
+	for (unsigned i = 0; i < a->nd; i++) {
+		struct adom *d = &a->d[i];
+		if (!d->mig || !usable(d, now))
+			continue;
+		int type = VIR_DOMAIN_JOB_NONE, n = 0;
+		virTypedParameterPtr p = NULL;
+		if (virDomainGetJobStats(d->dom, &type, &p, &n, 0) < 0) {
+			/* the destination has no statistics ("only on the source
+			 * host"), or the domain is gone: nothing to follow; another
+			 * failure (a busy job lock) is tried again, 3 times */
+			virErrorPtr e = virGetLastError();
+			int code = e ? e->code : VIR_ERR_INTERNAL_ERROR;
+			if (code == VIR_ERR_OPERATION_UNSUPPORTED || code == VIR_ERR_NO_DOMAIN ||
+			    code == VIR_ERR_OPERATION_INVALID || ++d->mig_fail >= 3)
+				d->mig = false;
+			continue;
+		}
+		d->mig_fail = 0;
+		if (type == VIR_DOMAIN_JOB_NONE || !is_migration(p, n)) {
+			d->mig = false; /* over: the final values come with its event */
+		} else {
+			uint64_t v[VMS_VM_NMIG];
+			vms_job_values(p, n, type, v);
+			vms_job_send(a, d, v);
+			if (type != VIR_DOMAIN_JOB_UNBOUNDED)
+				d->mig = false; /* failed or cancelled: said once */
+		}
+		virTypedParamsFree(p, n);
+	}
 }
 
 void vms_agent_fast(struct agent *a)

@@ -47,6 +47,35 @@ const struct vms_vmetric_info vms_vm_block[VMS_VM_NBLOCK] = {
 	{VMS_VM_BLOCK_PHYSICAL, VMS_VG_BLOCK, C(GAUGE, BYTES), "physical", "physical"},
 };
 
+const struct vms_vmetric_info vms_vm_mig[VMS_VM_NMIG] = {
+	/* virDomainJobType: 2 running, 3 completed, 4 failed, 5 cancelled */
+	{VMS_VM_MIG_JOB, 0, C(GAUGE, STATE), "job", NULL},
+	{VMS_VM_MIG_TIME_ELAPSED, 0, C(GAUGE, MS), "time_elapsed", "time_elapsed"},
+	{VMS_VM_MIG_TIME_REMAINING, 0, C(GAUGE, MS), "time_remaining", "time_remaining"},
+	{VMS_VM_MIG_SETUP_TIME, 0, C(GAUGE, MS), "setup_time", "setup_time"},
+	{VMS_VM_MIG_DOWNTIME_EXPECTED, 0, C(GAUGE, MS), "downtime_expected", "downtime"},
+	{VMS_VM_MIG_DOWNTIME, 0, C(GAUGE, MS), "downtime", "downtime"},
+	{VMS_VM_MIG_DATA_TOTAL, 0, C(GAUGE, BYTES), "data_total", "data_total"},
+	{VMS_VM_MIG_DATA_PROCESSED, 0, C(COUNTER, BYTES), "data_processed", "data_processed"},
+	{VMS_VM_MIG_DATA_REMAINING, 0, C(GAUGE, BYTES), "data_remaining", "data_remaining"},
+	{VMS_VM_MIG_MEMORY_TOTAL, 0, C(GAUGE, BYTES), "memory_total", "memory_total"},
+	{VMS_VM_MIG_MEMORY_PROCESSED, 0, C(COUNTER, BYTES), "memory_processed", "memory_processed"},
+	{VMS_VM_MIG_MEMORY_REMAINING, 0, C(GAUGE, BYTES), "memory_remaining", "memory_remaining"},
+	/* bytes per second, pages per second: no unit of their own */
+	{VMS_VM_MIG_MEMORY_BPS, 0, C(GAUGE, NONE), "memory_bps", "memory_bps"},
+	{VMS_VM_MIG_MEMORY_DIRTY_RATE, 0, C(GAUGE, NONE), "memory_dirty_rate", "memory_dirty_rate"},
+	{VMS_VM_MIG_MEMORY_ITERATION, 0, C(GAUGE, COUNT), "memory_iteration", "memory_iteration"},
+	{VMS_VM_MIG_MEMORY_PAGE_SIZE, 0, C(GAUGE, BYTES), "memory_page_size", "memory_page_size"},
+	{VMS_VM_MIG_MEMORY_CONSTANT, 0, C(COUNTER, PAGES), "memory_constant", "memory_constant"},
+	{VMS_VM_MIG_MEMORY_NORMAL, 0, C(COUNTER, PAGES), "memory_normal", "memory_normal"},
+	{VMS_VM_MIG_MEMORY_NORMAL_BYTES, 0, C(COUNTER, BYTES), "memory_normal_bytes", "memory_normal_bytes"},
+	{VMS_VM_MIG_MEMORY_POSTCOPY_REQS, 0, C(COUNTER, COUNT), "memory_postcopy_requests", "memory_postcopy_requests"},
+	{VMS_VM_MIG_DISK_TOTAL, 0, C(GAUGE, BYTES), "disk_total", "disk_total"},
+	{VMS_VM_MIG_DISK_PROCESSED, 0, C(COUNTER, BYTES), "disk_processed", "disk_processed"},
+	{VMS_VM_MIG_DISK_REMAINING, 0, C(GAUGE, BYTES), "disk_remaining", "disk_remaining"},
+	{VMS_VM_MIG_DISK_BPS, 0, C(GAUGE, NONE), "disk_bps", "disk_bps"},
+};
+
 static const struct vms_vmetric_info fast[] = {
 	{VMS_VM_CPU_TIME, VMS_VG_CPU, C(COUNTER, NS), "cpu_time", "time"},
 	{VMS_VM_CPU_USER, VMS_VG_CPU, C(COUNTER, NS), "cpu_user", "user"},
@@ -83,6 +112,8 @@ const struct vms_vmetric_info *vms_vmetric_find(unsigned id)
 		return &vms_vm_balloon[id - VMS_VM_BALLOON_CURRENT];
 	if (id >= VMS_VM_BLOCK_RD_REQS && id < VMS_VM_BLOCK_RD_REQS + VMS_VM_NBLOCK)
 		return &vms_vm_block[id - VMS_VM_BLOCK_RD_REQS];
+	if (id >= VMS_VM_MIG_JOB && id < VMS_VM_MIG_JOB + VMS_VM_NMIG)
+		return &vms_vm_mig[id - VMS_VM_MIG_JOB];
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(fast); i++)
 		if (fast[i].id == id)
 			return &fast[i];

@@ -148,6 +148,33 @@ enum vms_vmetric {
 	VMS_VM_CHECK_CPU_SYSTEM,
 	VMS_VM_CHECK_VCPU_TIME,
 	VMS_VM_CHECK_VCPU_DELAY,
+	/* migration.*: the job statistics of a domain that has a migration
+	 * job (virDomainGetJobStats; the final ones from the job-completed
+	 * event), in libvirt's units; see vms_vm_mig */
+	VMS_VM_MIG_JOB = 128,
+	VMS_VM_MIG_TIME_ELAPSED,
+	VMS_VM_MIG_TIME_REMAINING,
+	VMS_VM_MIG_SETUP_TIME,
+	VMS_VM_MIG_DOWNTIME_EXPECTED,
+	VMS_VM_MIG_DOWNTIME,
+	VMS_VM_MIG_DATA_TOTAL,
+	VMS_VM_MIG_DATA_PROCESSED,
+	VMS_VM_MIG_DATA_REMAINING,
+	VMS_VM_MIG_MEMORY_TOTAL,
+	VMS_VM_MIG_MEMORY_PROCESSED,
+	VMS_VM_MIG_MEMORY_REMAINING,
+	VMS_VM_MIG_MEMORY_BPS,
+	VMS_VM_MIG_MEMORY_DIRTY_RATE,
+	VMS_VM_MIG_MEMORY_ITERATION,
+	VMS_VM_MIG_MEMORY_PAGE_SIZE,
+	VMS_VM_MIG_MEMORY_CONSTANT,
+	VMS_VM_MIG_MEMORY_NORMAL,
+	VMS_VM_MIG_MEMORY_NORMAL_BYTES,
+	VMS_VM_MIG_MEMORY_POSTCOPY_REQS,
+	VMS_VM_MIG_DISK_TOTAL,
+	VMS_VM_MIG_DISK_PROCESSED,
+	VMS_VM_MIG_DISK_REMAINING,
+	VMS_VM_MIG_DISK_BPS,
 };
 
 /* What the sampler needs to know about a metric. */
@@ -166,6 +193,12 @@ struct vms_vmetric_info {
 #define VMS_VM_NBLOCK 11
 extern const struct vms_vmetric_info vms_vm_balloon[VMS_VM_NBALLOON];
 extern const struct vms_vmetric_info vms_vm_block[VMS_VM_NBLOCK];
+/* The migration.* fields, in column order (ids VMS_VM_MIG_JOB on); lv is
+ * the typed parameter's name in virDomainGetJobStats ("downtime" twice:
+ * the expected downtime of a running job, the real one of a completed
+ * job), NULL for the job type itself. */
+#define VMS_VM_NMIG 24
+extern const struct vms_vmetric_info vms_vm_mig[VMS_VM_NMIG];
 /* Any metric's info, or NULL for an unknown id. */
 const struct vms_vmetric_info *vms_vmetric_find(unsigned id);
 

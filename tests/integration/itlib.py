@@ -78,8 +78,10 @@ def lock():
         fcntl.flock(_lock_fd, fcntl.LOCK_EX)
 
 
-def need(guests=True):
-    """The environment: root, tools, libvirtd and the stable guests."""
+def need(guests=True, daemon=True):
+    """The environment: root, tools, libvirtd and the stable guests
+    (daemon False: neither the lab's libvirtd nor its guests, for a test
+    that runs private daemons, tests/vmlab/migd.sh)."""
     if os.geteuid() != 0:
         skip_or_fail('not root')
     lock()
@@ -90,6 +92,8 @@ def need(guests=True):
             skip_or_fail('%s is not installed (run tests/vmlab/setup.sh)' % tool)
     if not os.path.exists('/var/lib/vmsampler-vmlab/guest/STAMP'):
         skip_or_fail('no vmlab guest image (run tests/vmlab/setup.sh)')
+    if not daemon:
+        return
     vmlab('daemon.sh', 'start')
     if guests:
         running = set(virsh('list', '--name').stdout.split())
@@ -336,7 +340,7 @@ class Stream:
 
 
 EV = {'VM_STARTED': 16, 'VM_STOPPED': 17, 'VM_CRASHED': 18, 'VM_PAUSED': 19, 'VM_RESUMED': 20,
-      'VM_DEFINED': 23, 'VM_UNDEFINED': 24, 'LIBVIRT_LOST': 32, 'LIBVIRT_BACK': 33}
+      'VM_MIGRATED_IN': 21, 'VM_MIGRATED_OUT': 22, 'VM_DEFINED': 23, 'VM_UNDEFINED': 24, 'LIBVIRT_LOST': 32, 'LIBVIRT_BACK': 33}
 
 
 class Checks:

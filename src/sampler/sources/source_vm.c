@@ -200,6 +200,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 	int r;
 
 	p->vmgen = vms_vmtab_gen(src->vms);
+	p->mig_reschema = false;
 	r = vm_reconcile(src);
 	if (r < 0)
 		return r;
@@ -237,7 +238,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct vm *p = src->priv;
-	if (VMS_UNLIKELY(vms_vmtab_gen(t->vms) != p->vmgen))
+	if (VMS_UNLIKELY(vms_vmtab_gen(t->vms) != p->vmgen || p->mig_reschema))
 		return VMS_RESCHEMA;
 	p->tick_due = t->idx + 1; /* 0 means "none": tick indexes may start at 0 */
 	slots[0] = p->connected;
@@ -431,6 +432,12 @@ static bool on_stats(struct vm *p, const struct vms_vp_msg *m)
 		uint64_t v;
 		vms_vp_stats_get(&s, i, &id, &idx, &v);
 		int32_t c = vms_vmlay_col(&r->lay, id, idx);
+		if (c < 0 && id >= VMS_VM_MIG_JOB && id < VMS_VM_MIG_JOB + VMS_VM_NMIG && !r->want_mig) {
+			/* its first migration: columns from the next frame on
+			 * (these values are lost, not misplaced) */
+			r->want_mig = true;
+			p->mig_reschema = true;
+		}
 		if (c < 0)
 			continue;
 		r->pend[c] = v;

@@ -33,6 +33,7 @@ struct vmrec {
 	int64_t pend_slow_t;   /* when libvirt returned the slow ones, 0: none */
 	bool pend_any;
 	uint8_t need_sent;
+	bool want_mig;         /* the agent sent migration values: migration.* columns */
 	bool gone;
 	bool keep;             /* declare: still in the table */
 };
@@ -71,6 +72,7 @@ struct vm {
 	bool fatal;                /* protocol mismatch: do not restart */
 	bool connected, ever_connected, said_unavailable, lost_marked;
 	bool synced;               /* a full listing arrived */
+	bool mig_reschema;         /* a VM needs its migration.* columns */
 	struct aux *aux;
 	unsigned naux, capaux;
 	char batch[VMS_VP_BATCH_MAX][VMS_UUID_LEN + 1];

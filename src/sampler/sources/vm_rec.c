@@ -163,6 +163,11 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 		}
 	}
 	vms_schema_addf(b, typed(&d, &slow), "vm.%s.slow_t", n);
+	if (r->want_mig) {
+		vms_vmlay_add_mig(&r->lay);
+		for (unsigned k = 0; k < VMS_VM_NMIG; k++)
+			vms_schema_addf(b, typed(&d, &vms_vm_mig[k]), "vm.%s.migration.%s", n, vms_vm_mig[k].col);
+	}
 	if (b->err)
 		return b->err;
 	if (old == r->lay.ncol)
