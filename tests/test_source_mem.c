@@ -204,6 +204,9 @@ static void test_vmstat_selection(void **state)
 	const struct vms_col *c = d->schema->cols;
 	assert_int_equal(c[col(d, "vmstat.nr_free_pages")].kind, VMS_KIND_GAUGE);
 	assert_int_equal(c[col(d, "vmstat.nr_dirtied")].kind, VMS_KIND_COUNTER);
+	/* the state item without nr_: it goes down (a live test saw it) */
+	assert_int_equal(c[col(d, "vmstat.workingset_nodes")].kind, VMS_KIND_GAUGE);
+	assert_int_equal(c[col(d, "vmstat.workingset_refault")].kind, VMS_KIND_COUNTER);
 	assert_int_equal(c[col(d, "vmstat.pgfault")].kind, VMS_KIND_COUNTER);
 	assert_int_equal(c[col(d, "vmstat.pgfault")].wrap_bits, 64);
 	assert_int_equal(c[col(d, "vmstat.pgpgin")].unit, VMS_UNIT_KIB);
