@@ -118,6 +118,32 @@ def start_export(tmp, *args, name='export'):
     return p, wait_for(port, what='export to listen')
 
 
+def start_prometheus(prom, tmp, port):
+    """Prometheus (binary prom) scraping 127.0.0.1:port every second, its
+    storage in tmp, on a free port, ready: its base URL (stopped by
+    stop_all)."""
+    pport = free_port()
+    cfg = os.path.join(tmp, 'prometheus.yml')
+    with open(cfg, 'w') as f:
+        f.write('global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n'
+                'scrape_configs:\n  - job_name: vmsampler\n    static_configs:\n'
+                '      - targets: ["127.0.0.1:%d"]\n' % port)
+    plog = open(os.path.join(tmp, 'prometheus.log'), 'w')
+    pbase = 'http://127.0.0.1:%d' % pport
+    pp = start([prom, '--config.file=' + cfg, '--storage.tsdb.path=' + os.path.join(tmp, 'tsdb'),
+                '--web.listen-address=127.0.0.1:%d' % pport], stderr=plog)
+
+    def ready():
+        if pp.poll() is not None:
+            raise AssertionError('prometheus exited %d: see %s' % (pp.returncode, plog.name))
+        try:
+            return get(pbase + '/-/ready')[0] == 200
+        except OSError:
+            return False
+    wait_for(ready, 60, 'prometheus to be ready')
+    return pbase
+
+
 def dump_rows(path):
     out = subprocess.run([BIN, 'dump', path], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -200,25 +226,7 @@ def main():
         assert st == 404
 
         # a real Prometheus scrapes it
-        pport = free_port()
-        cfg = os.path.join(tmp, 'prometheus.yml')
-        with open(cfg, 'w') as f:
-            f.write('global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n'
-                    'scrape_configs:\n  - job_name: vmsampler\n    static_configs:\n'
-                    '      - targets: ["127.0.0.1:%d"]\n' % port)
-        plog = open(os.path.join(tmp, 'prometheus.log'), 'w')
-        pbase = 'http://127.0.0.1:%d' % pport
-        pp = start([prom, '--config.file=' + cfg, '--storage.tsdb.path=' + os.path.join(tmp, 'tsdb'),
-                    '--web.listen-address=127.0.0.1:%d' % pport], stderr=plog)
-
-        def ready():
-            if pp.poll() is not None:
-                raise AssertionError('prometheus exited %d: see %s' % (pp.returncode, plog.name))
-            try:
-                return get(pbase + '/-/ready')[0] == 200
-            except OSError:
-                return False
-        wait_for(ready, 60, 'prometheus to be ready')
+        pbase = start_prometheus(prom, tmp, port)
 
         def scraped():
             s = prom_series(pbase, 'vmsampler_frame_sequence[1m]')

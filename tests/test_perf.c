@@ -67,22 +67,10 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static unsigned count_fds(void)
+/* The entries of a /proc directory but . and .. */
+static unsigned count_entries(const char *dir)
 {
-	DIR *d = opendir("/proc/self/fd");
-	unsigned n = 0;
-	assert_non_null(d);
-	for (struct dirent *e; (e = readdir(d));)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the directory's own fd */
-}
-
-/* The threads of this process the kernel still lists. */
-static unsigned count_tasks(void)
-{
-	DIR *d = opendir("/proc/self/task");
+	DIR *d = opendir(dir);
 	unsigned n = 0;
 	assert_non_null(d);
 	for (struct dirent *e; (e = readdir(d));)
@@ -90,6 +78,17 @@ static unsigned count_tasks(void)
 			n++;
 	closedir(d);
 	return n;
+}
+
+static unsigned count_fds(void)
+{
+	return count_entries("/proc/self/fd") - 1; /* the directory's own fd */
+}
+
+/* The threads of this process the kernel still lists. */
+static unsigned count_tasks(void)
+{
+	return count_entries("/proc/self/task");
 }
 
 /* pthread_join returns when a thread has released its stack, a little

@@ -36,37 +36,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from itlib import (BIN, Checks, Sampler, log, need, qemu_pid, remove, transient, virsh)
-
-CG = '/sys/fs/cgroup'
-
-
-def vm_groups(pid):
-    """The VM's group directories (v2, v1 cpu), as vmsampler finds them:
-    QEMU's path in /proc/PID/cgroup without its trailing /emulator."""
-    v2 = cpu = None
-    for line in open('/proc/%d/cgroup' % pid):
-        hid, ctl, path = line.rstrip('\n').split(':', 2)
-        if path.endswith('/emulator'):
-            path = path[:-len('/emulator')]
-        if hid == '0' and ctl == '' and path != '/':
-            for base in (CG, CG + '/unified'):
-                if os.path.exists(base + path + '/cgroup.procs'):
-                    v2 = base + path
-        elif 'cpu' in ctl.split(',') and path != '/':
-            for base in (CG + '/cpu', CG + '/cpu,cpuacct'):
-                if os.path.exists(base + path):
-                    cpu = base + path
-    return v2, cpu
-
-
-def read_keyed(path):
-    d = {}
-    for line in open(path):
-        k, v = line.split()
-        d[k] = int(v)
-    return d
-
+from itlib import (BIN, Checks, Sampler, log, need, qemu_pid, read_keyed, remove, transient, virsh,
+                   vm_groups)
 
 def cpu_stat(v2, cpu):
     """nr_periods, nr_throttled, throttled ns from the file vmsampler uses
@@ -95,7 +66,7 @@ def main():
     try:
         virsh('schedinfo', guest, '--live', 'global_period=100000', 'global_quota=25000')
         pid = qemu_pid(guest)
-        v2, cpu = vm_groups(pid)
+        v2, cpu = vm_groups(pid, 'cpu')
         c.ok(v2 or cpu, 'no cgroup of %s found' % guest)
         c.ok(quota(v2, cpu) == (25000, 100000), 'the cap is not in the VM group: %s' % (quota(v2, cpu),))
         pre = 'vm.%s.' % guest  # the name has no character vmsampler rewrites

@@ -68,25 +68,7 @@ def main():
         # the agent has found the guests: their families are served
         tx.wait_for(lambda: all(('domain="%s"' % g).encode() in tx.get(base + '/metrics')[2] for g in STABLE),
                     60, 'the guests in /metrics')
-        pport = tx.free_port()
-        cfg = os.path.join(tmp, 'prometheus.yml')
-        with open(cfg, 'w') as f:
-            f.write('global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n'
-                    'scrape_configs:\n  - job_name: vmsampler\n    static_configs:\n'
-                    '      - targets: ["127.0.0.1:%d"]\n' % port)
-        plog = open(os.path.join(tmp, 'prometheus.log'), 'w')
-        pbase = 'http://127.0.0.1:%d' % pport
-        pp = tx.start([prom, '--config.file=' + cfg, '--storage.tsdb.path=' + os.path.join(tmp, 'tsdb'),
-                       '--web.listen-address=127.0.0.1:%d' % pport], stderr=plog)
-
-        def ready():
-            if pp.poll() is not None:
-                raise AssertionError('prometheus exited %d: see %s' % (pp.returncode, plog.name))
-            try:
-                return tx.get(pbase + '/-/ready')[0] == 200
-            except OSError:
-                return False
-        tx.wait_for(ready, 60, 'prometheus to be ready')
+        pbase = tx.start_prometheus(prom, tmp, port)
         t0 = time.time()
         time.sleep(60)  # a minute of scrapes
         c.ok(exp.poll() is None, 'export exited')

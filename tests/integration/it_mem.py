@@ -40,9 +40,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from itlib import (Checks, Sampler, log, need, qemu_pid, remove, transient)
+from itlib import (Checks, Sampler, log, need, qemu_pid, read_keyed, remove, transient, vm_groups)
 
-CG = '/sys/fs/cgroup'
 MiB = 1 << 20
 
 # The reader: maps the file and touches one byte per page, forever.  Run
@@ -60,32 +59,6 @@ while True:
 '''
 
 
-def groups(pid):
-    """The VM's cgroup2 group and v1 memory group, from /proc/PID/cgroup
-    (QEMU's path without its trailing /emulator), as vmsampler finds them."""
-    v2 = mem = None
-    for line in open('/proc/%d/cgroup' % pid):
-        hid, ctl, path = line.rstrip('\n').split(':', 2)
-        if path.endswith('/emulator'):
-            path = path[:-len('/emulator')]
-        if hid == '0' and ctl == '' and path != '/':
-            for base in (CG, CG + '/unified'):
-                if os.path.exists(base + path + '/cgroup.procs'):
-                    v2 = base + path
-        elif 'memory' in ctl.split(',') and path != '/':
-            if os.path.exists(CG + '/memory' + path):
-                mem = CG + '/memory' + path
-    return v2, mem
-
-
-def keyed(path):
-    d = {}
-    for line in open(path):
-        k, v = line.split()
-        d[k] = int(v)
-    return d
-
-
 def psi(path):
     """{'some': total, 'full': total} of a pressure file, in µs."""
     d = {}
@@ -100,11 +73,11 @@ def readings(v2, mem):
     vm_psi = psi(v2 + '/memory.pressure')
     host_psi = psi('/proc/pressure/memory')
     return {
-        'cg.pgmajfault': keyed(mem + '/memory.stat')['total_pgmajfault'],
+        'cg.pgmajfault': read_keyed(mem + '/memory.stat')['total_pgmajfault'],
         'cg.psi.memory.some.total': vm_psi['some'],
         'cg.psi.memory.full.total': vm_psi['full'],
         'host:psi.memory.some.total': host_psi['some'],
-        'host:vmstat.pgmajfault': keyed('/proc/vmstat')['pgmajfault'],
+        'host:vmstat.pgmajfault': read_keyed('/proc/vmstat')['pgmajfault'],
     }
 
 
@@ -119,7 +92,7 @@ def main():
     reader = s = None
     try:
         pid = qemu_pid(guest)
-        v2, mem = groups(pid)
+        v2, mem = vm_groups(pid, 'memory')
         c.ok(v2 and mem, 'groups of %s: cgroup2 %s, v1 memory %s' % (guest, v2, mem))
         c.ok(os.path.exists(v2 + '/memory.pressure'), 'no memory.pressure in ' + v2)
         # the file, written and flushed from the page cache of the test's group
@@ -173,7 +146,7 @@ def main():
         c.ok(rounds == 3, 'only %d bracketed rounds' % rounds)
         s.wait_rows(14, timeout=30)
         rows = s.snapshot()
-        oom = keyed(mem + '/memory.oom_control')
+        oom = read_keyed(mem + '/memory.oom_control')
         for row in rows:
             c.ok(s.value(row, pre + 'cg.mem_max') == limit, 'cg.mem_max %s, limit %d' % (s.value(row, pre + 'cg.mem_max'), limit))
             anon, file_ = s.value(row, pre + 'cg.anon'), s.value(row, pre + 'cg.file')

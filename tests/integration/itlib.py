@@ -135,6 +135,38 @@ def domstats(name, *groups):
     return d
 
 
+CG = '/sys/fs/cgroup'
+
+
+def vm_groups(pid, v1_ctl):
+    """The VM's cgroup2 group and its v1 group of controller v1_ctl ('cpu',
+    'memory'), as vmsampler finds them: QEMU's path in /proc/PID/cgroup
+    without its trailing /emulator; None where there is none."""
+    v2 = v1 = None
+    for line in open('/proc/%d/cgroup' % pid):
+        hid, ctl, path = line.rstrip('\n').split(':', 2)
+        if path.endswith('/emulator'):
+            path = path[:-len('/emulator')]
+        if hid == '0' and ctl == '' and path != '/':
+            for base in (CG, CG + '/unified'):
+                if os.path.exists(base + path + '/cgroup.procs'):
+                    v2 = base + path
+        elif v1_ctl in ctl.split(',') and path != '/':
+            for base in (CG + '/' + v1_ctl, CG + '/' + ctl):
+                if os.path.exists(base + path):
+                    v1 = base + path
+    return v2, v1
+
+
+def read_keyed(path):
+    """A file of "key value" lines (cpu.stat, memory.stat, /proc/vmstat)."""
+    d = {}
+    for line in open(path):
+        k, v = line.split()
+        d[k] = int(v)
+    return d
+
+
 def proc_status(pid):
     """fd count and VmRSS (kB) of a process."""
     fds = len(os.listdir('/proc/%d/fd' % pid))
