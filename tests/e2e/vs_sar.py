@@ -40,7 +40,7 @@ does) must not exceed theirs.  `sar -r` and `sar -S`: report's Averages
 of gauges read ten times at instants a few milliseconds apart, within 2 %
 or 16 MB; kbcommit (Committed_AS, which moves by the memory each dd of the
 load commits, 20 of them started per second) within 2 % or 64 MB; %commit
-within 0.1 point; kbmemused, which sar 12.6 computes as MemTotal - MemFree
+within 2 % or 0.1 point; kbmemused, which sar 12.6 computes as MemTotal - MemFree
 - Buffers - Cached - Slab (sysstat now MemTotal - MemAvailable, as ours),
 against that formula over our own mem.* columns.  PSI is skipped on a
 kernel without /proc/pressure.  Without reclaim or swap on the test
@@ -325,7 +325,10 @@ def mem_checks(vms, out, sa, va, rates_csv):
     for col in ("kbmemfree", "kbavail", "kbbuffers", "kbcached", "kbactive", "kbinact", "kbdirty"):
         checks.append(("report " + col, rr[col], r[col], gauge, True))
     checks.append(("report kbcommit", rr["kbcommit"], r["kbcommit"], (0.02, 65536.0), True))
-    checks.append(("report %commit", rr["%commit"], r["%commit"], 0.1, False))
+    # %commit is kbcommit over MemTotal + SwapTotal: the same bound, 2 % of
+    # it or 0.1 point (0.1 point alone failed at 0.5 % apart in a fresh CI
+    # run while guests booted beside it, kbcommit passing)
+    checks.append(("report %commit", rr["%commit"], r["%commit"], (0.02, 0.1), False))
     # sar 12.6's kbmemused from our own meminfo columns (the mean of the frames)
     raw = subprocess.run([vms, "dump", out], capture_output=True, text=True, check=True).stdout
     lines = raw.strip().splitlines()
