@@ -117,7 +117,14 @@ static void test_sigterm_on_stalled_pipe(void **state)
 	frames_check(&fr, &sum);
 	assert_true(sum.gaps >= 1);
 	/* the ring's 64 frames did not fit the buffer: all were written */
-	assert_int_equal(sum.last, taken);
+	if (sum.last != taken) {
+		/* seen once in a fresh CI run (ASan, 60 guests booting beside
+		 * it): 123 of 150, not reproduced; say what the sampler said */
+		char *err = read_whole(errp, NULL);
+		fail_msg("last frame written %llu, taken %llu; %zu frames read, %zu gaps; stderr:\n%s",
+			 (unsigned long long)sum.last, (unsigned long long)taken, fr.n,
+			 sum.gaps, err ? err : "(none)");
+	}
 	frames_free(&fr);
 	free(out);
 	tmpdir_free(dir);
