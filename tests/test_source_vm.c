@@ -394,6 +394,12 @@ static void test_unavailable(void **state)
 		assert_true(val(r, i, "net.vmst1.rx_bytes") != VMS_NONE); /* host sampling */
 	}
 	assert_int_equal(event_count(r, VMS_EV_LIBVIRT_LOST, NULL), 1);
+	/* without VMs a TICK has nothing to pace: they go out every
+	 * timeout / 4 (250 ms here) to keep the watchdog, not every 100 ms
+	 * tick (issue 15) */
+	unsigned ticks = count_str(r->log, "tick - ");
+	if (ticks < 2 || ticks > 5)
+		fail_msg("%u TICKs in 10 ticks of 100 ms without VMs:\n%s", ticks, r->log);
 	run_free(r);
 	free(r);
 }

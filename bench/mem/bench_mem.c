@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "alloccount.h"
+#include "benchstat.h"
 #include "config.h"
 #include "source.h"
 
@@ -31,24 +32,6 @@ extern const struct vms_source_ops vms_source_meminfo;
 extern const struct vms_source_ops vms_source_vmstat;
 extern const struct vms_source_ops vms_source_psi;
 
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* ---- the floor ------------------------------------------------------------ */
 
@@ -165,7 +148,7 @@ int main(int argc, char **argv)
 	size_t nv = 0;
 	unsigned long tick_allocs = 0;
 	for (unsigned r = 0; r < rounds; r++) {
-		uint64_t a = cpu_ns();
+		uint64_t a = bench_cpu_ns();
 		allocs = 0;
 		armed = 1;
 		for (unsigned i = 0; i < ticks; i++) {
@@ -179,10 +162,10 @@ int main(int argc, char **argv)
 		}
 		armed = 0;
 		tick_allocs += allocs;
-		uint64_t b = cpu_ns();
+		uint64_t b = bench_cpu_ns();
 		for (unsigned i = 0; i < ticks; i++)
 			nv = floor_tick();
-		uint64_t c = cpu_ns();
+		uint64_t c = bench_cpu_ns();
 		ts[r] = (double)(b - a) / ticks;
 		tf[r] = (double)(c - b) / ticks;
 		rs[r] = ts[r] / tf[r];
@@ -190,7 +173,7 @@ int main(int argc, char **argv)
 	printf("sources: %u (%u columns); floor: %u files, %zu numbers a tick\n", ns, ncols, nff, nv);
 	printf("sources %.2f us/tick, floor %.2f us/tick, ratio %.3f (median of %u rounds of %u ticks); "
 	       "parse errors %u; allocations in the ticks %lu\n",
-	       median(ts, rounds) / 1000, median(tf, rounds) / 1000, median(rs, rounds), rounds, ticks,
+	       bench_median(ts, rounds) / 1000, bench_median(tf, rounds) / 1000, bench_median(rs, rounds), rounds, ticks,
 	       t.parse_errors, tick_allocs);
 	return tick_allocs ? 1 : 0;
 }

@@ -18,6 +18,7 @@
 _Static_assert(sizeof(enum vms_format) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum vms_csv_layout) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum vms_compress) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum vms_netdev_backend) == sizeof(int), "enum size");
 
 /* Longest string value (paths): PATH_MAX including the terminator. */
 #define STRING_MAX 4095
@@ -40,6 +41,13 @@ static const struct vms_conf_enum layout_enum[] = {
 static const struct vms_conf_enum compress_enum[] = {
 	{"none", VMS_COMPRESS_NONE},
 	{"zstd", VMS_COMPRESS_ZSTD},
+	{NULL, 0},
+};
+
+static const struct vms_conf_enum backend_enum[] = {
+	{"auto", VMS_NETDEV_AUTO},
+	{"netlink", VMS_NETDEV_NETLINK},
+	{"procfs", VMS_NETDEV_PROCFS},
 	{NULL, 0},
 };
 
@@ -99,6 +107,7 @@ static const struct vms_conf_key netdev_keys[] = {
 	SOURCE_KEYS,
 	FILTER_KEYS,
 	{"vm_taps", VMS_CONF_BOOL, SRC(vm_taps)},
+	{"backend", VMS_CONF_ENUM, SRC(backend), .enums = backend_enum},
 };
 static const struct vms_conf_key meminfo_keys[] = {
 	SOURCE_KEYS,

@@ -48,6 +48,13 @@ struct vms_perf_events {
 int vms_perf_events_add(struct vms_perf_events *e, const char *name, bool required);
 void vms_perf_events_clear(struct vms_perf_events *e);
 
+/* sources.netdev.backend: where the interface counters come from */
+enum vms_netdev_backend {
+	VMS_NETDEV_AUTO,    /* netlink where it works on the real /proc, else procfs */
+	VMS_NETDEV_NETLINK, /* rtnetlink RTM_GETSTATS; the run does not start without it */
+	VMS_NETDEV_PROCFS,  /* /proc/net/dev */
+};
+
 struct vms_source_conf {
 	bool enabled;
 	uint32_t every; /* sample every N ticks (>= 1) */
@@ -55,6 +62,7 @@ struct vms_source_conf {
 	bool partitions; /* diskstats: also partitions */
 	bool per_cpu;    /* procstat, perf: per-CPU columns besides the all-CPU ones */
 	bool vm_taps;    /* netdev: also the VMs' tap devices */
+	int backend;     /* netdev: enum vms_netdev_backend */
 	struct vms_perf_events host, vm; /* perf: host-wide and per-VM events */
 };
 

@@ -629,7 +629,10 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 	}
 
 	if (p->cl.fd >= 0) {
-		if (p->tick_due > p->tick_sent && p->hello) {
+		uint64_t every = p->lc->timeout_ns / 4 < IDLE_TICK_EVERY ? p->lc->timeout_ns / 4 : IDLE_TICK_EVERY;
+		bool idle = p->nrec == 0 && src->vms->n == 0 && now - p->tick_sent_at < every;
+		if (p->tick_due > p->tick_sent && p->hello && !idle) {
+			p->tick_sent_at = now;
 			if (p->tick_sent == p->tick_acked)
 				p->unacked_since = now;
 			vms_vp_begin(&p->cl.out, VMS_VP_TICK);

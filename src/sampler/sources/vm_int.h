@@ -15,6 +15,11 @@
 
 #define SCRATCH (64 * 1024)
 #define RESPAWN_FIRST VMS_NSEC_PER_SEC
+/* Without VMs a TICK has nothing to pace: the agent only acknowledges it,
+ * a wake-up of both processes and ~8 system calls per tick (issue 15).
+ * Ticks then go out at most this often (and at least 4 per timeout), to
+ * keep the watchdog of a stuck agent. */
+#define IDLE_TICK_EVERY (5 * VMS_NSEC_PER_SEC)
 #define RESPAWN_MAX (60 * VMS_NSEC_PER_SEC)
 #define STUCK_HOLD_FIRST (60 * VMS_NSEC_PER_SEC)
 #define STUCK_HOLD_MAX (1800 * VMS_NSEC_PER_SEC)
@@ -68,6 +73,7 @@ struct vm {
 	uint64_t restarts;
 	uint64_t last_rx, unacked_since;
 	uint64_t tick_due, tick_sent, tick_acked;
+	uint64_t tick_sent_at;     /* when the last TICK went out */
 	bool hello;
 	bool fatal;                /* protocol mismatch: do not restart */
 	bool connected, ever_connected, said_unavailable, lost_marked;
