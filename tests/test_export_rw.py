@@ -211,17 +211,7 @@ def prom_all(prom, t_end_s):
 
 def vm_all(vm):
     """{(name, labels): [(t_ms, value or None for the stale NaN)]}, raw."""
-    fetch(vm.url('/internal/force_flush'))
-    st, body = fetch(vm.url('/api/v1/export?' + urllib.parse.urlencode(
-        {'match[]': '{__name__=~".+"}', 'start': '0'})))
-    assert st == 200, body[:500]
-    out = {}
-    for line in body.decode().splitlines():
-        s = json.loads(line)
-        m = dict(s['metric'])
-        name = m.pop('__name__')
-        out.setdefault((name, tuple(sorted(m.items()))), []).extend(zip(s['timestamps'], s['values']))
-    return {k: sorted(v, key=lambda p: p[0]) for k, v in out.items()}
+    return vm.series('.+')
 
 
 def scrape(path):

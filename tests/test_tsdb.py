@@ -342,10 +342,12 @@ class Victoria(Server):
                     '-httpListenAddr=127.0.0.1:%d' % self.port, '-retentionPeriod=100y'])
         self.wait_ready('/health')
 
-    def series(self):
+    def series(self, names='vmsampler_.+'):
+        """{(name, labels): [(t_ms, value)]} of the series whose names
+        match, raw (a staleness marker's value is None), sorted by time."""
         fetch(self.url('/internal/force_flush'))
         st, body = fetch(self.url('/api/v1/export?' + urllib.parse.urlencode(
-            {'match[]': '{__name__=~"vmsampler_.+"}', 'start': '0'})))
+            {'match[]': '{__name__=~"%s"}' % names, 'start': '0'})))
         assert st == 200, body[:500]
         out = {}
         for line in body.decode().splitlines():
@@ -353,7 +355,7 @@ class Victoria(Server):
             m = dict(s['metric'])
             name = m.pop('__name__')
             out.setdefault((name, tuple(sorted(m.items()))), []).extend(zip(s['timestamps'], s['values']))
-        return {k: sorted(v) for k, v in out.items()}
+        return {k: sorted(v, key=lambda p: p[0]) for k, v in out.items()}
 
 
 # ---- remote write's reference ----------------------------------------------------

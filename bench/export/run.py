@@ -43,6 +43,26 @@ def pct(xs, p):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
+def by_window(bin_, run, windows, conds):
+    """{cond: ([tick lateness µs], [sampler CPU per tick µs])} of the frames
+    of the .vms file run, each by its wall time (dump's ISO time) in one of
+    windows [(cond, start ns, end ns)]."""
+    out = subprocess.run([bin_, 'dump', run], capture_output=True, text=True, check=True)
+    rows = list(csv.reader(out.stdout.splitlines()))
+    head = rows[0]
+    il, ic = head.index('late_ns'), head.index('self_cpu_ns')
+    res = {c: ([], []) for c in conds}
+    for r in rows[1:]:
+        t = datetime.fromisoformat(r[1]).timestamp() * 1e9
+        for cond, a0, a1 in windows:
+            if a0 <= t < a1:
+                if r[il]:
+                    res[cond][0].append(int(r[il]) / 1000)
+                if r[ic]:
+                    res[cond][1].append(int(r[ic]) / 1000)
+    return res
+
+
 def proc_cpu(pid):
     with open('/proc/%d/stat' % pid) as f:
         fields = f.read().rsplit(')', 1)[1].split()
@@ -108,20 +128,7 @@ def main():
         s.send_signal(signal.SIGTERM)
         s.wait(timeout=10)
         procs.remove(s)
-        out = subprocess.run([bin_, 'dump', run], capture_output=True, text=True, check=True)
-        rows = list(csv.reader(out.stdout.splitlines()))
-        head = rows[0]
-        il, ic = head.index('late_ns'), head.index('self_cpu_ns')
-        # the frame's wall time (dump's ISO time) against the windows'
-        res = {'alone': ([], []), 'export': ([], [])}
-        for r in rows[1:]:
-            t = datetime.fromisoformat(r[1]).timestamp() * 1e9
-            for cond, a0, a1 in windows:
-                if a0 <= t < a1:
-                    if r[il]:
-                        res[cond][0].append(int(r[il]) / 1000)
-                    if r[ic]:
-                        res[cond][1].append(int(r[ic]) / 1000)
+        res = by_window(bin_, run, windows, ('alone', 'export'))
         print('| condition | frames | tick late p50 | tick late p99 | sampler CPU per tick (mean) | exporter CPU (following the ring + scrapes) |')
         print('|---|---:|---:|---:|---:|---|')
         for cond in ('alone', 'export'):

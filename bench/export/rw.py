@@ -26,8 +26,6 @@
    once) and bytes on the wire per frame.
 Prints Markdown tables; everything started is stopped, nothing installed."""
 import argparse
-import csv
-from datetime import datetime
 import http.server
 import os
 import resource
@@ -44,7 +42,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from run import pct, proc_cpu  # noqa: E402  (bench/export/run.py)
+from run import by_window, pct, proc_cpu  # noqa: E402  (bench/export/run.py)
 
 
 class Sink:
@@ -131,19 +129,7 @@ def sampler_part(a, bin_, tmp, procs):
         procs.remove(s)
     finally:
         slow.close()
-    out = subprocess.run([bin_, 'dump', run], capture_output=True, text=True, check=True)
-    rows = list(csv.reader(out.stdout.splitlines()))
-    head = rows[0]
-    il, ic = head.index('late_ns'), head.index('self_cpu_ns')
-    res = {c: ([], []) for c in conds}
-    for r in rows[1:]:
-        t = datetime.fromisoformat(r[1]).timestamp() * 1e9
-        for cond, a0, a1 in windows:
-            if a0 <= t < a1:
-                if r[il]:
-                    res[cond][0].append(int(r[il]) / 1000)
-                if r[ic]:
-                    res[cond][1].append(int(r[ic]) / 1000)
+    res = by_window(bin_, run, windows, conds)
     print('| condition | frames | tick late p50 | tick late p99 | sampler CPU per tick (mean) | pusher CPU |')
     print('|---|---:|---:|---:|---:|---:|')
     for cond in conds:
