@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""it_dirtyrate - dirty-page-rate sampling (sources.libvirt.dirty_rate_every)
+against a private libvirtd (tests/vmlab/migd.sh, as it_migrate) and one TCG
+guest without disk or network (vms.load=busy: its memory keeps changing).
+
+Two vmsamplers in turn (binary output, 200 ms ticks), each with the agent's
+libvirt API trace (LIBVIRT_LOG_FILTERS) in a file of its own:
+  - key off: the agent opens its read-only connection only (no
+    virConnectOpen), starts no calculation (no virDomainStartDirtyRateCalc),
+    and the stream has no dirtyrate column;
+  - key on (every EVERY s, SECONDS s): one read-write connection; each
+    frame's vm.NAME.dirtyrate.* values are those of `virsh domstats
+    --dirtyrate` polled meanwhile for the same calculation (same
+    calc_start_time): megabytes_per_second, calc_period, calc_status 2;
+    calculations come at the configured cadence (start times EVERY apart,
+    give or take a tick and libvirt's whole seconds), as many as the
+    agent's virDomainStartDirtyRateCalc calls, and never a 0 written for a
+    value not read (the columns are empty between results).
+Cost (logged, in README): the agent's, libvirtd's and QEMU's CPU per second
+with the key on minus with it off, per calculation.
+Everything started here is taken down whatever fails.
+"""
+import atexit
+import os
+import re
+import shutil
+import signal
+import sys
+import threading
+import time
+import uuid as uuidmod
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from itlib import VMLAB, Checks, Sampler, Stream, log, need, proc_cpu_ns, run, skip_or_fail
+
+NAME = 'vms-dirty'
+EVERY = 3
+SECONDS = 1
+PHASE = 15        # seconds of each sampler's measured window
+G = '/var/lib/vmsampler-vmlab/guest'
+MIGD = os.path.join(VMLAB, 'migd.sh')
+
+
+def guest_xml():
+    return '''<domain type='qemu'>
+  <name>%s</name>
+  <memory unit='MiB'>128</memory>
+  <vcpu>1</vcpu>
+  <os><type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>%s/vmlinuz</kernel><initrd>%s/initrd.img</initrd>
+    <cmdline>console=ttyS0 panic=-1 no_timer_check quiet vms.name=%s vms.load=busy</cmdline></os>
+  <features><acpi/><tcg><tb-cache unit='MiB'>32</tb-cache></tcg></features>
+  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>
+  <devices><emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <controller type='usb' model='none'/>
+    <serial type='pty'><target port='0'/></serial>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+''' % (NAME, G, G, NAME)
+
+
+def virsh(uri, *args, check=True):
+    return run('virsh', '-q', '-c', uri, *args, check=check, timeout=120)
+
+
+def api_calls(path, name):
+    """Lines of the libvirt API trace that enter `name`."""
+    if not os.path.exists(path):
+        return []
+    return [l for l in open(path, errors='replace') if ': %s:' % name in l]
+
+
+class Poller:
+    """virsh domstats --dirtyrate every 0.25 s: calc_start_time -> values
+    of each measured calculation (the reference)."""
+
+    def __init__(self, uri):
+        self.uri = uri
+        self.calcs = {}
+        self.stop_ = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop_:
+            r = virsh(self.uri, 'domstats', '--dirtyrate', NAME, check=False)
+            d = dict(re.findall(r'dirtyrate\.(\w+)=(\S+)', r.stdout))
+            if d.get('calc_status') == '2' and 'calc_start_time' in d:
+                self.calcs[int(d['calc_start_time'])] = d
+            time.sleep(0.25)
+
+    def stop(self):
+        self.stop_ = True
+        self.t.join(timeout=30)
+
+
+def main():
+    c = Checks('it_dirtyrate')
+    need(guests=False, daemon=False)
+    if run('sh', '-c', 'command -v unshare && test -x /usr/sbin/libvirtd', check=False).returncode:
+        skip_or_fail('unshare or libvirtd missing (util-linux, tests/vmlab/setup.sh)')
+    tmp = '/tmp/it-dirtyrate-%d' % os.getpid()
+    d = os.path.join(tmp, 'd')
+    samplers = []
+    pollers = []
+
+    def teardown():
+        for p in pollers:
+            p.stop()
+        for s in samplers:
+            try:
+                s.stop()
+            except Exception:  # noqa: BLE001 - already gone; go on tearing down
+                pass
+        run('bash', MIGD, 'stop', d, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+    atexit.register(teardown)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    os.makedirs(tmp)
+
+    t0 = time.monotonic()
+    uri, lvd_pid = run('bash', MIGD, 'start', d, 'vmsdirty', str(uuidmod.uuid4())).stdout.split()
+    lvd_pid = int(lvd_pid)
+    xml = os.path.join(tmp, 'g.xml')
+    open(xml, 'w').write(guest_xml())
+    virsh(uri, 'create', xml)
+    uuid = virsh(uri, 'domuuid', NAME).stdout.strip()
+    qemu_pid = int(open(os.path.join(d, 'run', 'qemu', NAME + '.pid')).read())
+    time.sleep(2)  # past the first instants of the boot
+
+    def sample(tag, config):
+        lg = os.path.join(tmp, 'libvirt-%s.log' % tag)
+        out = os.path.join(tmp, 'out-%s.vms' % tag)
+        os.environ['LIBVIRT_LOG_FILTERS'] = '1:libvirt 4:*'
+        os.environ['LIBVIRT_LOG_OUTPUTS'] = '1:file:' + lg
+        s = Sampler('-i', '200ms', '-o', out, csv=False, tmpdir=tmp,
+                    config='sources:\n  libvirt:\n    uri: "%s"\n%s' % (uri, config))
+        del os.environ['LIBVIRT_LOG_FILTERS'], os.environ['LIBVIRT_LOG_OUTPUTS']
+        samplers.append(s)
+        time.sleep(1.5)  # connected, listed
+        agent = s.agent_pid()
+        c.ok(agent is not None, '%s: no agent' % tag)
+        w0 = time.monotonic()
+        cpu0 = [proc_cpu_ns(p) for p in (agent, lvd_pid, qemu_pid)]
+        time.sleep(PHASE)
+        cpu1 = [proc_cpu_ns(p) for p in (agent, lvd_pid, qemu_pid)]
+        w1 = time.monotonic()
+        c.ok(s.stop() == 0, '%s: vmsampler exit status' % tag)
+        samplers.remove(s)
+        rates = [(b - a) / (w1 - w0) for a, b in zip(cpu0, cpu1)]  # ns of CPU per s
+        log('%s: CPU ms/s agent %.2f, libvirtd %.2f, qemu %.1f' % (tag, *[r / 1e6 for r in rates]))
+        return lg, out, rates, s.stderr()
+
+    # ---- off: no read-write connection, no calculation, no column ----
+    lg, out, off, err = sample('off', '')
+    c.ok(api_calls(lg, 'virConnectOpenReadOnly'), 'off: no read-only connection in the agent\'s trace: '
+         'the reference is missing')
+    c.ok(not api_calls(lg, 'virConnectOpen'), 'off: a read-write connection was opened')
+    c.ok(not api_calls(lg, 'virDomainStartDirtyRateCalc'), 'off: a calculation was started')
+    st = Stream(out)
+    names = {col['name'] for cols in st.schemas.values() for col in cols}
+    c.ok('vm.%s.state' % NAME in names and not any('.dirtyrate.' in n for n in names),
+         'off: columns %s' % sorted(n for n in names if NAME in n)[:8])
+
+    # ---- on ----
+    p = Poller(uri)
+    pollers.append(p)
+    lg, out, on, err = sample('on', '    dirty_rate_every: %ds\n    dirty_rate_seconds: %ds\n' % (EVERY, SECONDS))
+    time.sleep(0.5)
+    p.stop()
+    log('agent stderr: %r' % err)
+    c.ok('dirty-rate' not in err, 'on: the agent complained: %s' % err)
+    opens = api_calls(lg, 'virConnectOpen')
+    starts = api_calls(lg, 'virDomainStartDirtyRateCalc')
+    c.ok(len(opens) == 1, 'on: %d read-write connections' % len(opens))
+    st = Stream(out)
+    pre = 'vm.%s.dirtyrate.' % NAME
+    keys = {col['name']: col['key'] for cols in st.schemas.values() for col in cols}
+    c.ok(keys.get(pre + 'megabytes_per_second') == uuid, 'on: dirtyrate columns not under the UUID key')
+    got = [f for f in st.frames if pre + 'calc_start_time' in f['v']]
+    empty = [f for f in st.frames if 'vm.%s.state' % NAME in f['v'] and pre + 'calc_start_time' not in f['v']]
+    log('on: %d frames, %d with a result, %d calculations started, %d measured by virsh' %
+        (len(st.frames), len(got), len(starts), len(p.calcs)))
+    c.ok(all(not any(k.startswith(pre) for k in f['v']) for f in empty), 'on: a partial result')
+    # at least the results of the calculations the window held
+    c.ok(len(got) >= PHASE // EVERY - 1, 'on: only %d results in %d s at %d s' % (len(got), PHASE, EVERY))
+    c.ok(len(got) in (len(starts), len(starts) - 1), 'on: %d results of %d calculations' % (len(got), len(starts)))
+    starts_t = [f['v'][pre + 'calc_start_time'] for f in got]
+    c.ok(len(set(starts_t)) == len(starts_t), 'on: a result written twice: %s' % starts_t)
+    gaps = [b - a for a, b in zip(starts_t, starts_t[1:])]
+    log('on: calc_start_time gaps %s s' % gaps)
+    c.ok(all(EVERY - 1 <= g <= EVERY + 1 for g in gaps), 'on: cadence %s, not every %d s' % (gaps, EVERY))
+    matched = 0
+    for f in got:
+        v = {k[len(pre):]: x for k, x in f['v'].items() if k.startswith(pre)}
+        ref = p.calcs.get(v['calc_start_time'])
+        if ref is None:
+            continue  # virsh did not see this one (the last, after it stopped)
+        matched += 1
+        c.ok(v.get('megabytes_per_second') == int(ref['megabytes_per_second']),
+             'frame %d: %s MiB/s, virsh %s (calc_start_time %d)' %
+             (f['seq'], v.get('megabytes_per_second'), ref['megabytes_per_second'], v['calc_start_time']))
+        c.ok(v.get('calc_period') == int(ref['calc_period']) == SECONDS, 'frame %d: period %s, virsh %s' %
+             (f['seq'], v.get('calc_period'), ref['calc_period']))
+        c.ok(v.get('calc_status') == 2, 'frame %d: status %s' % (f['seq'], v.get('calc_status')))
+        # written after the calculation ended, not before
+        c.ok(f['t_real'] // 10**9 >= v['calc_start_time'] + SECONDS, 'frame %d: a result before its end' % f['seq'])
+    log('on: %d results equal to virsh domstats --dirtyrate: %s' %
+        (matched, [(f['v'][pre + 'calc_start_time'], f['v'][pre + 'megabytes_per_second']) for f in got]))
+    c.ok(matched >= len(got) - 1 and matched >= 2, 'on: only %d of %d results seen by virsh' % (matched, len(got)))
+
+    # ---- cost per calculation ----
+    n = max(len(starts), 1)
+    per = [(b - a) * PHASE / n / 1e6 for a, b in zip(off, on)]
+    log('cost per calculation (%d in %d s, %d s each): agent %.2f ms CPU, libvirtd %.2f ms, qemu %.1f ms '
+        '(CPU/s on minus off, times %d s / calculations)' % (n, PHASE, SECONDS, *per, PHASE))
+    log('took %.1f s' % (time.monotonic() - t0))
+    c.done()
+
+
+if __name__ == '__main__':
+    main()
