@@ -32,37 +32,23 @@ import time
 import uuid as uuidmod
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from itlib import VMLAB, Checks, Sampler, Stream, log, need, proc_cpu_ns, run, skip_or_fail
+import it_migrate
+from it_migrate import virsh
+from itlib import Checks, Sampler, Stream, log, need, proc_cpu_ns, run, skip_or_fail
 
 NAME = 'vms-dirty'
 EVERY = 3
 SECONDS = 1
 PHASE = 15        # seconds of each sampler's measured window
-G = '/var/lib/vmsampler-vmlab/guest'
-MIGD = os.path.join(VMLAB, 'migd.sh')
+MIGD = it_migrate.MIGD
 
 
 def guest_xml():
-    return '''<domain type='qemu'>
-  <name>%s</name>
-  <memory unit='MiB'>128</memory>
-  <vcpu>1</vcpu>
-  <os><type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>%s/vmlinuz</kernel><initrd>%s/initrd.img</initrd>
-    <cmdline>console=ttyS0 panic=-1 no_timer_check quiet vms.name=%s vms.load=busy</cmdline></os>
-  <features><acpi/><tcg><tb-cache unit='MiB'>32</tb-cache></tcg></features>
-  <on_poweroff>destroy</on_poweroff><on_reboot>destroy</on_reboot><on_crash>destroy</on_crash>
-  <devices><emulator>/usr/bin/qemu-system-x86_64</emulator>
-    <controller type='usb' model='none'/>
-    <serial type='pty'><target port='0'/></serial>
-    <memballoon model='none'/>
-  </devices>
-</domain>
-''' % (NAME, G, G, NAME)
-
-
-def virsh(uri, *args, check=True):
-    return run('virsh', '-q', '-c', uri, *args, check=check, timeout=120)
+    """it_migrate's guest (no disk, no interface, a pty console), ours by
+    name, busy (its memory keeps changing)."""
+    x = it_migrate.guest_xml().replace(it_migrate.NAME, NAME)
+    assert 'vms.load=idle' in x
+    return x.replace('vms.load=idle', 'vms.load=busy')
 
 
 def api_calls(path, name):
@@ -130,7 +116,7 @@ def main():
     qemu_pid = int(open(os.path.join(d, 'run', 'qemu', NAME + '.pid')).read())
     time.sleep(2)  # past the first instants of the boot
 
-    def sample(tag, config):
+    def sample(tag, config, uri=uri, phase=PHASE):
         lg = os.path.join(tmp, 'libvirt-%s.log' % tag)
         out = os.path.join(tmp, 'out-%s.vms' % tag)
         os.environ['LIBVIRT_LOG_FILTERS'] = '1:libvirt 4:*'
@@ -144,7 +130,7 @@ def main():
         c.ok(agent is not None, '%s: no agent' % tag)
         w0 = time.monotonic()
         cpu0 = [proc_cpu_ns(p) for p in (agent, lvd_pid, qemu_pid)]
-        time.sleep(PHASE)
+        time.sleep(phase)
         cpu1 = [proc_cpu_ns(p) for p in (agent, lvd_pid, qemu_pid)]
         w1 = time.monotonic()
         c.ok(s.stop() == 0, '%s: vmsampler exit status' % tag)
@@ -210,6 +196,19 @@ def main():
     log('on: %d results equal to virsh domstats --dirtyrate: %s' %
         (matched, [(f['v'][pre + 'calc_start_time'], f['v'][pre + 'megabytes_per_second']) for f in got]))
     c.ok(matched >= len(got) - 1 and matched >= 2, 'on: only %d of %d results seen by virsh' % (matched, len(got)))
+
+    # ---- refused: the daemon's read-only socket (libvirtd makes every
+    # client there read-only, whatever it asks): one line, the rest runs ----
+    ro_uri = uri.replace('/libvirt-sock', '/libvirt-sock-ro')
+    lg, out, _, err = sample('refused', '    dirty_rate_every: 2s\n', uri=ro_uri, phase=5)
+    lines = [l for l in err.splitlines() if 'dirty-rate' in l]
+    log('refused: agent stderr %r' % err)
+    c.ok(len(lines) == 1 and ('read only' in lines[0] or 'read-only' in lines[0]),
+         'refused: not one line naming why: %r' % err)
+    st = Stream(out)
+    c.ok(sum(1 for f in st.frames if f['v'].get('vm.%s.state' % NAME) == 1) >= 20,
+         'refused: the VM not sampled')
+    c.ok(not any(k.startswith(pre) for f in st.frames for k in f['v']), 'refused: dirty-rate values')
 
     # ---- cost per calculation ----
     n = max(len(starts), 1)
