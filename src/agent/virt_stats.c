@@ -507,17 +507,17 @@ void vms_agent_dirty(struct agent *a)
 	virDomainPtr rd = virDomainLookupByUUIDString(a->rw, due->uuid);
 	int r = rd ? virDomainStartDirtyRateCalc(rd, (int)a->dirty_seconds, VIR_DOMAIN_DIRTYRATE_MODE_PAGE_SAMPLING)
 		   : -1;
+	if (r < 0 && !a->dirty_said) {
+		/* before virDomainFree, which clears the error */
+		virErrorPtr e = virGetLastError();
+		fprintf(stderr, "vmsampler-virt: dirty-rate calculation of %s refused: %s (said once)\n", due->name,
+			e && e->message ? e->message : "unknown error");
+		a->dirty_said = true;
+	}
 	if (rd)
 		virDomainFree(rd);
-	if (r < 0) {
-		if (!a->dirty_said) {
-			virErrorPtr e = virGetLastError();
-			fprintf(stderr, "vmsampler-virt: dirty-rate calculation of %s refused: %s (said once)\n",
-				due->name, e && e->message ? e->message : "unknown error");
-			a->dirty_said = true;
-		}
+	if (r < 0)
 		return;
-	}
 	due->dirty_wait = true;
 	due->dirty_polls = 0;
 	due->dirty_read_at = now + (uint64_t)a->dirty_seconds * VMS_NSEC_PER_SEC + DIRTY_POLL;
