@@ -55,7 +55,8 @@ def api_calls(path, name):
     """Lines of the libvirt API trace that enter `name`."""
     if not os.path.exists(path):
         return []
-    return [l for l in open(path, errors='replace') if ': %s:' % name in l]
+    # the entry's trace line (an error line names the function too)
+    return [l for l in open(path, errors='replace') if ' debug : %s:' % name in l]
 
 
 class Poller:
