@@ -783,7 +783,11 @@ static void test_dirty_rate(void **state)
 	assert_int_equal(c.libvirt.dirty_seconds_ns, 3 * SEC);
 	vms_config_free(&c);
 #else
-	skip();
+	struct vms_config c;
+	char err[256];
+	assert_int_equal(vms_config_defaults(&c), 0);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.dirty_rate_every", "1m", err, sizeof(err)), -ENOENT);
+	vms_config_free(&c);
 #endif
 }
 

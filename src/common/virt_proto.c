@@ -79,7 +79,8 @@ const struct vms_vmetric_info vms_vm_mig[VMS_VM_NMIG] = {
 const struct vms_vmetric_info vms_vm_dirty[VMS_VM_NDIRTY] = {
 	/* virDomainDirtyRateStatus: 2 measured (the only one sent) */
 	{VMS_VM_DIRTY_STATUS, 0, C(GAUGE, STATE), "calc_status", "calc_status"},
-	/* seconds since the epoch, seconds, MiB/s: as libvirt gives them */
+	/* seconds on QEMU's clock (CLOCK_MONOTONIC: since boot, not the
+	 * epoch), seconds, MiB/s: as libvirt gives them */
 	{VMS_VM_DIRTY_START_TIME, 0, C(GAUGE, NONE), "calc_start_time", "calc_start_time"},
 	{VMS_VM_DIRTY_PERIOD, 0, C(GAUGE, NONE), "calc_period", "calc_period"},
 	{VMS_VM_DIRTY_MBPS, 0, C(GAUGE, NONE), "megabytes_per_second", "megabytes_per_second"},
