@@ -760,8 +760,39 @@ static void test_mem_sources(void **state)
 	vms_config_free(&c);
 }
 
+/* dirty-rate sampling: off unless set; 1 s calculations by default */
+static void test_dirty_rate(void **state)
+{
+	(void)state;
+#if HAVE_LIBVIRT
+	struct vms_config c;
+	char err[256];
+	assert_int_equal(vms_config_defaults(&c), 0);
+	assert_int_equal(c.libvirt.dirty_every_ns, 0);
+	assert_int_equal(c.libvirt.dirty_seconds_ns, SEC);
+	static const char y[] = "sources:\n  libvirt: {dirty_rate_every: 1m, dirty_rate_seconds: 3s}\n";
+	assert_int_equal(vms_config_load_buffer(&c, "t.yaml", y, strlen(y), err, sizeof(err)), 0);
+	assert_int_equal(c.libvirt.dirty_every_ns, 60 * SEC);
+	assert_int_equal(c.libvirt.dirty_seconds_ns, 3 * SEC);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.dirty_rate_every", "0", err, sizeof(err)), 0);
+	assert_int_equal(c.libvirt.dirty_every_ns, 0);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.dirty_rate_every", "1s", err, sizeof(err)), -ERANGE);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.dirty_rate_seconds", "61s", err, sizeof(err)), -ERANGE);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.dirty_rate_seconds", "500ms", err, sizeof(err)),
+			 -ERANGE);
+	assert_int_equal(c.libvirt.dirty_seconds_ns, 3 * SEC);
+	vms_config_free(&c);
+#else
+	struct vms_config c;
+	char err[256];
+	assert_int_equal(vms_config_defaults(&c), 0);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.dirty_rate_every", "1m", err, sizeof(err)), -ENOENT);
+	vms_config_free(&c);
+#endif
+}
+
 VMS_TEST_MAIN(NULL, NULL,
-	test_mem_sources, test_defaults, test_load_full, test_write_roundtrip, test_empty_documents,
+	test_dirty_rate, test_mem_sources, test_defaults, test_load_full, test_write_roundtrip, test_empty_documents,
 	test_lists_replace, test_errors, test_error_atomic, test_too_large, test_load_file,
 	test_example_file, test_set, test_precedence, test_format_duration,
 	test_format_from_output, test_dup_equal)

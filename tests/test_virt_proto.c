@@ -372,6 +372,16 @@ static void test_metrics(void **state)
 	assert_null(vms_vm_mig[0].lv);
 	assert_string_equal(vms_vm_mig[VMS_VM_MIG_DOWNTIME_EXPECTED - VMS_VM_MIG_JOB].lv, "downtime");
 	assert_null(vms_vmetric_find(VMS_VM_MIG_JOB + VMS_VM_NMIG));
+	/* dirtyrate: ids in column order, named after the stats group's fields */
+	static const char *const dirty[VMS_VM_NDIRTY] = {"calc_status", "calc_start_time", "calc_period",
+							 "megabytes_per_second"};
+	for (unsigned i = 0; i < VMS_VM_NDIRTY; i++) {
+		assert_int_equal(vms_vm_dirty[i].id, VMS_VM_DIRTY_STATUS + i);
+		assert_int_equal(vms_vmetric_find(VMS_VM_DIRTY_STATUS + i), &vms_vm_dirty[i]);
+		assert_string_equal(vms_vm_dirty[i].lv, dirty[i]);
+		assert_string_equal(vms_vm_dirty[i].col, dirty[i]);
+	}
+	assert_null(vms_vmetric_find(VMS_VM_DIRTY_STATUS + VMS_VM_NDIRTY));
 	assert_null(vms_vmetric_find(0));
 	/* a STATS message carries them; an id past them breaks the stream */
 	for (unsigned k = 0; k < 2; k++) {

@@ -627,6 +627,19 @@ static void test_layout(void **state)
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_BLOCK_RD_BYTES, 1), vms_vmlay_col(&before, VMS_VM_BLOCK_RD_BYTES, 1));
 	assert_int_equal(l.slow_t, before.slow_t);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_MIG_JOB + VMS_VM_NMIG, 0), -1);
+	/* dirty-rate columns (sources.libvirt.dirty_rate_every): declared
+	 * before the migration ones, which then follow them */
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_DIRTY_MBPS, 0), -1);
+	vms_vmlay_init(&l, 2, 1, 2, true, 0, true);
+	vms_vmlay_add_dirty(&l);
+	vms_vmlay_add_dirty(&l); /* once */
+	vms_vmlay_add_mig(&l);
+	assert_int_equal(l.ncol, before.ncol + VMS_VM_NDIRTY + VMS_VM_NMIG);
+	check_layout(&l);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_DIRTY_STATUS, 0), (int32_t)before.ncol);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_DIRTY_MBPS, 0), (int32_t)before.ncol + VMS_VM_NDIRTY - 1);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_MIG_JOB, 0), (int32_t)before.ncol + VMS_VM_NDIRTY);
+	assert_int_equal(vms_vmlay_col(&l, VMS_VM_DIRTY_STATUS + VMS_VM_NDIRTY, 0), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_VCPU_TIME, 2), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_BLOCK_RD_BYTES, 2), -1);
 	assert_int_equal(vms_vmlay_col(&l, VMS_VM_NET_RX_BYTES, 1), -1);

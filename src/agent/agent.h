@@ -45,6 +45,13 @@ struct adom {
 	uint8_t mig_fail;    /* failed job-statistics calls in a row */
 	unsigned gone_ticks;
 	uint64_t gone_at;
+	/* dirty-rate sampling (a->rw): the next start is due at dirty_next;
+	 * dirty_wait while a calculation we started runs (its result is read
+	 * at dirty_read_at, polled again while libvirt says measuring) */
+	uint64_t dirty_next, dirty_read_at;
+	bool dirty_wait;
+	uint8_t dirty_polls;
+	long long dirty_last; /* calc_start_time of the last result sent */
 };
 
 /* lcevent kinds beyond lifecycle */
@@ -68,6 +75,10 @@ struct agent {
 	int proc_dirfd;
 	uint64_t interval_ns, refresh_ns, budget_ns;
 	bool crosscheck;
+	uint64_t dirty_every_ns; /* 0: no dirty-rate sampling, no read-write connection */
+	unsigned dirty_seconds;
+	virConnectPtr rw;        /* only with dirty_every_ns: starts the calculations */
+	bool rw_said, dirty_said;
 
 	virConnectPtr conn;
 	int cb_id, cb_iter, cb_job;

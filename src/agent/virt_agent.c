@@ -3,6 +3,7 @@
  *
  *   vmsampler-virt --fd=3 [--uri=URI] [--proc-root=DIR] [--interval-ns=N]
  *                  [--refresh-ns=N] [--budget-ns=N] [--crosscheck]
+ *                  [--dirty-every-ns=N --dirty-seconds=S]
  *
  * Started by the sampler (source_vm.c) with one end of a socketpair as fd
  * 3; it is not meant to be run by hand.  It holds one read-only libvirt
@@ -22,7 +23,12 @@
  *     migrated out stays listed (shut off) until the job-completed event
  *     brought its final statistics and two ticks wrote them (at most
  *     MIG_GONE_WAIT); the destination announces it as started (migrated)
- *     under the same UUID.
+ *     under the same UUID;
+ *   - dirty-page rates, only with --dirty-every-ns: a second, read-write
+ *     connection (the only one that may start a calculation), and every N
+ *     ns per running domain a calculation of S seconds started on it (at
+ *     most one start per tick); its result, read from the dirtyrate stats
+ *     group once it is measured, goes out once (dirtyrate.* values).
  * It runs at nice 10 (its work is background work: the sampler's ticks
  * and the guests come first), and exits when the sampler closes its end,
  * and when the sampler dies (PR_SET_PDEATHSIG). */
@@ -500,6 +506,9 @@ static void disconnect(struct agent *a, const char *why)
 		virConnectUnregisterCloseCallback(a->conn, on_close);
 		virConnectClose(a->conn);
 	}
+	if (a->rw)
+		virConnectClose(a->rw);
+	a->rw = NULL;
 	a->conn = NULL;
 	a->cb_id = a->cb_iter = a->cb_job = -1;
 	a->closed = false;
@@ -538,6 +547,24 @@ static void find_run_dir(struct agent *a)
 	}
 }
 
+/* Dirty-rate sampling only: a read-write connection to the same daemon
+ * (virDomainStartDirtyRateCalc is refused read-only; MIGRATION.md).  It
+ * needs libvirt's read-write socket (root, or the libvirt group, or
+ * polkit's consent); refused, the rest goes on, said in one line. */
+static void open_rw(struct agent *a)
+{
+	if (!a->dirty_every_ns)
+		return;
+	a->rw = virConnectOpen(a->conn_uri ? a->conn_uri : a->uri);
+	if (!a->rw && !a->rw_said) {
+		fprintf(stderr,
+			"vmsampler-virt: dirty-rate sampling off: no read-write connection to libvirt at %s "
+			"(needs root, the libvirt group or polkit's consent): %s\n",
+			a->conn_uri ? a->conn_uri : "the default URI", last_error());
+		a->rw_said = true;
+	}
+}
+
 static void try_connect(struct agent *a)
 {
 	a->retry_at = 0;
@@ -566,6 +593,7 @@ static void try_connect(struct agent *a)
 	free(a->conn_uri);
 	a->conn_uri = virConnectGetURI(c);
 	find_run_dir(a);
+	open_rw(a);
 	a->no_bulk_cpu = a->no_bulk_vcpu = a->no_bulk_net = false;
 	a->no_bulk_balloon = a->no_bulk_block = false;
 	/* the domain handles of the old connection are gone: reload */
@@ -690,6 +718,8 @@ int main(int argc, char **argv)
 		{"refresh-ns", required_argument, NULL, 'r'},
 		{"budget-ns", required_argument, NULL, 'b'},
 		{"crosscheck", no_argument, NULL, 'c'},
+		{"dirty-every-ns", required_argument, NULL, 'd'},
+		{"dirty-seconds", required_argument, NULL, 's'},
 		{NULL, 0, NULL, 0},
 	};
 	struct agent *a = &A;
@@ -710,9 +740,13 @@ int main(int argc, char **argv)
 		case 'r': a->refresh_ns = num_arg(optarg); break;
 		case 'b': a->budget_ns = num_arg(optarg); break;
 		case 'c': a->crosscheck = true; break;
+		case 'd': a->dirty_every_ns = num_arg(optarg); break;
+		case 's': a->dirty_seconds = (unsigned)num_arg(optarg); break;
 		default: die("bad arguments (this program is started by vmsampler)");
 		}
 	}
+	if (a->dirty_every_ns && (a->dirty_seconds < 1 || a->dirty_seconds > 60))
+		die("bad --dirty-seconds (1 to 60)");
 	if (a->fd < 0 || fcntl(a->fd, F_GETFD) < 0)
 		die("no socket to the sampler (this program is started by vmsampler)");
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -764,6 +798,7 @@ int main(int argc, char **argv)
 				vms_agent_jobs(a);
 				drop_migrated(a);
 				vms_agent_slow(a);
+				vms_agent_dirty(a);
 				if (vms_agent_mono() >= a->next_relist && relist(a) < 0)
 					disconnect(a, last_error());
 			}

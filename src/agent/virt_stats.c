@@ -429,6 +429,100 @@ void vms_agent_jobs(struct agent *a)
 	}
 }
 
+/* ---- dirty-page rates ------------------------------------------------------------ */
+
+#define DIRTY_POLL (250 * VMS_NSEC_PER_MSEC)
+#define DIRTY_POLLS 8 /* then the calculation is forgotten (QEMU lost it) */
+
+/* The result of d's calculation, from the dirtyrate stats group (readable
+ * on the read-only connection): sent once it is measured and new. */
+static void dirty_read(struct agent *a, struct adom *d, uint64_t now)
+{
+	virDomainPtr doms[2] = {d->dom, NULL};
+	virDomainStatsRecordPtr *recs = NULL;
+	int n = virDomainListGetStats(doms, VIR_DOMAIN_STATS_DIRTYRATE, &recs,
+				      VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
+	long long st = -1, start = -1, period = -1, mbps = -1;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < recs[i]->nparams; k++) {
+			const virTypedParameter *p = &recs[i]->params[k];
+			uint64_t v;
+			if (strncmp(p->field, "dirtyrate.", 10) != 0 || !tp_u64(p, &v))
+				continue;
+			const char *f = p->field + 10;
+			if (strcmp(f, "calc_status") == 0)
+				st = (long long)v;
+			else if (strcmp(f, "calc_start_time") == 0)
+				start = (long long)v;
+			else if (strcmp(f, "calc_period") == 0)
+				period = (long long)v;
+			else if (strcmp(f, "megabytes_per_second") == 0)
+				mbps = (long long)v;
+		}
+	virDomainStatsRecordListFree(recs);
+	/* still measuring, or no answer (the call failed; the domain's job
+	 * was busy and NOWAIT left the group out): ask again a little later */
+	if ((st == VIR_DOMAIN_DIRTYRATE_MEASURING || st < 0) && ++d->dirty_polls < DIRTY_POLLS) {
+		d->dirty_read_at = now + DIRTY_POLL;
+		return;
+	}
+	d->dirty_wait = false;
+	if (st != VIR_DOMAIN_DIRTYRATE_MEASURED || start < 0 || start == d->dirty_last)
+		return; /* not measured, or the one already sent */
+	d->dirty_last = start;
+	struct acc *c = malloc(sizeof(*c));
+	if (!c)
+		return;
+	acc_start(c, a, d, vms_agent_real(), 0);
+	const long long v[VMS_VM_NDIRTY] = {st, start, period, mbps};
+	for (unsigned k = 0; k < VMS_VM_NDIRTY; k++)
+		if (v[k] >= 0)
+			acc_put(c, vms_vm_dirty[k].id, 0, (uint64_t)v[k]);
+	acc_flush(c);
+	free(c);
+}
+
+void vms_agent_dirty(struct agent *a)
+{
+	if (!a->rw)
+		return;
+	uint64_t now = vms_agent_mono();
+	struct adom *due = NULL;
+	for (unsigned i = 0; i < a->nd; i++) {
+		struct adom *d = &a->d[i];
+		if (!usable(d, now))
+			continue;
+		if (d->dirty_wait) {
+			if (now >= d->dirty_read_at)
+				dirty_read(a, d, now);
+		} else if (now >= d->dirty_next && (!due || d->dirty_next < due->dirty_next)) {
+			due = d;
+		}
+	}
+	if (!due)
+		return;
+	/* one start per tick, the longest due first: each is a QMP round trip,
+	 * like a slow batch's; the calculation itself runs in QEMU */
+	due->dirty_next = now + a->dirty_every_ns;
+	virDomainPtr rd = virDomainLookupByUUIDString(a->rw, due->uuid);
+	int r = rd ? virDomainStartDirtyRateCalc(rd, (int)a->dirty_seconds, VIR_DOMAIN_DIRTYRATE_MODE_PAGE_SAMPLING)
+		   : -1;
+	if (r < 0 && !a->dirty_said) {
+		/* before virDomainFree, which clears the error */
+		virErrorPtr e = virGetLastError();
+		fprintf(stderr, "vmsampler-virt: dirty-rate calculation of %s refused: %s (said once)\n", due->name,
+			e && e->message ? e->message : "unknown error");
+		a->dirty_said = true;
+	}
+	if (rd)
+		virDomainFree(rd);
+	if (r < 0)
+		return;
+	due->dirty_wait = true;
+	due->dirty_polls = 0;
+	due->dirty_read_at = now + (uint64_t)a->dirty_seconds * VMS_NSEC_PER_SEC + DIRTY_POLL;
+}
+
 void vms_agent_fast(struct agent *a)
 {
 	uint64_t now = vms_agent_mono();

@@ -16,5 +16,8 @@ void vms_agent_jobs(struct agent *a);
 void vms_job_values(const virTypedParameter *p, int n, int type, uint64_t *v);
 /* Send the values (vms_vm_mig order) of d as one STATS message. */
 void vms_job_send(struct agent *a, const struct adom *d, const uint64_t *v);
+/* Dirty-page rates (a->rw only): the results of the calculations that
+ * are done, then at most one calculation started. */
+void vms_agent_dirty(struct agent *a);
 
 #endif

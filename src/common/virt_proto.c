@@ -76,6 +76,16 @@ const struct vms_vmetric_info vms_vm_mig[VMS_VM_NMIG] = {
 	{VMS_VM_MIG_DISK_BPS, 0, C(GAUGE, NONE), "disk_bps", "disk_bps"},
 };
 
+const struct vms_vmetric_info vms_vm_dirty[VMS_VM_NDIRTY] = {
+	/* virDomainDirtyRateStatus: 2 measured (the only one sent) */
+	{VMS_VM_DIRTY_STATUS, 0, C(GAUGE, STATE), "calc_status", "calc_status"},
+	/* seconds on QEMU's clock (CLOCK_MONOTONIC: since boot, not the
+	 * epoch), seconds, MiB/s: as libvirt gives them */
+	{VMS_VM_DIRTY_START_TIME, 0, C(GAUGE, NONE), "calc_start_time", "calc_start_time"},
+	{VMS_VM_DIRTY_PERIOD, 0, C(GAUGE, NONE), "calc_period", "calc_period"},
+	{VMS_VM_DIRTY_MBPS, 0, C(GAUGE, NONE), "megabytes_per_second", "megabytes_per_second"},
+};
+
 static const struct vms_vmetric_info fast[] = {
 	{VMS_VM_CPU_TIME, VMS_VG_CPU, C(COUNTER, NS), "cpu_time", "time"},
 	{VMS_VM_CPU_USER, VMS_VG_CPU, C(COUNTER, NS), "cpu_user", "user"},
@@ -114,6 +124,8 @@ const struct vms_vmetric_info *vms_vmetric_find(unsigned id)
 		return &vms_vm_block[id - VMS_VM_BLOCK_RD_REQS];
 	if (id >= VMS_VM_MIG_JOB && id < VMS_VM_MIG_JOB + VMS_VM_NMIG)
 		return &vms_vm_mig[id - VMS_VM_MIG_JOB];
+	if (id >= VMS_VM_DIRTY_STATUS && id < VMS_VM_DIRTY_STATUS + VMS_VM_NDIRTY)
+		return &vms_vm_dirty[id - VMS_VM_DIRTY_STATUS];
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(fast); i++)
 		if (fast[i].id == id)
 			return &fast[i];

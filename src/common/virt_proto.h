@@ -175,6 +175,13 @@ enum vms_vmetric {
 	VMS_VM_MIG_DISK_PROCESSED,
 	VMS_VM_MIG_DISK_REMAINING,
 	VMS_VM_MIG_DISK_BPS,
+	/* dirtyrate.*: the result of a dirty-page-rate calculation the agent
+	 * started (sources.libvirt.dirty_rate_every), from the dirtyrate
+	 * stats group, in libvirt's units; see vms_vm_dirty */
+	VMS_VM_DIRTY_STATUS = 160,
+	VMS_VM_DIRTY_START_TIME,
+	VMS_VM_DIRTY_PERIOD,
+	VMS_VM_DIRTY_MBPS,
 };
 
 /* What the sampler needs to know about a metric. */
@@ -199,6 +206,10 @@ extern const struct vms_vmetric_info vms_vm_block[VMS_VM_NBLOCK];
  * job), NULL for the job type itself. */
 #define VMS_VM_NMIG 24
 extern const struct vms_vmetric_info vms_vm_mig[VMS_VM_NMIG];
+/* The dirtyrate.* fields, in column order (ids VMS_VM_DIRTY_STATUS on);
+ * lv is the name after "dirtyrate." in the stats group. */
+#define VMS_VM_NDIRTY 4
+extern const struct vms_vmetric_info vms_vm_dirty[VMS_VM_NDIRTY];
 /* Any metric's info, or NULL for an unknown id. */
 const struct vms_vmetric_info *vms_vmetric_find(unsigned id);
 

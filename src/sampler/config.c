@@ -130,6 +130,12 @@ static const struct vms_conf_key libvirt_keys[] = {
 	 .zero_ok = true},
 	{"timeout", VMS_CONF_DURATION, LV(timeout_ns), .min = VMS_NSEC_PER_SEC, .max = 3600 * VMS_NSEC_PER_SEC},
 	{"crosscheck", VMS_CONF_BOOL, LV(crosscheck)},
+	/* dirty-page-rate sampling: off (0) unless set; needs a read-write
+	 * connection.  libvirt takes whole seconds, 1 to 60 */
+	{"dirty_rate_every", VMS_CONF_DURATION, LV(dirty_every_ns), .min = 2 * VMS_NSEC_PER_SEC,
+	 .max = VMS_INTERVAL_MAX, .zero_ok = true},
+	{"dirty_rate_seconds", VMS_CONF_DURATION, LV(dirty_seconds_ns), .min = VMS_NSEC_PER_SEC,
+	 .max = 60 * VMS_NSEC_PER_SEC},
 	{"agent", VMS_CONF_STRING, LV(agent)},
 	{"cgroup_root", VMS_CONF_STRING, LV(cgroup_root)},
 };
@@ -320,6 +326,7 @@ int vms_config_defaults(struct vms_config *c)
 			r = -ENOMEM;
 	source_defaults(&c->libvirt.src);
 	c->libvirt.refresh_ns = VMS_LIBVIRT_REFRESH_DEFAULT;
+	c->libvirt.dirty_seconds_ns = VMS_LIBVIRT_DIRTY_SECONDS_DEFAULT;
 	c->libvirt.timeout_ns = VMS_LIBVIRT_TIMEOUT_DEFAULT;
 	c->libvirt.cgroup_root = strdup("/sys/fs/cgroup");
 	if (!c->libvirt.cgroup_root)

@@ -74,6 +74,8 @@ struct vms_libvirt_conf {
 	uint64_t budget_ns;   /* libvirt wall time per tick; 0: 5 % of the interval */
 	uint64_t timeout_ns;  /* the agent is restarted when stuck this long */
 	bool crosscheck;      /* also libvirt's cpu-total and vcpu groups */
+	uint64_t dirty_every_ns;   /* a dirty-rate calculation per domain this often; 0: off */
+	uint64_t dirty_seconds_ns; /* each calculation's length (whole seconds) */
 	char *agent;          /* NULL: next to vmsampler, then the libexec dir */
 	char *cgroup_root;    /* where /sys/fs/cgroup's hierarchies are */
 };
@@ -129,6 +131,7 @@ struct vms_config {
 #define VMS_LIMIT_BYTES_MIN 4096ull
 #define VMS_LIMIT_BYTES_MAX (1ull << 50)
 #define VMS_LIBVIRT_REFRESH_DEFAULT (60 * VMS_NSEC_PER_SEC)
+#define VMS_LIBVIRT_DIRTY_SECONDS_DEFAULT VMS_NSEC_PER_SEC
 #define VMS_LIBVIRT_TIMEOUT_DEFAULT (10 * VMS_NSEC_PER_SEC)
 /* A configuration file larger than this is refused. */
 #define VMS_CONFIG_MAX_SIZE (1u << 20)

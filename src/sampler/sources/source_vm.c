@@ -137,6 +137,13 @@ static int build_argv(struct vms_source *src, char *path)
 		a[n - 1] = NULL;
 	if (lc->crosscheck)
 		a[n++] = strdup("--crosscheck");
+	if (lc->dirty_every_ns) {
+		if (asprintf(&a[n++], "--dirty-every-ns=%llu", (unsigned long long)lc->dirty_every_ns) < 0)
+			a[n - 1] = NULL;
+		if (asprintf(&a[n++], "--dirty-seconds=%llu",
+			     (unsigned long long)(lc->dirty_seconds_ns / VMS_NSEC_PER_SEC)) < 0)
+			a[n - 1] = NULL;
+	}
 	for (int i = 0; i < n; i++)
 		if (!a[i]) {
 			argv_free(a);

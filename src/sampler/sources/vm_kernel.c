@@ -54,8 +54,16 @@ void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned
 		c += 3 + 2 * (int32_t)nvcpu;
 	}
 	l->slow_t = c++;
-	l->mig = -1;
+	l->mig = l->dirty = -1;
 	l->ncol = (uint32_t)c;
+}
+
+void vms_vmlay_add_dirty(struct vms_vmlay *l)
+{
+	if (l->dirty >= 0)
+		return;
+	l->dirty = (int32_t)l->ncol;
+	l->ncol += VMS_VM_NDIRTY;
 }
 
 void vms_vmlay_add_mig(struct vms_vmlay *l)
@@ -89,6 +97,8 @@ int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned m, unsigned idx)
 		return idx < l->ndisk ? l->block + (int32_t)(idx * VMS_VM_NBLOCK + m - VMS_VM_BLOCK_RD_REQS) : -1;
 	if (m >= VMS_VM_MIG_JOB && m < VMS_VM_MIG_JOB + VMS_VM_NMIG)
 		return l->mig < 0 ? -1 : l->mig + (int32_t)(m - VMS_VM_MIG_JOB);
+	if (m >= VMS_VM_DIRTY_STATUS && m < VMS_VM_DIRTY_STATUS + VMS_VM_NDIRTY)
+		return l->dirty < 0 ? -1 : l->dirty + (int32_t)(m - VMS_VM_DIRTY_STATUS);
 	if (l->check < 0)
 		return -1;
 	if (m >= VMS_VM_CHECK_CPU_TIME && m <= VMS_VM_CHECK_CPU_SYSTEM)

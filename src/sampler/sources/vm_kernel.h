@@ -35,7 +35,8 @@
 /* One VM's columns, relative to its first; -1: not declared. */
 struct vms_vmlay {
 	int32_t state, path, cpu, vcpu, net, io, iocg, mem, balloon, block, cg, check, slow_t;
-	int32_t mig;           /* migration.* columns after slow_t, -1: none */
+	int32_t dirty;         /* dirtyrate.* columns after slow_t, -1: none */
+	int32_t mig;           /* migration.* columns after those, -1: none */
 	uint32_t ncol;
 	uint16_t nvcpu, ntap, ndisk;
 };
@@ -45,6 +46,10 @@ struct vms_vmlay {
 /* ncg: the VM's cg.* columns (vms_vmcg_ncols), after its block columns. */
 void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned ndisk, bool iocg,
 		    unsigned ncg, bool check);
+
+/* The VM's dirtyrate.* columns (VMS_VM_NDIRTY), declared before any
+ * migration.* ones when dirty-rate sampling is on. */
+void vms_vmlay_add_dirty(struct vms_vmlay *l);
 
 /* The VM's migration.* columns (VMS_VM_NMIG), after all the others:
  * declared once the agent sent migration values for it. */

@@ -163,6 +163,11 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 		}
 	}
 	vms_schema_addf(b, typed(&d, &slow), "vm.%s.slow_t", n);
+	if (lc && lc->dirty_every_ns) {
+		vms_vmlay_add_dirty(&r->lay);
+		for (unsigned k = 0; k < VMS_VM_NDIRTY; k++)
+			vms_schema_addf(b, typed(&d, &vms_vm_dirty[k]), "vm.%s.dirtyrate.%s", n, vms_vm_dirty[k].col);
+	}
 	if (r->want_mig) {
 		vms_vmlay_add_mig(&r->lay);
 		for (unsigned k = 0; k < VMS_VM_NMIG; k++)
