@@ -28,6 +28,9 @@ slow values held until their next refresh.  Checked:
     sample sent twice) has every sample exactly once;
   - the receiver down at first, up later: everything arrives, and the
     exporter's own counters on /metrics say what happened;
+  - a live run (vmsampler at 200 ms) exported as it is written, Prometheus
+    stopped for 60 s mid-run and started again: count_over_time of a host
+    counter equals the file's frames, each with dump's value at its time;
   - a request the receiver took whose acknowledgement never came back
     (export killed meanwhile): sent again whole, Prometheus refuses it
     whole (out of order), nothing is lost;
@@ -313,8 +316,8 @@ class ExportRW(ServerCase):
         self.addCleanup(p.close)
         return p
 
-    def export(self, url, *extra, wait=True, timeout=120):
-        args = [BIN, 'export', '--file', FIXTURE, '--remote-write', url] + list(extra)
+    def export(self, url, *extra, wait=True, timeout=120, source=FIXTURE):
+        args = [BIN, 'export', '--file', source, '--remote-write', url] + list(extra)
         if wait:
             r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -519,6 +522,47 @@ class ExportRW(ServerCase):
             self.assertEqual(r.stderr.count('\n'), 1, r.stderr)
 
     # -- a ring cannot replay --
+
+    def test_live_receiver_outage_60s(self):
+        """A live run (vmsampler at 200 ms writing a .vms file) followed by
+        export --file --remote-write into Prometheus; Prometheus stopped
+        for 60 s mid-run and started again on its data: every frame of the
+        file arrives once (count_over_time of a host counter = the frames
+        of the file) with dump's values at the frames' times."""
+        prom = self.server(Prometheus)
+        run_vms, cur, cfg = (os.path.join(self.tmp, n) for n in ('run.vms', 'cursor', 'host.yaml'))
+        with open(cfg, 'w') as f:
+            f.write('sources:\n  netdev: {include: [lo]}\n'
+                    '  libvirt: {enabled: false}\n  perf: {enabled: false}\n')
+        env = dict(os.environ)
+        env.pop('LIBVIRT_DEFAULT_URI', None)
+        samp = subprocess.Popen([BIN, '-c', cfg, '-i', '200ms', '-o', run_vms, '-q'], env=env,
+                                stderr=subprocess.DEVNULL)
+        self.procs.append(samp)
+        wait_for(lambda: os.path.exists(run_vms), 30, 'the run file')
+        p = self.export(prom.url('/api/v1/write'), '--rw-cursor', cur, '--rw-batch', '20', wait=False,
+                        source=run_vms)
+        wait_for(lambda: cursor_acked(cur) >= 10, 60, 'ten frames acknowledged')
+        prom.stop()
+        time.sleep(60)
+        self.assertIsNone(p.poll())  # waiting for the receiver, not gone
+        prom.start()
+        time.sleep(3)
+        samp.send_signal(signal.SIGTERM)
+        self.assertEqual(samp.wait(timeout=30), 0)
+        ref = reference(run_vms)
+        n = len(ref)
+        self.assertGreater(n, 300)  # ~64 s at 200 ms, most of it during the outage
+        wait_for(lambda: cursor_acked(cur) >= max(ref), 120, 'every frame acknowledged')
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+        t_end = us_of(ref[max(ref)]['time']) / 1e6 + 1
+        cnt = prom.scalar('count_over_time(node_context_switches_total[10m])', t_end)
+        self.assertEqual(float(cnt[0]['value'][1]), n)
+        got = dict(prom_all(prom, t_end)[('node_context_switches_total', ())])
+        for seq, row in ref.items():
+            t_ms = us_of(row['time']) // 1000
+            self.assertEqual(got.get(t_ms), float(row['stat.ctxt']), seq)
 
     def test_ring_lost_frames_counted(self):
         prom = self.server(Prometheus)
