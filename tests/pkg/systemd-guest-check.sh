@@ -250,7 +250,7 @@ for p in 3 2; do
 	wait_for 10 sh -c "journalctl -q -o cat INVOCATION_ID=$(prop vmsampler InvocationID) | grep -q '^Started'"
 	off=$(jlines vmsampler.service | grep -c 'perf: host event .* unavailable')
 	# the line says why: CAP_SYS_ADMIN only at 3, and the sysctl that helps
-	hint=$(jlines vmsampler.service | grep -c 'perf_event_paranoid is 3 .*only CAP_SYS_ADMIN opens perf events; kernel.perf_event_paranoid=2')
+	hint=$(jlines vmsampler.service | grep -c 'perf: host event .* unavailable.*perf_event_paranoid is 3 .*only CAP_SYS_ADMIN opens perf events; kernel.perf_event_paranoid=2')
 	eval "hint$p=$hint"
 	info "perf_event_paranoid $p: $off host perf events unavailable to the service: $(jlines vmsampler.service | grep 'perf: host event' | head -n 1)"
 	eval "off$p=$off"
