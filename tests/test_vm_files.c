@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -414,7 +415,7 @@ struct rdr {
 static void rdr_open(struct rdr *r, const char *fix, const struct vms_vm *vm)
 {
 	tree_open(&r->t, fix);
-	assert_int_equal(vms_vmk_open(&r->k, vm, r->t.dirfd, &r->t.m), 0);
+	assert_int_equal(vms_vmk_open(&r->k, vm, r->t.dirfd, &r->t.m, -1), 0);
 	vms_vmlay_init(&r->l, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, vms_vmcg_ncols(&r->k.cg), false);
 	char rel[256];
 	size_t len;
@@ -556,7 +557,7 @@ static void test_reader_gone(void **state)
 	struct vms_vmlay l;
 	uint64_t slots[64];
 	char scratch[8192];
-	assert_int_equal(vms_vmk_open(&k, &vm, dirfd, &m), 0);
+	assert_int_equal(vms_vmk_open(&k, &vm, dirfd, &m, -1), 0);
 	vms_vmlay_init(&l, 1, 0, 0, false, 0, false);
 	bool gone = false;
 	uint32_t perr = 0;
@@ -703,7 +704,7 @@ static void test_cg_capped_v1(void **state)
 	assert_true(ends(f.v2_dir, "/unified/vms-capped"));
 	assert_non_null(f.mem_dir);
 	struct vms_vmcg g;
-	vms_vmcg_open(&g, f.v2_dir, f.cpu_dir, f.mem_dir);
+	vms_vmcg_open(&g, f.v2_dir, f.cpu_dir, f.mem_dir, -1);
 	snprintf(mem, sizeof(mem), "%s/%s", CAPPED "/cgroup/sys/fs/cgroup", strstr(f.mem_dir, "memory/"));
 	vms_cgfiles_free(&f);
 	snprintf(cpu, sizeof(cpu), "%s", CAPPED "/cgroup/sys/fs/cgroup/cpu/vms-capped");
@@ -764,7 +765,7 @@ static void test_cg_v2_memory(void **state)
 	(void)state;
 	struct vms_vmcg g;
 	char rel[512];
-	vms_vmcg_open(&g, fixture_path(V2PCP), NULL, NULL);
+	vms_vmcg_open(&g, fixture_path(V2PCP), NULL, NULL, -1);
 	static const unsigned fields[] = {
 		VMS_CGF_MEM_MAX, VMS_CGF_MEM_HIGH, VMS_CGF_EV_HIGH, VMS_CGF_EV_MAX, VMS_CGF_EV_OOM,
 		VMS_CGF_EV_OOM_KILL, VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_SWAP, VMS_CGF_PGMAJFAULT,
@@ -817,7 +818,7 @@ static void test_cg_rates(void **state)
 		char d2[900], d1[900];
 		snprintf(d2, sizeof(d2), "%s/cgroup/sys/fs/cgroup/unified/vms-capped", fixture_path(fix[k]));
 		snprintf(d1, sizeof(d1), "%s/cgroup/sys/fs/cgroup/cpu/vms-capped", fixture_path(fix[k]));
-		vms_vmcg_open(&g, d2, d1, NULL);
+		vms_vmcg_open(&g, d2, d1, NULL, -1);
 		uint64_t s[VMS_CGF_N];
 		char scratch[8192];
 		uint32_t perr = 0;
@@ -917,7 +918,7 @@ static void test_cg_limits(void **state)
 	snprintf(path, sizeof(path), "%s/memory.events", dir);
 	write_file(path, "high 1\nmax 2\noom 0\noom_kill 0\n", 30);
 	struct vms_vmcg g;
-	vms_vmcg_open(&g, dir, NULL, NULL);
+	vms_vmcg_open(&g, dir, NULL, NULL, -1);
 	assert_int_equal(vms_vmcg_ncols(&g), 6);
 	snprintf(path, sizeof(path), "%s/cpu.max", dir);
 	write_file(path, "25000 x\n", 8);
@@ -933,7 +934,131 @@ static void test_cg_limits(void **state)
 	tmpdir_free(dir);
 }
 
-VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, test_cg_limits,
+/* Limits are read again only after a write to them (vm_kernel.h): the
+ * files of a v2 group in a tmpfs directory, written with write(2) as
+ * libvirt writes cgroupfs (each write queues IN_MODIFY), the reads of
+ * the tick counted. */
+static unsigned watches(int ino)
+{
+	char path[64], line[256];
+	unsigned n = 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ino);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strncmp(line, "inotify wd:", 11) == 0;
+	fclose(f);
+	return n;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	write_file(path, text, strlen(text));
+}
+
+static void test_cg_watch(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	put(dir, "cpu.max", "max 100000\n");
+	put(dir, "cpu.weight", "100\n");
+	put(dir, "cpu.weight.nice", "0\n");
+	put(dir, "memory.max", "max\n");
+	put(dir, "memory.high", "1073741824\n");
+	put(dir, "cpu.stat", "usage_usec 10\nnr_periods 5\nnr_throttled 1\nthrottled_usec 7\n");
+	put(dir, "memory.events", "low 0\nhigh 1\nmax 2\noom 0\noom_kill 0\n");
+	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ino >= 0);
+	struct vms_vmcg g;
+	vms_vmcg_open(&g, dir, NULL, NULL, ino);
+	/* quota, period, weight, nr_periods, nr_throttled, throttled, mem_max,
+	 * mem_high, 4 events */
+	assert_int_equal(vms_vmcg_ncols(&g), 12);
+	assert_int_equal(watches(ino), 5); /* 4 limits and cpu.weight.nice */
+	uint64_t s[VMS_CGF_N];
+	char scratch[256];
+	uint32_t perr = 0;
+#define COL(f) s[__builtin_popcount(g.have & ((1u << (f)) - 1))]
+#define SAMPLE() (vms_vmcg_drain(ino, &g, sizeof(g), 1), vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr))
+	/* the first tick: the limits from the open's read, the rest read */
+	SAMPLE();
+	assert_int_equal(g.reads, 2);
+	assert_true(COL(VMS_CGF_CPU_QUOTA) == VMS_CG_UNLIMITED);
+	assert_int_equal(COL(VMS_CGF_CPU_PERIOD), 100000);
+	assert_int_equal(COL(VMS_CGF_CPU_WEIGHT), 100);
+	assert_int_equal(COL(VMS_CGF_MEM_HIGH), 1073741824);
+	assert_int_equal(COL(VMS_CGF_THROTTLED), 7000);
+	/* nothing written: cpu.stat and memory.events only */
+	SAMPLE();
+	assert_int_equal(g.reads, 4);
+	/* a new cap: read at the next tick, once */
+	put(dir, "cpu.max", "25000 100000\n");
+	SAMPLE();
+	assert_int_equal(g.reads, 7);
+	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 25000);
+	SAMPLE();
+	assert_int_equal(g.reads, 9);
+	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 25000);
+	/* cpu.weight.nice sets cpu.weight: a write to it reads cpu.weight
+	 * (here the kernel's side is played by a write to both) */
+	put(dir, "cpu.weight.nice", "5\n");
+	SAMPLE();
+	assert_int_equal(g.reads, 12);
+	/* two writes to two limits between ticks: both */
+	put(dir, "memory.max", "536870912\n");
+	put(dir, "memory.high", "max\n");
+	SAMPLE();
+	assert_int_equal(g.reads, 16);
+	assert_int_equal(COL(VMS_CGF_MEM_MAX), 536870912);
+	assert_true(COL(VMS_CGF_MEM_HIGH) == VMS_CG_UNLIMITED);
+	/* a damaged limit: missing and counted, and read again each tick
+	 * until it parses */
+	put(dir, "cpu.max", "25000 x\n");
+	SAMPLE();
+	assert_int_equal(perr, 1);
+	assert_true(COL(VMS_CGF_CPU_QUOTA) == VMS_NONE && COL(VMS_CGF_CPU_PERIOD) == VMS_NONE);
+	SAMPLE();
+	assert_int_equal(perr, 2);
+	assert_int_equal(g.reads, 22);
+	put(dir, "cpu.max", "50000 100000\n");
+	SAMPLE();
+	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 50000);
+	assert_int_equal(g.reads, 25);
+	SAMPLE();
+	assert_int_equal(g.reads, 27);
+	/* the queue overflowed: every limit is read */
+	vms_vmcg_stale(&g);
+	SAMPLE();
+	assert_int_equal(g.reads, 33);
+	/* a watch the kernel dropped (its IN_IGNORED): that file each tick */
+	int wd0 = g.wd[0];
+	assert_int_equal(inotify_rm_watch(ino, wd0), 0);
+	SAMPLE();
+	assert_int_equal(g.wd[0], -1);
+	assert_int_equal(g.reads, 33 + 3);
+	SAMPLE();
+	assert_int_equal(g.reads, 33 + 3 + 3);
+	assert_false(vms_vmcg_notify(&g, wd0, IN_MODIFY));
+	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 50000);
+	/* without an instance: everything each tick, the same values */
+	vms_vmcg_close(&g);
+	assert_int_equal(watches(ino), 0);
+	vms_vmcg_open(&g, dir, NULL, NULL, -1);
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	assert_int_equal(g.reads, 12);
+	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 50000);
+	assert_int_equal(COL(VMS_CGF_MEM_MAX), 536870912);
+#undef SAMPLE
+#undef COL
+	vms_vmcg_close(&g);
+	close(ino);
+	tmpdir_free(dir);
+}
+
+VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, test_cg_limits, test_cg_watch,
 	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
 	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_v1_and_missing,
 	test_reader_gone, test_layout)

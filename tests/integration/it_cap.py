@@ -27,7 +27,11 @@ throttling the VM's own group does not count).  The sampler runs at 1 s
     host busy with other work, leaves some unused (first run: %cap 77.1
     with 82.9 % of the periods throttled, the test suite running beside);
   - where the VM's cgroup2 group has cpu.pressure: cg.psi.cpu.some.total
-    rises (throttled time is CPU pressure).
+    rises (throttled time is CPU pressure);
+  - the cap lowered to 20000 mid-run (`virsh schedinfo --live
+    global_quota=20000`): cg.cpu_quota_us is 20000 in every frame whose
+    reads began after virsh returned, 25000 in those before (the limit
+    files are read again only after an inotify event for them).
 The guest is removed whatever happens.
 """
 import os
@@ -89,6 +93,27 @@ def main():
                      '%s %s not between %d and %d' % (col, v, before[i], after[i]))
             c.ok(s.value(row, pre + 'cg.cpu_quota_us') == 25000, 'cg.cpu_quota_us')
             c.ok(s.value(row, pre + 'cg.cpu_period_us') == 100000, 'cg.cpu_period_us')
+        # a new cap while the sampler runs: the limit files are read again
+        # only after a write to them (their inotify watch), so every frame
+        # whose reads began after virsh returned has it, and every one
+        # that ended before virsh began the old one
+        t_before = time.monotonic_ns()
+        virsh('schedinfo', guest, '--live', 'global_quota=20000')
+        t_after = time.monotonic_ns()
+        c.ok(quota(v2, cpu) == (20000, 100000), 'the new cap is not in the VM group: %s' % (quota(v2, cpu),))
+        n = len(s.snapshot())
+        s.wait_rows(n + 2)
+        newer = older = 0
+        for row in s.snapshot():
+            t = int(row[s.col['t_mono_ns']])
+            q = s.value(row, pre + 'cg.cpu_quota_us')
+            if t > t_after:
+                newer += 1
+                c.ok(q == 20000, 'cg.cpu_quota_us %s in a frame after the new cap (20000)' % q)
+            elif t + 100 * 10**6 < t_before:
+                older += 1
+                c.ok(q == 25000, 'cg.cpu_quota_us %s in a frame before the new cap (25000)' % q)
+        c.ok(newer >= 2 and older >= 2, 'frames after / before the new cap: %d / %d' % (newer, older))
         s.wait_rows(14, timeout=30)
         rows = s.snapshot()
         first, last = s.value(rows[0], pre + 'cg.nr_throttled'), s.value(rows[-1], pre + 'cg.nr_throttled')

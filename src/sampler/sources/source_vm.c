@@ -32,10 +32,12 @@
  * about the connection and the agent are logged from ready() and idle(),
  * outside the tick, once per change of state.  This file holds the ops
  * and the agent; vm_rec.c the records of the VMs and their columns. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -252,6 +254,8 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	slots[1] = p->nrec;
 	slots[2] = p->restarts;
 
+	if (p->ino_open && p->nrec)
+		vms_vmcg_drain(p->ino, &p->rec[0].k.cg, sizeof(p->rec[0]), p->nrec);
 	p->nt.ok = false;
 	if (p->nrec && p->nd && vms_procfile_shared_read(p->nd, t->idx) == 0) {
 		vms_nettab_index(&p->nt, p->nd->buf, p->nd->len);
@@ -706,6 +710,9 @@ static void vm_close(struct vms_source *src)
 	p->nt.ent = NULL;
 	vms_procfile_shared_close(p->nd);
 	p->nd = NULL;
+	if (p->ino_open)
+		close(p->ino);
+	p->ino_open = false;
 	vms_cgmounts_free(&p->cg);
 	free(p->scratch);
 	free(p->aux);
@@ -734,6 +741,10 @@ static int vm_open(struct vms_source *src)
 	r = vms_cgmounts_load(&p->cg, src->proc_dirfd, p->lc->cgroup_root);
 	if (r < 0)
 		return r;
+	/* without it (EMFILE, no inotify in the kernel) every limit is read
+	 * each tick */
+	p->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	p->ino_open = p->ino >= 0;
 	if (vms_procfile_shared_open(&p->nd, src->proc_dirfd, "net/dev", 4096) < 0)
 		p->nd = NULL; /* no taps from the kernel: the agent serves them */
 	char *path = agent_path(p->lc);

@@ -61,6 +61,8 @@ struct vm {
 	struct vms_procfile *nd;   /* /proc/net/dev, shared with netdev */
 	struct vms_nettab nt;
 	char *scratch;
+	int ino;                   /* inotify: the VMs' cgroup limits (vm_kernel.h) */
+	bool ino_open;
 	struct vmrec *rec;
 	unsigned nrec;
 	uint64_t vmgen;

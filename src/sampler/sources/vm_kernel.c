@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include "procfile.h"
@@ -220,34 +221,35 @@ enum cg_type {
  * before v1). */
 static const struct cg_def {
 	uint8_t dir, type;
+	bool watch; /* a limit: changes only by a write to the file (vm_kernel.h) */
 	const char *name;
 	const char *keys[4];
 	uint8_t field[4];
 	uint16_t mul[4];
 } cg_defs[VMS_CG_NFILES] = {
-	{CD_V2, CT_CPUMAX, "cpu.max", {0}, {VMS_CGF_CPU_QUOTA, VMS_CGF_CPU_PERIOD, CG_NONE, CG_NONE}, {0}},
-	{CD_V2, CT_LIMIT, "cpu.weight", {0}, {VMS_CGF_CPU_WEIGHT, CG_NONE, CG_NONE, CG_NONE}, {0}},
-	{CD_V2, CT_KEYED, "cpu.stat", {"nr_periods", "nr_throttled", "throttled_usec"},
+	{CD_V2, CT_CPUMAX, true, "cpu.max", {0}, {VMS_CGF_CPU_QUOTA, VMS_CGF_CPU_PERIOD, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_LIMIT, true, "cpu.weight", {0}, {VMS_CGF_CPU_WEIGHT, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_KEYED, false, "cpu.stat", {"nr_periods", "nr_throttled", "throttled_usec"},
 	 {VMS_CGF_NR_PERIODS, VMS_CGF_NR_THROTTLED, VMS_CGF_THROTTLED, CG_NONE}, {1, 1, 1000}},
-	{CD_V2, CT_LIMIT, "memory.max", {0}, {VMS_CGF_MEM_MAX, CG_NONE, CG_NONE, CG_NONE}, {0}},
-	{CD_V2, CT_LIMIT, "memory.high", {0}, {VMS_CGF_MEM_HIGH, CG_NONE, CG_NONE, CG_NONE}, {0}},
-	{CD_V2, CT_KEYED, "memory.events", {"high", "max", "oom", "oom_kill"},
+	{CD_V2, CT_LIMIT, true, "memory.max", {0}, {VMS_CGF_MEM_MAX, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_LIMIT, true, "memory.high", {0}, {VMS_CGF_MEM_HIGH, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_KEYED, false, "memory.events", {"high", "max", "oom", "oom_kill"},
 	 {VMS_CGF_EV_HIGH, VMS_CGF_EV_MAX, VMS_CGF_EV_OOM, VMS_CGF_EV_OOM_KILL}, {1, 1, 1, 1}},
-	{CD_V2, CT_KEYED, "memory.stat", {"anon", "file", "pgmajfault"},
+	{CD_V2, CT_KEYED, false, "memory.stat", {"anon", "file", "pgmajfault"},
 	 {VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_PGMAJFAULT, CG_NONE}, {1, 1, 1}},
-	{CD_V2, CT_LIMIT, "memory.swap.current", {0}, {VMS_CGF_SWAP, CG_NONE, CG_NONE, CG_NONE}, {0}},
-	{CD_V2, CT_PSI, "cpu.pressure", {0}, {VMS_CGF_PSI_CPU_SOME, VMS_CGF_PSI_CPU_FULL, CG_NONE, CG_NONE}, {0}},
-	{CD_V2, CT_PSI, "memory.pressure", {0}, {VMS_CGF_PSI_MEM_SOME, VMS_CGF_PSI_MEM_FULL, CG_NONE, CG_NONE}, {0}},
-	{CD_V2, CT_PSI, "io.pressure", {0}, {VMS_CGF_PSI_IO_SOME, VMS_CGF_PSI_IO_FULL, CG_NONE, CG_NONE}, {0}},
-	{CD_CPU, CT_LIMIT, "cpu.cfs_quota_us", {0}, {VMS_CGF_CPU_QUOTA, CG_NONE, CG_NONE, CG_NONE}, {0}},
-	{CD_CPU, CT_LIMIT, "cpu.cfs_period_us", {0}, {VMS_CGF_CPU_PERIOD, CG_NONE, CG_NONE, CG_NONE}, {0}},
-	{CD_CPU, CT_LIMIT, "cpu.shares", {0}, {VMS_CGF_CPU_SHARES, CG_NONE, CG_NONE, CG_NONE}, {0}},
-	{CD_CPU, CT_KEYED, "cpu.stat", {"nr_periods", "nr_throttled", "throttled_time"},
+	{CD_V2, CT_LIMIT, false, "memory.swap.current", {0}, {VMS_CGF_SWAP, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_PSI, false, "cpu.pressure", {0}, {VMS_CGF_PSI_CPU_SOME, VMS_CGF_PSI_CPU_FULL, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_PSI, false, "memory.pressure", {0}, {VMS_CGF_PSI_MEM_SOME, VMS_CGF_PSI_MEM_FULL, CG_NONE, CG_NONE}, {0}},
+	{CD_V2, CT_PSI, false, "io.pressure", {0}, {VMS_CGF_PSI_IO_SOME, VMS_CGF_PSI_IO_FULL, CG_NONE, CG_NONE}, {0}},
+	{CD_CPU, CT_LIMIT, true, "cpu.cfs_quota_us", {0}, {VMS_CGF_CPU_QUOTA, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_CPU, CT_LIMIT, true, "cpu.cfs_period_us", {0}, {VMS_CGF_CPU_PERIOD, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_CPU, CT_LIMIT, true, "cpu.shares", {0}, {VMS_CGF_CPU_SHARES, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_CPU, CT_KEYED, false, "cpu.stat", {"nr_periods", "nr_throttled", "throttled_time"},
 	 {VMS_CGF_NR_PERIODS, VMS_CGF_NR_THROTTLED, VMS_CGF_THROTTLED, CG_NONE}, {1, 1, 1}},
-	{CD_MEM, CT_LIMIT, "memory.limit_in_bytes", {0}, {VMS_CGF_MEM_MAX, CG_NONE, CG_NONE, CG_NONE}, {0}},
-	{CD_MEM, CT_KEYED, "memory.oom_control", {"oom_kill"}, {VMS_CGF_EV_OOM_KILL, CG_NONE, CG_NONE, CG_NONE},
+	{CD_MEM, CT_LIMIT, true, "memory.limit_in_bytes", {0}, {VMS_CGF_MEM_MAX, CG_NONE, CG_NONE, CG_NONE}, {0}},
+	{CD_MEM, CT_KEYED, false, "memory.oom_control", {"oom_kill"}, {VMS_CGF_EV_OOM_KILL, CG_NONE, CG_NONE, CG_NONE},
 	 {1}},
-	{CD_MEM, CT_KEYED, "memory.stat", {"total_rss", "total_cache", "total_swap", "total_pgmajfault"},
+	{CD_MEM, CT_KEYED, false, "memory.stat", {"total_rss", "total_cache", "total_swap", "total_pgmajfault"},
 	 {VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_SWAP, VMS_CGF_PGMAJFAULT}, {1, 1, 1, 1}},
 };
 
@@ -311,32 +313,67 @@ static int cg_read(int fd, char *buf, size_t cap, size_t *len)
 	return 0;
 }
 
-void vms_vmcg_open(struct vms_vmcg *g, const char *v2_dir, const char *cpu_dir, const char *mem_dir)
+static void vmcg_reset(struct vms_vmcg *g, int ino)
+{
+	memset(g, 0, sizeof(*g));
+	g->ino = ino;
+	g->wd_nice = -1;
+	for (unsigned i = 0; i < VMS_CG_NFILES; i++)
+		g->fd[i] = g->wd[i] = -1;
+}
+
+static int watch(const struct vms_vmcg *g, const char *path)
+{
+	return g->ino >= 0 ? inotify_add_watch(g->ino, path, IN_MODIFY) : -1;
+}
+
+static void unwatch(struct vms_vmcg *g, int *wd)
+{
+	if (*wd >= 0 && g->ino >= 0)
+		inotify_rm_watch(g->ino, *wd); /* EINVAL if the file is gone: the kernel dropped it */
+	*wd = -1;
+}
+
+void vms_vmcg_open(struct vms_vmcg *g, const char *v2_dir, const char *cpu_dir, const char *mem_dir, int ino)
 {
 	const char *dirs[3] = {v2_dir, cpu_dir, mem_dir};
 	char path[PATH_MAX], buf[8192];
-	g->have = 0;
+	vmcg_reset(g, ino);
 	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
 		const struct cg_def *d = &cg_defs[i];
 		uint64_t v[4];
 		size_t len = 0;
-		g->fd[i] = -1;
 		if (!dirs[d->dir] || snprintf(path, sizeof(path), "%s/%s", dirs[d->dir], d->name) >= (int)sizeof(path))
 			continue;
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
+		/* watched before the first read: a write after it is seen */
+		if (d->watch)
+			g->wd[i] = watch(g, path);
 		uint32_t gives = 0;
 		if (cg_read(fd, buf, sizeof(buf), &len) == 0 && cg_parse(d, buf, len, v) == 0)
 			for (int k = 0; k < 4; k++)
 				if (d->field[k] != CG_NONE && v[k] != VMS_NONE && !(g->have & (1u << d->field[k])))
 					gives |= 1u << d->field[k];
 		if (!gives) {
+			unwatch(g, &g->wd[i]);
 			close(fd);
 			continue;
 		}
 		g->fd[i] = fd;
 		g->have |= gives;
+		if (g->wd[i] >= 0) {
+			memcpy(g->cache[i], v, sizeof(v));
+			g->fresh |= 1u << i;
+			/* cpu.weight.nice sets cpu.weight without a write to it */
+			if (d->field[0] == VMS_CGF_CPU_WEIGHT &&
+			    snprintf(path, sizeof(path), "%s/cpu.weight.nice", dirs[d->dir]) < (int)sizeof(path) &&
+			    access(path, F_OK) == 0 && (g->wd_nice = watch(g, path)) < 0) {
+				unwatch(g, &g->wd[i]); /* unwatched: read each tick */
+				g->fresh &= ~(1u << i);
+			}
+		}
 	}
 }
 
@@ -345,9 +382,10 @@ void vms_vmcg_close(struct vms_vmcg *g)
 	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
 		if (g->fd[i] >= 0)
 			close(g->fd[i]);
-		g->fd[i] = -1;
+		unwatch(g, &g->wd[i]);
 	}
-	g->have = 0;
+	unwatch(g, &g->wd_nice);
+	vmcg_reset(g, -1);
 }
 
 unsigned vms_vmcg_ncols(const struct vms_vmcg *g)
@@ -355,7 +393,65 @@ unsigned vms_vmcg_ncols(const struct vms_vmcg *g)
 	return (unsigned)__builtin_popcount(g->have);
 }
 
-void vms_vmcg_sample(const struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, uint32_t *parse_errors)
+bool vms_vmcg_notify(struct vms_vmcg *g, int wd, uint32_t mask)
+{
+	if (wd < 0)
+		return false;
+	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
+		bool nice = wd == g->wd_nice && cg_defs[i].field[0] == VMS_CGF_CPU_WEIGHT;
+		if (g->wd[i] != wd && !nice)
+			continue;
+		g->fresh &= ~(1u << i);
+		if (mask & IN_IGNORED) {
+			/* the kernel dropped the watch (the file is gone): read
+			 * each tick from now on */
+			if (nice)
+				g->wd_nice = -1;
+			g->wd[i] = -1;
+		}
+		return true;
+	}
+	return false;
+}
+
+void vms_vmcg_stale(struct vms_vmcg *g)
+{
+	g->fresh = 0;
+}
+
+/* group i of n, stride bytes apart */
+static struct vms_vmcg *nth(struct vms_vmcg *first, size_t stride, unsigned i)
+{
+	return (struct vms_vmcg *)(void *)((char *)first + (size_t)i * stride);
+}
+
+void vms_vmcg_drain(int ino, struct vms_vmcg *first, size_t stride, unsigned n)
+{
+	char buf[1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	for (;;) {
+		ssize_t len = read(ino, buf, sizeof(buf));
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len <= 0) {
+			if (len == 0 || errno != EAGAIN) /* cannot tell what changed */
+				for (unsigned i = 0; i < n; i++)
+					vms_vmcg_stale(nth(first, stride, i));
+			return;
+		}
+		for (size_t off = 0; off + sizeof(struct inotify_event) <= (size_t)len;) {
+			const struct inotify_event *e = (const void *)(buf + off);
+			if (e->mask & IN_Q_OVERFLOW)
+				for (unsigned i = 0; i < n; i++)
+					vms_vmcg_stale(nth(first, stride, i));
+			else
+				for (unsigned i = 0; i < n && !vms_vmcg_notify(nth(first, stride, i), e->wd, e->mask); i++)
+					;
+			off += sizeof(*e) + e->len;
+		}
+	}
+}
+
+void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, uint32_t *parse_errors)
 {
 	uint32_t done = 0;
 	vms_slots_none(s, vms_vmcg_ncols(g));
@@ -363,11 +459,22 @@ void vms_vmcg_sample(const struct vms_vmcg *g, uint64_t *s, char *scratch, size_
 		const struct cg_def *d = &cg_defs[i];
 		uint64_t v[4];
 		size_t len = 0;
-		if (g->fd[i] < 0 || cg_read(g->fd[i], scratch, cap, &len) < 0)
+		if (g->fd[i] < 0)
 			continue;
-		if (cg_parse(d, scratch, len, v) < 0) {
-			(*parse_errors)++;
-			continue;
+		if (g->wd[i] >= 0 && (g->fresh & (1u << i))) {
+			memcpy(v, g->cache[i], sizeof(v));
+		} else {
+			g->reads++;
+			if (cg_read(g->fd[i], scratch, cap, &len) < 0)
+				continue;
+			if (cg_parse(d, scratch, len, v) < 0) {
+				(*parse_errors)++;
+				continue;
+			}
+			if (g->wd[i] >= 0) {
+				memcpy(g->cache[i], v, sizeof(v));
+				g->fresh |= 1u << i;
+			}
 		}
 		for (int k = 0; k < 4; k++) {
 			unsigned f = d->field[k];
@@ -383,11 +490,11 @@ static void reset(struct vms_vmk *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->fd_stat = k->fd_io = k->fd_cpu = k->fd_acct_stat = k->fd_mem = k->fd_iostat = -1;
-	for (unsigned i = 0; i < VMS_CG_NFILES; i++)
-		k->cg.fd[i] = -1;
+	vmcg_reset(&k->cg, -1);
 }
 
-int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, const struct vms_cgmounts *m)
+int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, const struct vms_cgmounts *m,
+		 int ino)
 {
 	reset(k);
 	long hz = sysconf(_SC_CLK_TCK), ps = sysconf(_SC_PAGESIZE);
@@ -466,7 +573,7 @@ int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, con
 			}
 			k->fd_mem = open_abs(f.mem);
 			k->fd_iostat = open_abs(f.io_stat);
-			vms_vmcg_open(&k->cg, f.v2_dir, f.cpu_dir, f.mem_dir);
+			vms_vmcg_open(&k->cg, f.v2_dir, f.cpu_dir, f.mem_dir, ino);
 			vms_cgfiles_free(&f);
 		}
 	}

@@ -74,21 +74,49 @@ extern const struct vms_cgfield_info vms_cgfield[VMS_CGF_N];
 #define VMS_CG_NFILES 18
 
 /* A VM's cgroup files beyond usage (vm_kernel.c): the ones that give a
- * field, kept open; have: the fields they give (bit VMS_CGF_*). */
+ * field, kept open; have: the fields they give (bit VMS_CGF_*).
+ *
+ * Limits (cpu.max, cpu.weight, memory.max, memory.high and v1's
+ * cfs_quota_us, cfs_period_us, shares, limit_in_bytes) change only when
+ * somebody writes them, and every write(2) to a file queues an inotify
+ * IN_MODIFY (the VFS's fsnotify_modify, cgroupfs included) before it
+ * returns.  With an inotify instance (ino >= 0) each limit file is
+ * watched, read once, and read again only after an event for it (or
+ * cpu.weight.nice, which sets cpu.weight): the tick reads the instance
+ * once (vms_vmcg_notify per event) instead of each limit of each VM.  A
+ * file whose watch could not be added (or was removed: IN_IGNORED) is
+ * read each tick as before; an overflow of the queue makes every cached
+ * value stale (vms_vmcg_stale). */
 struct vms_vmcg {
 	int fd[VMS_CG_NFILES];
 	uint32_t have;
+	int ino;                          /* the instance of the watches, -1: none */
+	int wd[VMS_CG_NFILES];            /* a limit file's watch, -1: read each tick */
+	int wd_nice;                      /* cpu.weight.nice's watch (marks cpu.weight) */
+	uint32_t fresh;                   /* watched files whose cache[] is current */
+	uint64_t cache[VMS_CG_NFILES][4]; /* their fields as last read */
+	uint64_t reads;                   /* files read by sample (tests count them) */
 };
 /* Open what the VM's group directories hold (NULL: not placed there),
- * reading each file once to learn its fields.  Never fails: a file that
- * cannot be opened or read gives no field. */
-void vms_vmcg_open(struct vms_vmcg *g, const char *v2_dir, const char *cpu_dir, const char *mem_dir);
+ * reading each file once to learn its fields, watching the limit files
+ * on ino (-1: none).  Never fails: a file that cannot be opened or read
+ * gives no field. */
+void vms_vmcg_open(struct vms_vmcg *g, const char *v2_dir, const char *cpu_dir, const char *mem_dir, int ino);
 void vms_vmcg_close(struct vms_vmcg *g);
 unsigned vms_vmcg_ncols(const struct vms_vmcg *g);
+/* An inotify event (wd, mask) of g's instance: true if it is one of g's
+ * watches (its file is read at the next sample). */
+bool vms_vmcg_notify(struct vms_vmcg *g, int wd, uint32_t mask);
+/* Every cached limit is read at the next sample (the queue overflowed). */
+void vms_vmcg_stale(struct vms_vmcg *g);
+/* The tick's look at the instance ino (non-blocking): its events into the
+ * n groups at first, stride bytes apart (a group inside each of an array's
+ * records); a queue overflow or a failed read makes all stale.  Allocates
+ * nothing; one read(2) when nothing was written. */
+void vms_vmcg_drain(int ino, struct vms_vmcg *first, size_t stride, unsigned n);
 /* The fields into s[0 .. ncols) (VMS_NONE: not read this tick); scratch of
  * cap bytes; malformed files counted in *parse_errors.  Allocates nothing. */
-void vms_vmcg_sample(const struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap,
-		     uint32_t *parse_errors);
+void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, uint32_t *parse_errors);
 /* The column of a metric (enum vms_vmetric) and index, or -1. */
 int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned metric, unsigned index);
 /* The group (enum vms_vgroup) of column i (state, path, slow_t: 0). */
@@ -129,7 +157,7 @@ struct vms_vmk {
  * the cgroup mounts.  A file that cannot be opened leaves its group out of
  * k->have (the agent can serve it); 0 or -ENOMEM. */
 int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd,
-		 const struct vms_cgmounts *m);
+		 const struct vms_cgmounts *m, int ino);
 void vms_vmk_close(struct vms_vmk *k);
 
 /* Fill the VM's kernel columns of slots (laid out by l; the other columns

@@ -65,7 +65,7 @@ static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm
 	if (vms_vm_dup(&r->id, vm) < 0)
 		return -ENOMEM;
 	r->cname = col_name(vm->name);
-	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg) < 0) {
+	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg, p->ino_open ? p->ino : -1) < 0) {
 		vm_rec_free(r);
 		return -ENOMEM;
 	}
