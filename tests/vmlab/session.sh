@@ -54,7 +54,9 @@ if [ -s "$VMLAB_OWNER" ]; then
 		p=${e#/proc/}
 		p=${p%/environ}
 		[ "$p" != $$ ] || continue
-		if tr '\0' '\n' <"$e" 2>/dev/null | grep -qx "VMS_VMLAB_SESSION=${old_pid:-none}"; then
+		# (the braces: a process gone since the glob fails the redirection,
+		# whose message 2>/dev/null on tr alone would not silence)
+		if { tr '\0' '\n' <"$e"; } 2>/dev/null | grep -qx "VMS_VMLAB_SESSION=${old_pid:-none}"; then
 			echo "vmlab: killing pid $p ($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-80)), left by that session"
 			kill -KILL "$p" 2>/dev/null || true
 		fi
