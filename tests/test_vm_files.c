@@ -12,6 +12,7 @@
  * v1-fakevm is a real process in real v1 cpuacct and memory cgroups of
  * this host, with two threads named like KVM vCPU threads. */
 #include <fcntl.h>
+#include <linux/rtnetlink.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
+
+#include "netdev_nl.h"
 
 #include "cgroup.h"
 #include "parse.h"
@@ -433,7 +436,7 @@ static unsigned rdr_sample(struct rdr *r, bool *gone, uint32_t *perr)
 		r->slots[i] = VMS_NONE;
 	*gone = false;
 	*perr = 0;
-	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, r->scratch, sizeof(r->scratch), gone, perr);
+	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, NULL, r->scratch, sizeof(r->scratch), gone, perr);
 }
 
 static void rdr_close(struct rdr *r)
@@ -563,7 +566,7 @@ static void test_reader_gone(void **state)
 	uint32_t perr = 0;
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
 		slots[i] = VMS_NONE;
-	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, scratch, sizeof(scratch), &gone, &perr);
+	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), &gone, &perr);
 	assert_true(ok & VMS_VG_MEM);
 	assert_true(ok & VMS_VG_VCPU);
 	assert_false(gone);
@@ -571,12 +574,103 @@ static void test_reader_gone(void **state)
 	waitpid(child, NULL, 0);
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
 		slots[i] = VMS_NONE;
-	ok = vms_vmk_sample(&k, &l, slots, NULL, scratch, sizeof(scratch), &gone, &perr);
+	ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), &gone, &perr);
 	assert_true(gone);
 	assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
 	assert_true(slots[l.mem] == VMS_NONE);
 	assert_true(slots[l.vcpu] == VMS_NONE);
 	assert_int_equal(perr, 0);
+	vms_vmk_close(&k);
+	vms_cgmounts_free(&m);
+	close(dirfd);
+}
+
+/* A whole /proc file (its size is not known before). */
+static char *read_whole(const char *path, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap);
+	int fd = open(path, O_RDONLY);
+	assert_true(b && fd >= 0);
+	for (ssize_t r; (r = read(fd, b + n, cap - n)) > 0;) {
+		n += (size_t)r;
+		if (n == cap) {
+			b = realloc(b, cap *= 2);
+			assert_non_null(b);
+		}
+	}
+	close(fd);
+	*len = n;
+	return b;
+}
+
+/* A VM's taps from one rtnetlink stats dump (by ifindex) equal the
+ * /proc/net/dev lines read just before and after (lo and a tap that does
+ * not exist: the first bracketed, the second missing in both ways). */
+static void test_taps_netlink(void **state)
+{
+	(void)state;
+	struct vms_cgmounts m;
+	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(vms_cgmounts_load(&m, dirfd, NULL), 0);
+	char t0[] = "lo", t1[] = "vmsnotap0";
+	char *taps[2] = {t0, t1};
+	struct vms_vm vm = {.uuid = "00000000-0000-0000-0000-000000000003", .name = "self", .pid = getpid(),
+			    .ntap = 2, .tap = taps};
+	struct vms_vmk k;
+	struct vms_vmlay l;
+	assert_int_equal(vms_vmk_open(&k, &vm, dirfd, &m, -1), 0);
+	assert_true(k.tap[0].ifindex > 0);
+	assert_int_equal(k.tap[1].ifindex, 0);
+	vms_vmlay_init(&l, 0, 2, 0, false, 0, false);
+	struct vms_nl nl = VMS_NL_INIT;
+	if (vms_nl_open(&nl) < 0)
+		vms_skip("VMS_REQUIRE_ROOT", "no rtnetlink stats dump here");
+	struct vms_nlstats st = {.cap = 4096};
+	st.ent = calloc(st.cap, sizeof(*st.ent));
+	assert_non_null(st.ent);
+	struct vms_nettab nt = {.cap = 4096};
+	nt.ent = calloc(nt.cap, sizeof(*nt.ent));
+	assert_non_null(nt.ent);
+	static const struct vms_nl_ops ops = {.stats = vms_nlstats_add};
+	uint64_t before[64], mid[64], after[64];
+	char scratch[8192];
+	uint64_t *out[3] = {before, mid, after};
+	for (int round = 0; round < 3; round++) {
+		bool gone = false;
+		uint32_t perr = 0;
+		for (size_t i = 0; i < 64; i++)
+			out[round][i] = VMS_NONE;
+		unsigned ok;
+		if (round == 1) {
+			st.n = 0;
+			assert_int_equal(vms_nl_dump(&nl, RTM_GETSTATS, &ops, &st), 0);
+			assert_false(st.full);
+			st.ok = true;
+			ok = vms_vmk_sample(&k, &l, out[round], NULL, &st, scratch, sizeof(scratch), &gone, &perr);
+		} else {
+			size_t len = 0;
+			char *b = read_whole("/proc/net/dev", &len);
+			vms_nettab_index(&nt, b, len);
+			assert_true(nt.ok);
+			ok = vms_vmk_sample(&k, &l, out[round], &nt, NULL, scratch, sizeof(scratch), &gone, &perr);
+			free(b);
+		}
+		assert_int_equal(perr, 0);
+		assert_false(ok & VMS_VG_NET); /* one tap has no counters */
+	}
+	for (int f = 0; f < VMS_VM_NET_FIELDS; f++) {
+		int32_t c0 = l.net + f, c1 = l.net + VMS_VM_NET_FIELDS + f;
+		assert_true(before[c0] != VMS_NONE && after[c0] != VMS_NONE);
+		if (!(before[c0] <= mid[c0] && mid[c0] <= after[c0]))
+			fail_msg("lo field %d: netlink %llu not between /proc/net/dev's %llu and %llu", f,
+				 (unsigned long long)mid[c0], (unsigned long long)before[c0],
+				 (unsigned long long)after[c0]);
+		assert_true(mid[c1] == VMS_NONE && before[c1] == VMS_NONE);
+	}
+	free(st.ent);
+	free(nt.ent);
+	vms_nl_close(&nl);
 	vms_vmk_close(&k);
 	vms_cgmounts_free(&m);
 	close(dirfd);
@@ -1061,4 +1155,4 @@ static void test_cg_watch(void **state)
 VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, test_cg_limits, test_cg_watch,
 	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
 	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_v1_and_missing,
-	test_reader_gone, test_layout)
+	test_reader_gone, test_taps_netlink, test_layout)

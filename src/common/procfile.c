@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define PROCFILE_MAX (64u << 20) /* no /proc file we read is near this */
@@ -171,4 +173,10 @@ void vms_procfile_shared_close(struct vms_procfile *f)
 	vms_procfile_close(&s->f);
 	free(s->path);
 	free(s);
+}
+
+bool vms_proc_is_procfs(int dirfd)
+{
+	struct statfs sf;
+	return fstatfs(dirfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }

@@ -24,12 +24,10 @@
  * an interface missing from the dump too (vms_enttab_end), as with the
  * file.  "auto" uses netlink when the proc root is a procfs (not a test
  * fixture) and the socket answers a first dump; else the file. */
-#include <linux/magic.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "entity.h"
@@ -85,14 +83,6 @@ bool vms_netdev_netlink(const struct vms_source *src)
 	return p && p->nl_on;
 }
 
-/* The proc root is a procfs (a fixture directory is not: its net/dev is
- * the test's, which netlink cannot give). */
-static bool proc_is_procfs(int dirfd)
-{
-	struct statfs sf;
-	return fstatfs(dirfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
-}
-
 static int nd_open(struct vms_source *src)
 {
 	struct netdev *p = src->priv;
@@ -100,7 +90,7 @@ static int nd_open(struct vms_source *src)
 	p->vm_taps = src->sconf && src->sconf->vm_taps;
 	p->nl.fd = -1;
 	int r = vms_procfile_shared_open(&p->f, src->proc_dirfd, "net/dev", 4096);
-	if (backend == VMS_NETDEV_PROCFS || (backend == VMS_NETDEV_AUTO && !proc_is_procfs(src->proc_dirfd)))
+	if (backend == VMS_NETDEV_PROCFS || (backend == VMS_NETDEV_AUTO && !vms_proc_is_procfs(src->proc_dirfd)))
 		return r;
 	if (r < 0)
 		p->f = NULL; /* netlink alone: the interfaces in ifindex order */

@@ -34,6 +34,7 @@
  * and the agent; vm_rec.c the records of the VMs and their columns. */
 #include <errno.h>
 #include <limits.h>
+#include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,12 @@ static void agent_down(struct vms_source *src, bool killed, const char *why)
 	mark_lost(src, why);
 }
 
+static void nl_count(void *arg, int ifindex, const uint64_t v[VMS_NET_FIELDS])
+{
+	(void)ifindex, (void)v;
+	(*(uint32_t *)arg)++;
+}
+
 static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 {
 	struct vm *p = src->priv;
@@ -225,6 +232,24 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 				return -ENOMEM;
 			p->nt.ent = e;
 			p->nt.cap = cap;
+		}
+	}
+	/* the taps through rtnetlink: room for every interface's stats */
+	if (p->nl_want && p->nl.fd < 0 && vms_nl_open(&p->nl) < 0)
+		p->nl_want = false; /* /proc/net/dev from now on */
+	if (p->nl.fd >= 0) {
+		static const struct vms_nl_ops counter = {.stats = nl_count};
+		uint32_t n = 0;
+		r = vms_nl_dump(&p->nl, RTM_GETSTATS, &counter, &n);
+		if (r < 0) {
+			vms_nl_close(&p->nl); /* the next declare opens another */
+		} else if (n * 2 + 64 > p->st.cap) {
+			uint32_t cap = n * 2 + 64;
+			struct vms_nlstats_ent *e = realloc(p->st.ent, cap * sizeof(*e));
+			if (!e)
+				return -ENOMEM;
+			p->st.ent = e;
+			p->st.cap = cap;
 		}
 	}
 	vms_schema_addf(b, &conn, "virt.connected");
@@ -256,8 +281,24 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 
 	if (p->ino_open && p->nrec)
 		vms_vmcg_drain(p->ino, &p->rec[0].k.cg, sizeof(p->rec[0]), p->nrec);
+	p->st.ok = false;
+	if (p->nrec && p->nl.fd >= 0) {
+		static const struct vms_nl_ops ops = {.stats = vms_nlstats_add};
+		p->st.n = 0;
+		p->st.full = false;
+		if (vms_nl_dump(&p->nl, RTM_GETSTATS, &ops, &p->st) == 0) {
+			if (VMS_UNLIKELY(p->st.full))
+				return VMS_RESCHEMA; /* more interfaces than room: declare grows it */
+			p->st.ok = true;
+		} else {
+			/* the socket may hold the rest of the dump: the next
+			 * declare opens another; until then the file */
+			close(p->nl.fd);
+			p->nl.fd = -1;
+		}
+	}
 	p->nt.ok = false;
-	if (p->nrec && p->nd && vms_procfile_shared_read(p->nd, t->idx) == 0) {
+	if (!p->st.ok && p->nrec && p->nd && vms_procfile_shared_read(p->nd, t->idx) == 0) {
 		vms_nettab_index(&p->nt, p->nd->buf, p->nd->len);
 		if (VMS_UNLIKELY(p->nt.full))
 			return VMS_RESCHEMA; /* more interfaces than room: declare grows it */
@@ -269,7 +310,8 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		s[r->lay.state] = (uint64_t)r->id.state;
 		unsigned kgroups = 0, lgroups = 0;
 		if (!r->gone)
-			kgroups = vms_vmk_sample(&r->k, &r->lay, s, p->nt.ok ? &p->nt : NULL, p->scratch, SCRATCH,
+			kgroups = vms_vmk_sample(&r->k, &r->lay, s, p->nt.ok ? &p->nt : NULL, p->st.ok ? &p->st : NULL,
+						 p->scratch, SCRATCH,
 						 &r->gone, &t->parse_errors);
 		if (r->pend_any) {
 			for (uint32_t c = 0; c < r->lay.ncol; c++) {
@@ -708,6 +750,9 @@ static void vm_close(struct vms_source *src)
 	p->nrec = 0;
 	free(p->nt.ent);
 	p->nt.ent = NULL;
+	vms_nl_close(&p->nl);
+	free(p->st.ent);
+	p->st.ent = NULL;
 	vms_procfile_shared_close(p->nd);
 	p->nd = NULL;
 	if (p->ino_open)
@@ -730,6 +775,7 @@ static int vm_open(struct vms_source *src)
 	int r;
 
 	vms_vclient_init(&p->cl);
+	p->nl.fd = -1; /* vm_close closes it */
 	p->lc = &src->conf->libvirt;
 	if (!src->vms_w)
 		return -EINVAL; /* the loop gives the VM set to its producer */
@@ -747,6 +793,11 @@ static int vm_open(struct vms_source *src)
 	p->ino_open = p->ino >= 0;
 	if (vms_procfile_shared_open(&p->nd, src->proc_dirfd, "net/dev", 4096) < 0)
 		p->nd = NULL; /* no taps from the kernel: the agent serves them */
+	/* the taps' counters as the netdev source reads the host's
+	 * (sources.netdev.backend): rtnetlink unless procfs is asked for or
+	 * the proc root is not the kernel's; /proc/net/dev without it */
+	if (src->conf->netdev.backend != VMS_NETDEV_PROCFS && vms_proc_is_procfs(src->proc_dirfd))
+		p->nl_want = vms_nl_open(&p->nl) == 0;
 	char *path = agent_path(p->lc);
 	if (!path)
 		return -ENOMEM;

@@ -10,6 +10,7 @@
 #include "procfile.h"
 #include "source.h"
 #include "virt_client.h"
+#include "netdev_nl.h"
 #include "vm_kernel.h"
 #include "vmtab.h"
 
@@ -60,6 +61,9 @@ struct vm {
 	struct vms_cgmounts cg;
 	struct vms_procfile *nd;   /* /proc/net/dev, shared with netdev */
 	struct vms_nettab nt;
+	struct vms_nl nl;          /* the taps through rtnetlink, fd -1: /proc/net/dev */
+	bool nl_want;              /* reopened by declare after a failed dump */
+	struct vms_nlstats st;
 	char *scratch;
 	int ino;                   /* inotify: the VMs' cgroup limits (vm_kernel.h) */
 	bool ino_open;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,18 @@ void vms_nettab_index(struct vms_nettab *t, const char *buf, size_t len)
 		e->line = line.p;
 		e->line_len = (uint32_t)(line.end - line.p);
 	}
+}
+
+void vms_nlstats_add(void *arg, int ifindex, const uint64_t v[VMS_NET_FIELDS])
+{
+	struct vms_nlstats *t = arg;
+	if (t->n == t->cap) {
+		t->full = true;
+		return;
+	}
+	struct vms_nlstats_ent *e = &t->ent[t->n++];
+	e->ifindex = ifindex;
+	memcpy(e->v, v, sizeof(e->v));
 }
 
 /* ---- opening ---------------------------------------------------------- */
@@ -513,8 +526,10 @@ int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, con
 		k->tap = calloc(k->ntap, sizeof(*k->tap));
 		if (!k->tap)
 			goto nomem;
-		for (unsigned i = 0; i < k->ntap; i++)
+		for (unsigned i = 0; i < k->ntap; i++) {
 			snprintf(k->tap[i].name, sizeof(k->tap[i].name), "%s", vm->tap[i]);
+			k->tap[i].ifindex = (int)if_nametoindex(k->tap[i].name);
+		}
 	}
 	if (vm->pid <= 0)
 		return 0; /* not a local QEMU we can see: the agent serves it */
@@ -708,10 +723,12 @@ static const struct vms_nettab_ent *find_tap(const struct vms_nettab *nt, struct
 	return NULL;
 }
 
+/* the guest receives what the host sends into the tap: the tap's fields
+ * in the order of the VM's net columns (of the 16 of /proc/net/dev) */
+static const uint8_t tap_from[VMS_VM_NET_FIELDS] = {8, 9, 10, 11, 0, 1, 2, 3};
+
 static bool sample_tap(const struct vms_nettab *nt, struct vms_vmk_tap *tp, struct rctx *x, uint64_t *s)
 {
-	/* the guest receives what the host sends into the tap */
-	static const uint8_t from[VMS_VM_NET_FIELDS] = {8, 9, 10, 11, 0, 1, 2, 3};
 	const struct vms_nettab_ent *e = find_tap(nt, tp);
 	if (!e)
 		return false;
@@ -722,16 +739,35 @@ static bool sample_tap(const struct vms_nettab *nt, struct vms_vmk_tap *tp, stru
 		return false;
 	bool ok = true;
 	for (int i = 0; i < VMS_VM_NET_FIELDS; i++) {
-		s[i] = nl.v[from[i]];
+		s[i] = nl.v[tap_from[i]];
 		if (s[i] == VMS_NONE)
 			ok = false;
 	}
 	return ok;
 }
 
+static bool sample_tap_nl(const struct vms_nlstats *st, struct vms_vmk_tap *tp, uint64_t *s)
+{
+	const struct vms_nlstats_ent *e = NULL;
+	if (tp->ifindex <= 0)
+		return false;
+	if (tp->hint < st->n && st->ent[tp->hint].ifindex == tp->ifindex)
+		e = &st->ent[tp->hint];
+	for (uint32_t i = 0; !e && i < st->n; i++)
+		if (st->ent[i].ifindex == tp->ifindex) {
+			tp->hint = i;
+			e = &st->ent[i];
+		}
+	if (!e)
+		return false;
+	for (int i = 0; i < VMS_VM_NET_FIELDS; i++)
+		s[i] = e->v[tap_from[i]];
+	return true;
+}
+
 unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *slots,
-			const struct vms_nettab *nt, char *scratch, size_t cap, bool *gone,
-			uint32_t *parse_errors)
+			const struct vms_nettab *nt, const struct vms_nlstats *st, char *scratch, size_t cap,
+			bool *gone, uint32_t *parse_errors)
 {
 	struct rctx x = {scratch, cap, gone, parse_errors};
 	unsigned ok = 0;
@@ -758,11 +794,13 @@ unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *
 			ok |= VMS_VG_VCPU;
 	}
 
-	if (k->have & VMS_VG_NET && nt && nt->ok) {
+	if (k->have & VMS_VG_NET && ((st && st->ok) || (nt && nt->ok))) {
 		bool all = true;
-		for (unsigned i = 0; i < k->ntap && i < l->ntap; i++)
-			if (!sample_tap(nt, &k->tap[i], &x, slots + l->net + VMS_VM_NET_FIELDS * i))
+		for (unsigned i = 0; i < k->ntap && i < l->ntap; i++) {
+			uint64_t *s = slots + l->net + VMS_VM_NET_FIELDS * i;
+			if (!(st && st->ok ? sample_tap_nl(st, &k->tap[i], s) : sample_tap(nt, &k->tap[i], &x, s)))
 				all = false;
+		}
 		if (all)
 			ok |= VMS_VG_NET;
 	}
