@@ -24,10 +24,10 @@
 
 #include "testutil.h"
 
-#include "netdev_nl.h"
-
 #include "cgroup.h"
+#include "netdev_nl.h"
 #include "parse.h"
+#include "procfile.h"
 #include "rates.h"
 #include "schema.h"
 #include "vm_kernel.h"
@@ -585,25 +585,6 @@ static void test_reader_gone(void **state)
 	close(dirfd);
 }
 
-/* A whole /proc file (its size is not known before). */
-static char *read_whole(const char *path, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap);
-	int fd = open(path, O_RDONLY);
-	assert_true(b && fd >= 0);
-	for (ssize_t r; (r = read(fd, b + n, cap - n)) > 0;) {
-		n += (size_t)r;
-		if (n == cap) {
-			b = realloc(b, cap *= 2);
-			assert_non_null(b);
-		}
-	}
-	close(fd);
-	*len = n;
-	return b;
-}
-
 /* A VM's taps from one rtnetlink stats dump (by ifindex) equal the
  * /proc/net/dev lines read just before and after (lo and a tap that does
  * not exist: the first bracketed, the second missing in both ways). */
@@ -629,6 +610,8 @@ static void test_taps_netlink(void **state)
 	struct vms_nlstats st = {.cap = 4096};
 	st.ent = calloc(st.cap, sizeof(*st.ent));
 	assert_non_null(st.ent);
+	struct vms_procfile nd = VMS_PROCFILE_INIT;
+	assert_int_equal(vms_procfile_open(&nd, dirfd, "net/dev", 4096), 0);
 	struct vms_nettab nt = {.cap = 4096};
 	nt.ent = calloc(nt.cap, sizeof(*nt.ent));
 	assert_non_null(nt.ent);
@@ -649,12 +632,10 @@ static void test_taps_netlink(void **state)
 			st.ok = true;
 			ok = vms_vmk_sample(&k, &l, out[round], NULL, &st, scratch, sizeof(scratch), &gone, &perr);
 		} else {
-			size_t len = 0;
-			char *b = read_whole("/proc/net/dev", &len);
-			vms_nettab_index(&nt, b, len);
+			assert_int_equal(vms_procfile_read(&nd), 0);
+			vms_nettab_index(&nt, nd.buf, nd.len);
 			assert_true(nt.ok);
 			ok = vms_vmk_sample(&k, &l, out[round], &nt, NULL, scratch, sizeof(scratch), &gone, &perr);
-			free(b);
 		}
 		assert_int_equal(perr, 0);
 		assert_false(ok & VMS_VG_NET); /* one tap has no counters */
@@ -670,6 +651,7 @@ static void test_taps_netlink(void **state)
 	}
 	free(st.ent);
 	free(nt.ent);
+	vms_procfile_close(&nd);
 	vms_nl_close(&nl);
 	vms_vmk_close(&k);
 	vms_cgmounts_free(&m);

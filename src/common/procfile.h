@@ -25,12 +25,12 @@ struct vms_procfile {
 /* Open `relpath` under `dirfd`, read it once and size the buffer to twice
  * that (at least min_cap).  Returns 0 or -errno. */
 int vms_procfile_open(struct vms_procfile *f, int dirfd, const char *relpath, size_t min_cap);
-/* The proc root dirfd is a procfs (a fixture directory is not: its
- * net/dev is the test's, which netlink cannot give). */
-bool vms_proc_is_procfs(int dirfd);
 /* Re-read the whole file into f->buf (f->len bytes).  0 or -errno. */
 int vms_procfile_read(struct vms_procfile *f);
 void vms_procfile_close(struct vms_procfile *f);
+/* The proc root dirfd is a procfs (a fixture directory is not: its
+ * net/dev is the test's, which netlink cannot give). */
+bool vms_proc_is_procfs(int dirfd);
 
 /* A file that several sources read in the same tick (/proc/net/dev for
  * the netdev and vm sources): whoever opens the same path under the same

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "grow.h"
 #include "libexec.h"
 #include "log.h"
 #include "loop.h"
@@ -225,14 +226,11 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 		uint32_t lines = 0;
 		for (size_t i = 0; i < p->nd->len; i++)
 			lines += p->nd->buf[i] == '\n';
-		uint32_t cap = lines * 2 + 64;
-		if (cap > p->nt.cap) {
-			struct vms_nettab_ent *e = realloc(p->nt.ent, cap * sizeof(*e));
-			if (!e)
-				return -ENOMEM;
-			p->nt.ent = e;
-			p->nt.cap = cap;
-		}
+		struct vms_nettab_ent *e =
+			vms_grow_array(p->nt.ent, &p->nt.cap, lines * 2 + 64, sizeof(*e), lines * 2 + 64);
+		if (!e)
+			return -ENOMEM;
+		p->nt.ent = e;
 	}
 	/* the taps through rtnetlink: room for every interface's stats */
 	if (p->nl_want && p->nl.fd < 0 && vms_nl_open(&p->nl) < 0)
@@ -243,13 +241,12 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 		r = vms_nl_dump(&p->nl, RTM_GETSTATS, &counter, &n);
 		if (r < 0) {
 			vms_nl_close(&p->nl); /* the next declare opens another */
-		} else if (n * 2 + 64 > p->st.cap) {
-			uint32_t cap = n * 2 + 64;
-			struct vms_nlstats_ent *e = realloc(p->st.ent, cap * sizeof(*e));
+		} else {
+			struct vms_nlstats_ent *e =
+				vms_grow_array(p->st.ent, &p->st.cap, n * 2 + 64, sizeof(*e), n * 2 + 64);
 			if (!e)
 				return -ENOMEM;
 			p->st.ent = e;
-			p->st.cap = cap;
 		}
 	}
 	vms_schema_addf(b, &conn, "virt.connected");
