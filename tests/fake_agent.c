@@ -28,13 +28,24 @@
  *   pid     one local VM "standin" on a real process: $FAKE_AGENT_PID (its
  *           first thread as vCPU 0), tap $FAKE_AGENT_TAP (default lo);
  *           nothing else, forever (tests/test_priv.py: what the kernel
- *           files give an unprivileged sampler) */
+ *           files give an unprivileged sampler)
+ *   migrate, migrate-late
+ *           one local VM "mig" on a child of the fake (its QEMU): ticks
+ *           2..5 a running migration job (job 2, time_elapsed k s), tick 5
+ *           paused; tick 6 the child is killed and reaped (QEMU exits at
+ *           the end of a migration out) and the fake says nothing, as a
+ *           busy agent would; then the end: "migrate" the final values
+ *           (job 3) on tick 9 and the state (shut off, migrated-out event)
+ *           on tick 10, "migrate-late" the other way round; GONE on 13 */
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +58,7 @@
 static int fd = 3;
 static struct vms_vp_w w;
 static FILE *agent_log;
+static pid_t child; /* migrate: the VM's process */
 
 static void flush(void)
 {
@@ -190,6 +202,38 @@ static void slow_batch(uint32_t id)
 	vms_vp_end(&w);
 }
 
+static void mig_job(unsigned long long k, uint64_t type)
+{
+	const struct kv kv[] = {
+		{VMS_VM_MIG_JOB, 0, type},
+		{VMS_VM_MIG_TIME_ELAPSED, 0, k * 1000},
+	};
+	stats(U_LOCAL, 0, real_ns(), kv, VMS_ARRAY_SIZE(kv));
+}
+
+static void migrate_tick(unsigned long long k, bool late)
+{
+	if (k >= 2 && k <= 5)
+		mig_job(k, 2);
+	if (k == 5)
+		dom(U_LOCAL, "mig", 3, (uint32_t)child, (uint32_t)child, "lo", "vda", 0);
+	if (k == 6 && child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (k == (late ? 10u : 9u))
+		mig_job(k, 3);
+	if (k == (late ? 9u : 10u)) {
+		event(VMS_EV_VM_MIGRATED_OUT, U_LOCAL, "mig", "migrated");
+		dom(U_LOCAL, "mig", 5, (uint32_t)child, (uint32_t)child, "lo", "vda", 0);
+	}
+	if (k == 13) {
+		vms_vp_begin(&w, VMS_VP_GONE);
+		vms_vp_uuid(&w, U_LOCAL);
+		vms_vp_end(&w);
+	}
+}
+
 static void on_tick(const char *sc, unsigned long long k, bool restarted)
 {
 	vms_vp_begin(&w, VMS_VP_ACK);
@@ -221,6 +265,10 @@ static void on_tick(const char *sc, unsigned long long k, bool restarted)
 		flush();
 		if (write(fd, bad, sizeof(bad)) < 0)
 			exit(0);
+		return;
+	}
+	if (strncmp(sc, "migrate", 7) == 0) {
+		migrate_tick(k, strcmp(sc, "migrate-late") == 0);
 		return;
 	}
 	if (strcmp(sc, "basic") != 0)
@@ -294,6 +342,17 @@ int main(int argc, char **argv)
 		conn(1, "qemu:///system");
 		sync_msg(1, 0);
 		dom(U_LOCAL, "standin", 1, pid, pid, tap ? tap : "lo", "vda", 0);
+		sync_msg(1, 1);
+	} else if (strncmp(sc, "migrate", 7) == 0) {
+		child = fork();
+		if (child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+		conn(1, "qemu:///system");
+		sync_msg(1, 0);
+		dom(U_LOCAL, "mig", 1, (uint32_t)child, (uint32_t)child, "lo", "vda", 0);
 		sync_msg(1, 1);
 	} else {
 		conn(1, "qemu:///system");

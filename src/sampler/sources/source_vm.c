@@ -266,6 +266,19 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 
 /* ---- sampling ------------------------------------------------------------------ */
 
+/* A VM migrated out: QEMU exits on the source while the agent's word of it
+ * (its state shut off, the job's final values) may still be on its way (a
+ * busy host, an agent at nice 10).  Its record stays, the kernel columns
+ * missing, until both came, and the final values wait for the state, so
+ * that one last frame has them together; bounded by the agent's timeout
+ * (then what came goes out and the record goes). */
+static bool mig_end_waits(const struct vm *p, const struct vmrec *r, uint64_t now)
+{
+	if (!r->gone || !r->want_mig || (!r->mig_open && r->id.state == VMS_LV_SHUTOFF))
+		return false;
+	return !r->gone_at || now - r->gone_at < p->lc->timeout_ns;
+}
+
 static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct vm *p = src->priv;
@@ -310,7 +323,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			kgroups = vms_vmk_sample(&r->k, &r->lay, s, p->nt.ok ? &p->nt : NULL, p->st.ok ? &p->st : NULL,
 						 p->scratch, SCRATCH,
 						 &r->gone, &t->parse_errors);
-		if (r->pend_any) {
+		if (r->pend_any && !mig_end_waits(p, r, t->t_mono_ns)) {
 			for (uint32_t c = 0; c < r->lay.ncol; c++) {
 				if (r->pend[c] == VMS_NONE)
 					continue;
@@ -488,6 +501,8 @@ static bool on_stats(struct vm *p, const struct vms_vp_msg *m)
 			r->want_mig = true;
 			p->mig_reschema = true;
 		}
+		if (id == VMS_VM_MIG_JOB)
+			r->mig_open = v == VMS_LV_JOB_RUNNING;
 		if (c < 0)
 			continue;
 		r->pend[c] = v;
@@ -671,11 +686,18 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 
 	/* VMs whose process went away: out of the table (the agent's GONE
 	 * usually comes first), unless the agent announced a new process for
-	 * the same UUID meanwhile */
+	 * the same UUID meanwhile, or it migrated out and the agent's word of
+	 * its end is still to come or still to be written (mig_end_waits) */
 	for (unsigned i = 0; i < p->nrec; i++) {
-		const struct vms_vm *vm = p->rec[i].gone ? vms_vmtab_find(src->vms, p->rec[i].id.uuid) : NULL;
-		if (vm && vm->pid == p->rec[i].id.pid)
-			vms_vmtab_remove(src->vms_w, p->rec[i].id.uuid);
+		struct vmrec *r = &p->rec[i];
+		const struct vms_vm *vm = r->gone ? vms_vmtab_find(src->vms, r->id.uuid) : NULL;
+		if (!vm || vm->pid != r->id.pid)
+			continue;
+		if (!r->gone_at)
+			r->gone_at = now;
+		if ((r->want_mig && r->pend_any) || mig_end_waits(p, r, now))
+			continue;
+		vms_vmtab_remove(src->vms_w, r->id.uuid);
 	}
 
 	if (p->cl.fd >= 0) {

@@ -28,6 +28,11 @@
 #define HOST_COLS 3   /* virt.connected, virt.domains, virt.agent_restarts */
 #define FAST_GROUPS (VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET)
 
+/* libvirt's numbers as vm.NAME.state and vm.NAME.migration.job carry them
+ * (the sampler does not include libvirt's headers) */
+#define VMS_LV_SHUTOFF 5     /* virDomainState VIR_DOMAIN_SHUTOFF */
+#define VMS_LV_JOB_RUNNING 2 /* virDomainJobType VIR_DOMAIN_JOB_UNBOUNDED */
+
 struct vmrec {
 	struct vms_vm id;      /* copy of the table entry the files were opened for */
 	char *cname;           /* the name as it appears in column names */
@@ -40,7 +45,9 @@ struct vmrec {
 	bool pend_any;
 	uint8_t need_sent;
 	bool want_mig;         /* the agent sent migration values: migration.* columns */
+	bool mig_open;         /* its last job value said running: the end is to come */
 	bool gone;
+	uint64_t gone_at;      /* when vm_idle first found its process gone (0: not) */
 	bool keep;             /* declare: still in the table */
 };
 
