@@ -20,10 +20,14 @@
 
 #include "sockwatch.h"
 
+static char name_out[256];
+
 static const char *dir_of(const char *uri, bool root)
 {
 	static char out[4096];
-	return vms_sockdir(uri, root, "/run/user/1000", "/home/u", out, sizeof(out)) == 0 ? out : NULL;
+	return vms_sockdir(uri, root, "/run/user/1000", "/home/u", out, sizeof(out), name_out, sizeof(name_out)) == 0
+		       ? out
+		       : NULL;
 }
 
 static void test_sockdir(void **state)
@@ -33,17 +37,19 @@ static void test_sockdir(void **state)
 		const char *uri;
 		bool root;
 		const char *dir; /* NULL: nothing to watch */
+		const char *name;
 	} t[] = {
-		{NULL, true, "/run/libvirt"},
-		{"", true, "/run/libvirt"},
-		{NULL, false, "/run/user/1000/libvirt"},
-		{"qemu:///system", false, "/run/libvirt"},
-		{"qemu+unix:///system", true, "/run/libvirt"},
-		{"xen:///system", true, "/run/libvirt"},
-		{"qemu:///session", true, "/run/user/1000/libvirt"},
-		{"qemu:///system?socket=/run/vmsampler-it-nonexistent.sock", true, "/run"},
-		{"qemu+unix:///session?socket=/tmp/a/b.sock&mode=legacy", true, "/tmp/a"},
-		{"qemu:///system?mode=direct&socket=/s", true, "/"},
+		{NULL, true, "/run/libvirt", ""},
+		{"", true, "/run/libvirt", ""},
+		{NULL, false, "/run/user/1000/libvirt", ""},
+		{"qemu:///system", false, "/run/libvirt", ""},
+		{"qemu+unix:///system", true, "/run/libvirt", ""},
+		{"xen:///system", true, "/run/libvirt", ""},
+		{"qemu:///session", true, "/run/user/1000/libvirt", ""},
+		{"qemu:///system?socket=/run/vmsampler-it-nonexistent.sock", true, "/run", "vmsampler-it-nonexistent.sock"},
+		{"qemu+unix:///session?socket=/tmp/a/b.sock&mode=legacy", true, "/tmp/a", "b.sock"},
+		{"qemu:///system?mode=direct&socket=/s", true, "/", "s"},
+		{"qemu:///system?socket=/tmp/a/", true, NULL, NULL}, /* a directory, no name */
 		{"qemu+ssh://root@host/system?socket=/x/y", true, NULL}, /* the socket is on host */
 		{"qemu+ssh://host/system", true, NULL},
 		{"qemu+tcp://host/system", true, NULL},
@@ -57,17 +63,21 @@ static void test_sockdir(void **state)
 	};
 	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		const char *d = dir_of(t[i].uri, t[i].root);
-		if (!t[i].dir != !d || (d && strcmp(d, t[i].dir) != 0))
-			fail_msg("%s (%s): %s, not %s", t[i].uri ? t[i].uri : "NULL", t[i].root ? "root" : "user",
-				 d ? d : "nothing", t[i].dir ? t[i].dir : "nothing");
+		if (!t[i].dir != !d || (d && (strcmp(d, t[i].dir) != 0 || strcmp(name_out, t[i].name) != 0)))
+			fail_msg("%s (%s): %s '%s', not %s '%s'", t[i].uri ? t[i].uri : "NULL",
+				 t[i].root ? "root" : "user", d ? d : "nothing", name_out,
+				 t[i].dir ? t[i].dir : "nothing", t[i].name ? t[i].name : "");
 	}
 	/* $XDG_RUNTIME_DIR unset: under $HOME/.cache */
-	char out[64];
-	assert_int_equal(vms_sockdir("qemu:///session", false, NULL, "/home/u", out, sizeof(out)), 0);
+	char out[64], n[16];
+	assert_int_equal(vms_sockdir("qemu:///session", false, NULL, "/home/u", out, sizeof(out), n, sizeof(n)), 0);
 	assert_string_equal(out, "/home/u/.cache/libvirt");
-	assert_int_equal(vms_sockdir("qemu:///session", false, NULL, NULL, out, sizeof(out)), -1);
-	/* no room: nothing rather than a cut path */
-	assert_int_equal(vms_sockdir("qemu:///system", true, NULL, NULL, out, 8), -1);
+	assert_int_equal(vms_sockdir("qemu:///session", false, NULL, NULL, out, sizeof(out), n, sizeof(n)), -1);
+	/* no room: nothing rather than a cut path or name */
+	assert_int_equal(vms_sockdir("qemu:///system", true, NULL, NULL, out, 8, n, sizeof(n)), -1);
+	assert_int_equal(vms_sockdir("qemu:///system?socket=/run/a-long-socket-name", true, NULL, NULL, out, sizeof(out),
+				     n, sizeof(n)),
+			 -1);
 }
 
 static void make_socket(const char *path)
@@ -84,42 +94,50 @@ static void make_socket(const char *path)
 static void test_watch(void **state)
 {
 	(void)state;
-	char target[4096];
+	char target[4096], sock[4200], other[4200];
 	snprintf(target, sizeof(target), "%s/run/libvirt", test_tmp);
+	snprintf(sock, sizeof(sock), "%s/libvirt-sock-ro", target);
+	snprintf(other, sizeof(other), "%s/qemu", target);
 	struct vms_sockwatch w;
-	assert_int_equal(vms_sockwatch_open(&w, target), 0);
-	/* neither run nor run/libvirt exists: the temporary directory is watched */
+	assert_int_equal(vms_sockwatch_open(&w, target, ""), 0);
+	/* neither run nor run/libvirt exists: the temporary directory is
+	 * watched, for "run" */
 	assert_int_equal(vms_sockwatch_arm(&w), 0);
 	assert_false(w.at_target);
+	assert_string_equal(w.next, "run");
 	assert_false(vms_sockwatch_read(&w));
-	/* something else appears there: a hit (a retry costs little), still
-	 * not at the target */
+	/* something else appears there: nothing (a busy /run costs nothing) */
 	assert_int_equal(mkdir(tp("other"), 0755), 0);
-	assert_true(vms_sockwatch_read(&w));
-	assert_false(w.at_target);
+	assert_false(vms_sockwatch_read(&w));
+	assert_string_equal(w.next, "run");
+	/* run: a step on the way, not yet a reason to try */
 	assert_int_equal(mkdir(tp("run"), 0755), 0);
-	assert_true(vms_sockwatch_read(&w));
-	assert_false(w.at_target); /* now on run */
+	assert_false(vms_sockwatch_read(&w));
+	assert_false(w.at_target);
+	assert_string_equal(w.next, "libvirt");
+	/* run/libvirt itself: a try (the socket may be in it already) */
 	assert_int_equal(mkdir(target, 0755), 0);
 	assert_true(vms_sockwatch_read(&w));
 	assert_true(w.at_target);
 	assert_false(vms_sockwatch_read(&w));
-	/* the daemon binds its socket */
-	char sock[4200];
-	snprintf(sock, sizeof(sock), "%s/libvirt-sock-ro", target);
+	/* the daemon's other entries: nothing; its socket: a try */
+	assert_int_equal(mkdir(other, 0755), 0);
+	assert_false(vms_sockwatch_read(&w));
 	make_socket(sock);
 	assert_true(vms_sockwatch_read(&w));
 	assert_false(vms_sockwatch_read(&w));
-	/* and changes its mode */
+	/* and its mode changed */
 	assert_int_equal(chmod(sock, 0666), 0);
 	assert_true(vms_sockwatch_read(&w));
 	/* the directory goes (the daemon's run directory cleaned up): the
 	 * watch falls back to run, and follows it when it comes back */
 	assert_int_equal(unlink(sock), 0);
+	assert_int_equal(rmdir(other), 0);
 	assert_int_equal(rmdir(target), 0);
-	vms_sockwatch_read(&w);
+	assert_false(vms_sockwatch_read(&w));
 	assert_false(w.at_target);
 	assert_true(w.wd >= 0);
+	assert_string_equal(w.next, "libvirt");
 	assert_int_equal(mkdir(target, 0755), 0);
 	assert_true(vms_sockwatch_read(&w));
 	assert_true(w.at_target);
@@ -133,6 +151,21 @@ static void test_watch(void **state)
 	vms_sockwatch_close(&w);
 	assert_int_equal(w.fd, -1);
 	assert_false(vms_sockwatch_read(&w));
+
+	/* a socket named by socket=: that name only */
+	char dir2[4096], s2[4200];
+	snprintf(dir2, sizeof(dir2), "%s/d2", test_tmp);
+	assert_int_equal(mkdir(dir2, 0755), 0);
+	assert_int_equal(vms_sockwatch_open(&w, dir2, "my.s"), 0);
+	assert_int_equal(vms_sockwatch_arm(&w), 0);
+	assert_true(w.at_target);
+	snprintf(s2, sizeof(s2), "%s/other-sock", dir2);
+	make_socket(s2);
+	assert_false(vms_sockwatch_read(&w));
+	snprintf(s2, sizeof(s2), "%s/my.s", dir2);
+	make_socket(s2);
+	assert_true(vms_sockwatch_read(&w));
+	vms_sockwatch_close(&w);
 }
 
 VMS_TEST_MAIN(tmp_setup, tmp_teardown, test_sockdir, test_watch)

@@ -14,8 +14,8 @@ static int put(char *out, size_t cap, const char *a, size_t alen, const char *b)
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-/* socket=PATH among the query's parameters: its directory */
-static int socket_param(const char *q, char *out, size_t cap)
+/* socket=PATH among the query's parameters: its directory and name */
+static int socket_param(const char *q, char *out, size_t cap, char *name, size_t ncap)
 {
 	for (const char *p = q; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
 		if (strncmp(p, "socket=", 7) != 0)
@@ -28,13 +28,18 @@ static int socket_param(const char *q, char *out, size_t cap)
 		while (d > 0 && v[d - 1] != '/')
 			d--;
 		/* d: the length up to and with the last '/'; "/x" -> "/" */
+		if (d == n || put(name, ncap, v + d, n - d, "") < 0)
+			return -1;
 		return put(out, cap, v, d > 1 ? d - 1 : 1, "");
 	}
 	return 1; /* no socket parameter */
 }
 
-int vms_sockdir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap)
+int vms_sockdir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap,
+		char *name, size_t ncap)
 {
+	if (ncap)
+		name[0] = '\0';
 	if (!uri || !*uri)
 		uri = root ? "qemu:///system" : "qemu:///session";
 	const char *q = strchr(uri, '?');
@@ -53,7 +58,7 @@ int vms_sockdir(const char *uri, bool root, const char *runtime, const char *hom
 	if (hlen)
 		return -1;
 	if (q) {
-		int r = socket_param(q + 1, out, cap);
+		int r = socket_param(q + 1, out, cap, name, ncap);
 		if (r <= 0)
 			return r;
 	}
@@ -70,11 +75,13 @@ int vms_sockdir(const char *uri, bool root, const char *runtime, const char *hom
 	return -1;
 }
 
-int vms_sockwatch_open(struct vms_sockwatch *w, const char *dir)
+int vms_sockwatch_open(struct vms_sockwatch *w, const char *dir, const char *name)
 {
 	w->wd = -1;
 	w->at_target = false;
-	if (snprintf(w->dir, sizeof(w->dir), "%s", dir) >= (int)sizeof(w->dir)) {
+	w->next[0] = '\0';
+	if (snprintf(w->dir, sizeof(w->dir), "%s", dir) >= (int)sizeof(w->dir) ||
+	    snprintf(w->name, sizeof(w->name), "%s", name ? name : "") >= (int)sizeof(w->name)) {
 		w->fd = -1;
 		return -ENAMETOOLONG;
 	}
@@ -96,6 +103,13 @@ int vms_sockwatch_arm(struct vms_sockwatch *w)
 		if (wd >= 0) {
 			w->wd = wd;
 			w->at_target = strcmp(p, w->dir) == 0;
+			w->next[0] = '\0';
+			if (!w->at_target) {
+				/* the component of dir after p */
+				size_t k = strlen(p);
+				const char *c = w->dir + (k > 1 ? k + 1 : 1);
+				snprintf(w->next, sizeof(w->next), "%.*s", (int)strcspn(c, "/"), c);
+			}
 			return 0;
 		}
 		if (errno != ENOENT && errno != ENOTDIR)
@@ -118,6 +132,11 @@ void vms_sockwatch_disarm(struct vms_sockwatch *w)
 	w->at_target = false;
 }
 
+static bool is_socket_name(const struct vms_sockwatch *w, const char *n)
+{
+	return w->name[0] ? strcmp(n, w->name) == 0 : strstr(n, "sock") != NULL;
+}
+
 bool vms_sockwatch_read(struct vms_sockwatch *w)
 {
 	bool hit = false, rearm = false;
@@ -132,13 +151,20 @@ bool vms_sockwatch_read(struct vms_sockwatch *w)
 				hit = rearm = true;
 			else if (e->wd == w->wd && (e->mask & IN_IGNORED))
 				w->wd = -1, rearm = true; /* the directory went: watch what is left */
-			else if (e->wd == w->wd && (e->mask & (IN_CREATE | IN_MOVED_TO | IN_ATTRIB)))
-				hit = true, rearm |= !w->at_target;
+			else if (e->wd == w->wd && e->len && (e->mask & (IN_CREATE | IN_MOVED_TO | IN_ATTRIB))) {
+				if (w->at_target)
+					hit |= is_socket_name(w, e->name);
+				else
+					rearm |= strcmp(e->name, w->next) == 0; /* a step on the way */
+			}
 			off += (ssize_t)sizeof(*e) + e->len;
 		}
 	}
-	if (rearm)
+	if (rearm) {
+		bool was = w->at_target;
 		vms_sockwatch_arm(w);
+		hit |= w->at_target && !was; /* the socket may be in it already */
+	}
 	return hit;
 }
 

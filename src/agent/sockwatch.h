@@ -18,25 +18,32 @@
  * system for root and session for others (libvirt's own defaults).
  * 0 with the directory in out, -1 when there is nothing to watch (a remote
  * daemon, an in-process driver such as test:///, a path too long). */
-int vms_sockdir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap);
+int vms_sockdir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap,
+		char *name, size_t ncap);
+/* name: the socket's file name where socket= names it, else "" (libvirt's
+ * own sockets: libvirt-sock, libvirt-sock-ro, virtqemud-sock-ro, ...). */
 
 struct vms_sockwatch {
 	int fd;            /* inotify, -1: none */
 	int wd;            /* -1: no watch */
 	bool at_target;    /* the watch is on the socket's directory itself */
 	char dir[4096];    /* the socket's directory */
+	char name[256];    /* the socket's name, "": any name with "sock" in it */
+	char next[256];    /* watching an ancestor: the entry on the way */
 };
 
-/* Open the inotify instance (non-blocking) for the directory; -errno. */
-int vms_sockwatch_open(struct vms_sockwatch *w, const char *dir);
+/* Open the inotify instance (non-blocking) for the socket NAME in DIR
+ * (vms_sockdir's); -errno. */
+int vms_sockwatch_open(struct vms_sockwatch *w, const char *dir, const char *name);
 /* Watch the directory, or while it does not exist its nearest existing
- * ancestor (a new entry there may be the way to it); -errno. */
+ * ancestor, for the entry on the way to it; -errno. */
 int vms_sockwatch_arm(struct vms_sockwatch *w);
 /* No watch (connected: nothing to wait for). */
 void vms_sockwatch_disarm(struct vms_sockwatch *w);
-/* Drain the queue: true when something was created or moved into the
- * watched directory (the socket, or a directory on the way, after which
- * the watch moves on towards the target). */
+/* Drain the queue: true when the socket appeared (created, moved in, its
+ * mode or owner changed), when the directory itself just appeared (the
+ * socket may be in it already), or when events were lost.  Nothing else
+ * in those directories counts. */
 bool vms_sockwatch_read(struct vms_sockwatch *w);
 void vms_sockwatch_close(struct vms_sockwatch *w);
 

@@ -804,11 +804,12 @@ int main(int argc, char **argv)
 	/* where the daemon's socket will appear: while disconnected, a retry
 	 * when something appears there, and a blind one each RETRY_WATCHED;
 	 * without (a remote daemon, no inotify) every RETRY_MAX */
-	char sockdir[sizeof(a->sw.dir)];
+	char sockdir[sizeof(a->sw.dir)], sockname[sizeof(a->sw.name)];
 	const char *uri = a->uri ? a->uri : getenv("LIBVIRT_DEFAULT_URI");
 	a->sw.fd = a->sw.wd = -1;
-	if (vms_sockdir(uri, geteuid() == 0, getenv("XDG_RUNTIME_DIR"), getenv("HOME"), sockdir, sizeof(sockdir)) == 0 &&
-	    vms_sockwatch_open(&a->sw, sockdir) == 0 &&
+	if (vms_sockdir(uri, geteuid() == 0, getenv("XDG_RUNTIME_DIR"), getenv("HOME"), sockdir, sizeof(sockdir),
+			sockname, sizeof(sockname)) == 0 &&
+	    vms_sockwatch_open(&a->sw, sockdir, sockname) == 0 &&
 	    virEventAddHandle(a->sw.fd, VIR_EVENT_HANDLE_READABLE, on_sockdir, a, NULL) < 0)
 		vms_sockwatch_close(&a->sw);
 
