@@ -16,6 +16,7 @@
 #include <libvirt/libvirt.h>
 #include <sys/types.h>
 
+#include "sockwatch.h"
 #include "virt_pace.h"
 #include "virt_proto.h"
 
@@ -90,6 +91,8 @@ struct agent {
 	bool reported_down;
 	uint64_t retry_at, retry_wait;
 	int timer;
+	struct vms_sockwatch sw; /* the daemon's socket directory (fd -1: none) */
+	uint64_t sw_seen_at;     /* last entry there, or connection lost (0: never) */
 
 	struct adom *d;
 	unsigned nd, capd;

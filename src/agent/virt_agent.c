@@ -10,7 +10,10 @@
  * connection and tells the sampler, in the protocol of virt_proto.h:
  *   - whether it is connected (CONN), reconnecting with back-off (0.25 s
  *     doubling to 5 s) when libvirtd goes away: libvirt does not
- *     reconnect by itself (FACTS.md h);
+ *     reconnect by itself (FACTS.md h); where the daemon's socket
+ *     directory is known (a local URI, sockwatch.h) it is watched, a new
+ *     entry there starts the back-off again, and the blind retries slow
+ *     down to one a minute;
  *   - the running domains (DOM, GONE, and SYNC around a full listing, on
  *     every (re)connect and every minute, with the state group only: one
  *     cheap call), refreshed on lifecycle events, which also become EVENT
@@ -53,6 +56,9 @@
 
 #define RETRY_FIRST (250 * VMS_NSEC_PER_MSEC)
 #define RETRY_MAX (5 * VMS_NSEC_PER_SEC)
+/* with the socket's directory watched: a blind retry now and then (a
+ * daemon elsewhere on the path, a missed event), the watch does the rest */
+#define RETRY_WATCHED (60 * VMS_NSEC_PER_SEC)
 #define RELIST_EVERY (60 * VMS_NSEC_PER_SEC)
 #define MIG_GONE_WAIT (3 * VMS_NSEC_PER_SEC)
 
@@ -487,10 +493,17 @@ static const char *last_error(void)
 
 static void schedule_retry(struct agent *a)
 {
+	if (a->sw.fd >= 0 && a->sw.wd < 0)
+		vms_sockwatch_arm(&a->sw);
+	/* the blind retries slow down once nothing happened there for a
+	 * while: a daemon whose socket appeared may take seconds to listen */
+	uint64_t now = vms_agent_mono();
+	bool calm = !a->sw_seen_at || now - a->sw_seen_at > RETRY_WATCHED;
+	uint64_t cap = a->sw.wd >= 0 && calm ? RETRY_WATCHED : RETRY_MAX;
 	a->retry_wait = a->retry_wait ? a->retry_wait * 2 : RETRY_FIRST;
-	if (a->retry_wait > RETRY_MAX)
-		a->retry_wait = RETRY_MAX;
-	a->retry_at = vms_agent_mono() + a->retry_wait;
+	if (a->retry_wait > cap)
+		a->retry_wait = cap;
+	a->retry_at = now + a->retry_wait;
 	virEventUpdateTimeout(a->timer, (int)(a->retry_wait / VMS_NSEC_PER_MSEC));
 }
 
@@ -523,6 +536,7 @@ static void disconnect(struct agent *a, const char *why)
 	send_conn(a, false, false, why);
 	a->reported_down = true;
 	a->retry_wait = 0;
+	a->sw_seen_at = vms_agent_mono(); /* a daemon restarting: no slow retries for a while */
 	schedule_retry(a);
 }
 
@@ -580,6 +594,7 @@ static void try_connect(struct agent *a)
 	}
 	a->conn = c;
 	a->closed = false;
+	vms_sockwatch_disarm(&a->sw);
 	virConnectRegisterCloseCallback(c, on_close, a, NULL);
 	virConnectSetKeepAlive(c, 5, 3);
 	a->cb_id = virConnectDomainEventRegisterAny(c, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
@@ -610,6 +625,22 @@ static void on_timer(int timer, void *opaque)
 {
 	(void)timer;
 	(void)opaque; /* wakes the loop: the retry is due */
+}
+
+/* Something appeared where the daemon's socket will be: try soon (the
+ * socket exists before the daemon listens on it: the back-off from its
+ * first step). */
+static void on_sockdir(int watch, int fd, int events, void *opaque)
+{
+	(void)watch;
+	(void)fd;
+	(void)events;
+	struct agent *a = opaque;
+	if (vms_sockwatch_read(&a->sw) && !a->conn) {
+		a->sw_seen_at = vms_agent_mono();
+		a->retry_wait = 0;
+		schedule_retry(a);
+	}
 }
 
 /* ---- messages from the sampler ------------------------------------------------------------ */
@@ -770,6 +801,17 @@ int main(int argc, char **argv)
 	if (virEventAddHandle(a->fd, VIR_EVENT_HANDLE_READABLE, on_socket, a, NULL) < 0)
 		die("cannot watch the sampler's socket");
 	a->timer = virEventAddTimeout(-1, on_timer, a, NULL);
+	/* where the daemon's socket will appear: while disconnected, a retry
+	 * when something appears there, and a blind one each RETRY_WATCHED;
+	 * without (a remote daemon, no inotify) every RETRY_MAX */
+	char sockdir[sizeof(a->sw.dir)], sockname[sizeof(a->sw.name)];
+	const char *uri = a->uri ? a->uri : getenv("LIBVIRT_DEFAULT_URI");
+	a->sw.fd = a->sw.wd = -1;
+	if (vms_sockdir(uri, geteuid() == 0, getenv("XDG_RUNTIME_DIR"), getenv("HOME"), sockdir, sizeof(sockdir),
+			sockname, sizeof(sockname)) == 0 &&
+	    vms_sockwatch_open(&a->sw, sockdir, sockname) == 0 &&
+	    virEventAddHandle(a->sw.fd, VIR_EVENT_HANDLE_READABLE, on_sockdir, a, NULL) < 0)
+		vms_sockwatch_close(&a->sw);
 
 	unsigned long lv = 0;
 	virGetVersion(&lv, NULL, NULL);

@@ -702,6 +702,8 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 
 	if (p->cl.fd >= 0) {
 		uint64_t every = p->lc->timeout_ns / 4 < IDLE_TICK_EVERY ? p->lc->timeout_ns / 4 : IDLE_TICK_EVERY;
+		if (!p->connected)
+			every = p->lc->timeout_ns;
 		bool idle = p->nrec == 0 && src->vms->n == 0 && now - p->tick_sent_at < every;
 		if (p->tick_due > p->tick_sent && p->hello && !idle) {
 			p->tick_sent_at = now;

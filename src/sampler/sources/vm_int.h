@@ -19,7 +19,9 @@
 /* Without VMs a TICK has nothing to pace: the agent only acknowledges it,
  * a wake-up of both processes and ~8 system calls per tick (issue 15).
  * Ticks then go out at most this often (and at least 4 per timeout), to
- * keep the watchdog of a stuck agent. */
+ * keep the watchdog of a stuck agent; while the agent is not connected
+ * to libvirt either, once per timeout (all it can be stuck in is a
+ * connection attempt, and there is no VM to lose). */
 #define IDLE_TICK_EVERY (5 * VMS_NSEC_PER_SEC)
 #define RESPAWN_MAX (60 * VMS_NSEC_PER_SEC)
 #define STUCK_HOLD_FIRST (60 * VMS_NSEC_PER_SEC)
