@@ -208,9 +208,12 @@ def main():
     c.ok(not before and not after, 'job statistics asked without a job: %d before, %d after' % (len(before), len(after)))
     c.ok(len(during) >= (t_end - t_mig) / 1000 * 5 / 2, 'only %d calls in %d ms of migration' % (len(during), t_end - t_mig))
     c.ok(not jobstats_calls(lvlog[1]), 'the destination asked for job statistics')
-    # the first pass's iteration event starts them
+    # the first pass's iteration event starts them (not the minute's
+    # relisting): ~0.4 s on a quiet host; the agent runs at nice 10, and
+    # with both CPUs busy (two spinning processes beside the guest) it
+    # was 2.6 s
     log('first call %d ms after virsh migrate started' % (during[0] - t_mig if during else -1))
-    c.ok(during and during[0] - t_mig < 2000, 'the first call came late: %s' % during[:1])
+    c.ok(during and during[0] - t_mig < 5000, 'the first call came late: %s' % during[:1])
 
     # ---- the source's frames against domjobinfo ----
     st = Stream(outs[0])
