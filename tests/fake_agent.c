@@ -126,6 +126,21 @@ static void dom(const char *uuid, const char *name, int state, uint32_t pid, uin
 	vms_vp_end(&w);
 }
 
+/* a full listing of one domain, U_LOCAL */
+static void list_one(const char *name, int state, uint32_t pid, uint32_t tid, const char *tap)
+{
+	sync_msg(1, 0);
+	dom(U_LOCAL, name, state, pid, tid, tap, "vda", 0);
+	sync_msg(1, 1);
+}
+
+static void gone(const char *uuid)
+{
+	vms_vp_begin(&w, VMS_VP_GONE);
+	vms_vp_uuid(&w, uuid);
+	vms_vp_end(&w);
+}
+
 static void doms(bool with_remote)
 {
 	sync_msg(2, 0);
@@ -227,11 +242,8 @@ static void migrate_tick(unsigned long long k, bool late)
 		event(VMS_EV_VM_MIGRATED_OUT, U_LOCAL, "mig", "migrated");
 		dom(U_LOCAL, "mig", 5, (uint32_t)child, (uint32_t)child, "lo", "vda", 0);
 	}
-	if (k == 13) {
-		vms_vp_begin(&w, VMS_VP_GONE);
-		vms_vp_uuid(&w, U_LOCAL);
-		vms_vp_end(&w);
-	}
+	if (k == 13)
+		gone(U_LOCAL);
 }
 
 static void on_tick(const char *sc, unsigned long long k, bool restarted)
@@ -286,18 +298,14 @@ static void on_tick(const char *sc, unsigned long long k, bool restarted)
 		break;
 	case 6:
 		event(VMS_EV_VM_STOPPED, U_REMOTE, "remote-1", "destroyed");
-		vms_vp_begin(&w, VMS_VP_GONE);
-		vms_vp_uuid(&w, U_REMOTE);
-		vms_vp_end(&w);
+		gone(U_REMOTE);
 		break;
 	case 8:
 		conn(0, "libvirtd closed the connection");
 		break;
 	case 10:
 		conn(1, "qemu:///system");
-		sync_msg(1, 0);
-		dom(U_LOCAL, "vms-002", 3, 17562, 17586, "vmst2", "vda", 0);
-		sync_msg(1, 1);
+		list_one("vms-002", 3, 17562, 17586, "vmst2");
 		break;
 	}
 }
@@ -340,9 +348,7 @@ int main(int argc, char **argv)
 		const char *ps = getenv("FAKE_AGENT_PID"), *tap = getenv("FAKE_AGENT_TAP");
 		uint32_t pid = ps ? (uint32_t)strtoul(ps, NULL, 10) : 0;
 		conn(1, "qemu:///system");
-		sync_msg(1, 0);
-		dom(U_LOCAL, "standin", 1, pid, pid, tap ? tap : "lo", "vda", 0);
-		sync_msg(1, 1);
+		list_one("standin", 1, pid, pid, tap ? tap : "lo");
 	} else if (strncmp(sc, "migrate", 7) == 0) {
 		child = fork();
 		if (child == 0) {
@@ -351,9 +357,7 @@ int main(int argc, char **argv)
 				pause();
 		}
 		conn(1, "qemu:///system");
-		sync_msg(1, 0);
-		dom(U_LOCAL, "mig", 1, (uint32_t)child, (uint32_t)child, "lo", "vda", 0);
-		sync_msg(1, 1);
+		list_one("mig", 1, (uint32_t)child, (uint32_t)child, "lo");
 	} else {
 		conn(1, "qemu:///system");
 		doms(true);

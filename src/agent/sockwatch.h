@@ -14,8 +14,9 @@
  * socket=PATH's directory when the URI names one; for a local URI (no
  * host, no transport but unix) /run/libvirt for .../system and
  * RUNTIME/libvirt for .../session (RUNTIME: $XDG_RUNTIME_DIR, else
- * $HOME/.cache); URI NULL or "": $LIBVIRT_DEFAULT_URI if set, else
- * system for root and session for others (libvirt's own defaults).
+ * $HOME/.cache); URI NULL or "" (the caller passes $LIBVIRT_DEFAULT_URI
+ * when it has no URI): system for root and session for others (libvirt's
+ * own defaults).
  * 0 with the directory in out, -1 when there is nothing to watch (a remote
  * daemon, an in-process driver such as test:///, a path too long). */
 int vms_sockdir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap,

@@ -48,6 +48,13 @@ void vms_nl_close(struct vms_nl *n)
 	n->cap = 0;
 }
 
+void vms_nl_drop(struct vms_nl *n)
+{
+	if (n->fd >= 0)
+		close(n->fd);
+	n->fd = -1;
+}
+
 static void nop_stats(void *arg, int ifindex, const uint64_t v[VMS_NET_FIELDS])
 {
 	(void)arg, (void)ifindex, (void)v;

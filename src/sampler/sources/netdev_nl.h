@@ -40,6 +40,10 @@ struct vms_nl_ops {
  * netlink fails here).  0 or -errno; on failure n is closed. */
 int vms_nl_open(struct vms_nl *n);
 void vms_nl_close(struct vms_nl *n);
+/* After a failed dump in a tick: close the socket (it may hold the rest of
+ * the dump) and keep the buffer (the tick frees nothing); the next
+ * declare's vms_nl_open starts afresh. */
+void vms_nl_drop(struct vms_nl *n);
 /* One dump: RTM_GETSTATS (the tick: allocates nothing) or RTM_GETLINK
  * (discovery).  0 or -errno; after an error the socket may hold the rest
  * of the dump: close it and open again. */

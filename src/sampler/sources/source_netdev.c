@@ -422,9 +422,7 @@ static int nd_nl_sample(struct netdev *p, uint64_t *slots)
 	p->nl_changed = false;
 	int r = vms_nl_dump(&p->nl, RTM_GETSTATS, &ops, p);
 	if (r < 0) {
-		/* the socket may hold the rest of the dump: declare opens another */
-		close(p->nl.fd);
-		p->nl.fd = -1;
+		vms_nl_drop(&p->nl); /* declare opens another */
 		return VMS_RESCHEMA;
 	}
 	if (p->nl_changed)

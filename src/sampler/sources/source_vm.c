@@ -301,10 +301,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 				return VMS_RESCHEMA; /* more interfaces than room: declare grows it */
 			p->st.ok = true;
 		} else {
-			/* the socket may hold the rest of the dump: the next
-			 * declare opens another; until then the file */
-			close(p->nl.fd);
-			p->nl.fd = -1;
+			vms_nl_drop(&p->nl); /* the next declare opens another; until then the file */
 		}
 	}
 	p->nt.ok = false;
