@@ -11,7 +11,9 @@ Checked while it is stopped (12 s) and after SIGCONT:
     least every refresh period plus slack);
   - the stopped VM's kernel values are there too (its files can be read)
     and do not change (it does not run);
-  - no tick is missed; after SIGCONT its slow values come back.
+  - no tick is missed; after SIGCONT its slow values come back;
+  - every block reading has its times (the bulk stats call is not given
+    up for the per-domain one when a batch's job was busy).
 Whether the agent had to be restarted (it had called libvirt for that VM
 the moment before the stop) is reported, not required.
 """
@@ -73,6 +75,18 @@ def main():
     c.ok(len(set(vals)) == 1, '%s cpu_time moved while stopped: %d values' % (guest, len(set(vals))))
     after = [f for f in fr if f['t_mono'] > t_cont and 'vm.%s.slow_t' % guest in f['v']]
     c.ok(after, 'no slow values for %s after SIGCONT' % guest)
+    # a batch whose domain's job was busy (NOWAIT: no counters) is not a
+    # driver without bulk block stats: the slow values stay the bulk
+    # call's, with the times the per-domain call does not have
+    bulk = 0
+    for f in fr:
+        for k, v in f['v'].items():
+            if k.startswith('vm.') and k.endswith('.rd_reqs'):
+                c.ok(k[:-4] + 'times' in f['v'], 'frame %d: %s without rd_times (per-domain block '
+                     'stats: the bulk call was given up)' % (f['seq'], k))
+                bulk += 1
+    log('%d block readings, each with its times' % bulk)
+    c.ok(bulk >= 10, 'only %d block readings' % bulk)
     restarts = fr[-1]['v'].get('virt.agent_restarts')
     log('%d frames while stopped; agent restarts: %s' % (len(stopped), restarts))
     os.unlink(out)
