@@ -760,6 +760,39 @@ static void test_mem_sources(void **state)
 	vms_config_free(&c);
 }
 
+/* the per-VM cadences: cgroup detail files and perf groups every 5 s by
+ * default, 0 for every tick; and the ticks they make at an interval */
+static void test_cadence(void **state)
+{
+	(void)state;
+	struct vms_config c;
+	char err[256];
+	assert_int_equal(vms_config_defaults(&c), 0);
+#if HAVE_LIBVIRT
+	assert_int_equal(c.libvirt.detail_ns, 5 * SEC);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.detail_interval", "0", err, sizeof(err)), 0);
+	assert_int_equal(c.libvirt.detail_ns, 0);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.detail_interval", "1ms", err, sizeof(err)), -ERANGE);
+	assert_int_equal(vms_config_set(&c, "sources.libvirt.detail_interval", "10s", err, sizeof(err)), 0);
+	assert_int_equal(c.libvirt.detail_ns, 10 * SEC);
+#endif
+#if HAVE_PERF
+	assert_int_equal(c.perf.vm_interval_ns, 5 * SEC);
+	static const char y[] = "sources:\n  perf: {vm_interval: 0}\n";
+	assert_int_equal(vms_config_load_buffer(&c, "t.yaml", y, strlen(y), err, sizeof(err)), 0);
+	assert_int_equal(c.perf.vm_interval_ns, 0);
+	assert_int_equal(vms_config_set(&c, "sources.perf.vm_interval", "x", err, sizeof(err)), -EINVAL);
+#endif
+	vms_config_free(&c);
+	assert_int_equal(vms_cadence_ticks(0, SEC), 1);
+	assert_int_equal(vms_cadence_ticks(5 * SEC, SEC), 5);
+	assert_int_equal(vms_cadence_ticks(5 * SEC, 5 * SEC), 1);
+	assert_int_equal(vms_cadence_ticks(5 * SEC, 10 * SEC), 1);
+	assert_int_equal(vms_cadence_ticks(5 * SEC, 2 * SEC), 3);           /* 2.5 rounds up */
+	assert_int_equal(vms_cadence_ticks(5 * SEC, 3 * SEC), 2);           /* 1.67 */
+	assert_int_equal(vms_cadence_ticks(5 * SEC, 10 * VMS_NSEC_PER_MSEC), 500);
+}
+
 /* dirty-rate sampling: off unless set; 1 s calculations by default */
 static void test_dirty_rate(void **state)
 {
@@ -792,7 +825,7 @@ static void test_dirty_rate(void **state)
 }
 
 VMS_TEST_MAIN(NULL, NULL,
-	test_dirty_rate, test_mem_sources, test_defaults, test_load_full, test_write_roundtrip, test_empty_documents,
+	test_dirty_rate, test_cadence, test_mem_sources, test_defaults, test_load_full, test_write_roundtrip, test_empty_documents,
 	test_lists_replace, test_errors, test_error_atomic, test_too_large, test_load_file,
 	test_example_file, test_set, test_precedence, test_format_duration,
 	test_format_from_output, test_dup_equal)

@@ -482,6 +482,17 @@ static void test_map(void **state)
 	assert_true(m[0].hold && m[1].hold && m[1].age && !m[0].age);
 	free(m[0].labels);
 	free(m[1].labels);
+	/* a VM's perf counters are read every sources.perf.vm_interval: held
+	 * between; the host's are read each tick */
+	assert_int_equal(vms_metrics_map("vm.x.perf.context-switches", "u", 0, HZ, m), 1);
+	assert_true(m[0].hold);
+	free(m[0].labels);
+	assert_int_equal(vms_metrics_map("vm.x.perf.time_enabled", "u", 0, HZ, m), 1);
+	assert_true(m[0].hold);
+	free(m[0].labels);
+	assert_int_equal(vms_metrics_map("perf.all.context-switches", "", 0, HZ, m), 1);
+	assert_false(m[0].hold);
+	free(m[0].labels);
 	/* not ours: left out (counted by the caller) */
 	assert_int_equal(vms_metrics_map("frobnicator.x", "", 0, HZ, m), 0);
 	assert_int_equal(vms_metrics_map("cpu.x.user", "", 0, HZ, m), 0);

@@ -135,6 +135,9 @@ static int h_init(struct h *h, const char *perf_yaml)
 	snprintf(yaml, sizeof(yaml), "sources:\n  loadavg: {enabled: false}\n  perf: %s\n", perf_yaml);
 	if (vms_config_load_buffer(&h->conf, "test", yaml, strlen(yaml), err, sizeof(err)) != 0)
 		fail_msg("%s", err);
+	/* the VMs' groups each tick, unless the test is about the cadence */
+	if (!strstr(perf_yaml, "vm_interval"))
+		h->conf.perf.vm_interval_ns = 0;
 	snprintf(out, sizeof(out), "%s/out.csv", h->dir);
 	free(h->conf.output);
 	h->conf.output = strdup(out);
@@ -338,6 +341,52 @@ static void test_pingpong(void **state)
 	assert_false(f->flags & VMS_FRAME_SCALED);
 	/* no hardware group here, no hw_ columns */
 	assert_true(col_idx(&h, "perf.all.hw_time_enabled") < 0);
+	h_fini(&h);
+}
+
+/* ---- the VMs' cadence (sources.perf.vm_interval) ---------------------------- */
+
+/* vm_interval 3s at 1 s ticks: each VM's groups are read every 3rd tick,
+ * the VMs spread over the ticks (VM i on the ticks idx + i = 0 mod 3),
+ * its columns missing in between and the host's there each tick; what
+ * the VM did between two reads is in the next one (the counts go on). */
+static void test_vm_cadence(void **state)
+{
+	(void)state;
+	need_root();
+	struct h h;
+	int cpu = first_cpu();
+	assert_int_equal(h_init(&h, "{host: [context-switches], vm: [context-switches], vm_interval: 3s}"), 0);
+	assert_int_equal(h.conf.interval_ns, VMS_NSEC_PER_SEC);
+	vm_register(&h.l, UUID_SELF, "self", getpid());
+	vm_register(&h.l, UUID_CHILD, "two", getpid());
+	const char *name[2] = {"self", "two"};
+	uint64_t last[2] = {VMS_NONE, VMS_NONE};
+	unsigned reads[2] = {0, 0};
+	for (unsigned k = 0; k < 9; k++) {
+		uint64_t idx = h.idx;
+		if (k == 4)
+			pingpong(cpu, 2000); /* between two reads of each VM */
+		const struct vms_frame *f = h_tick(&h);
+		assert_true(val(&h, f, "perf.all.context-switches") != VMS_NONE);
+		for (unsigned i = 0; i < 2; i++) {
+			uint64_t v = val(&h, f, "vm.%s.perf.context-switches", name[i]);
+			uint64_t te = val(&h, f, "vm.%s.perf.time_enabled", name[i]);
+			if ((idx + i) % 3 != 0) {
+				assert_true(v == VMS_NONE && te == VMS_NONE);
+				continue;
+			}
+			assert_true(v != VMS_NONE && te != VMS_NONE);
+			if (last[i] != VMS_NONE && k >= 4 && k < 7)
+				assert_true(v - last[i] >= 4000); /* the ping-pong's switches */
+			if (last[i] != VMS_NONE)
+				assert_true(v >= last[i]);
+			last[i] = v;
+			reads[i]++;
+		}
+	}
+	assert_int_equal(reads[0], 3);
+	assert_int_equal(reads[1], 3);
 	h_fini(&h);
 }
 
@@ -768,7 +817,7 @@ static void budget_child(rlim_t soft, rlim_t hard, const char *out, const char *
 	struct vms_loop l;
 	char err[256];
 	const char *yaml = "output: /dev/null\nsources:\n  loadavg: {enabled: false}\n"
-			   "  perf: {host: [cs], vm: [cs, migrations, faults]}\n";
+			   "  perf: {host: [cs], vm: [cs, migrations, faults], vm_interval: 0}\n";
 	vms_config_defaults(&c);
 	/* the VMs are the test's (vm_register): no vm source to replace them */
 	c.libvirt.src.enabled = false;
@@ -870,7 +919,7 @@ static void test_sample_no_alloc(void **state)
 }
 
 VMS_TESTS(
-	test_pingpong, test_tracepoints, test_hardware_unavailable,
+	test_pingpong, test_vm_cadence, test_tracepoints, test_hardware_unavailable,
 	test_binary_required_and_bad_name, test_eacces_nonroot, test_thread_churn, test_vm_exits,
 	test_fd_budget, test_sample_no_alloc);
 

@@ -68,7 +68,8 @@ class Priv(unittest.TestCase):
         cls.conf = os.path.join(cls.tmp, 'vm.yaml')
         with open(cls.conf, 'w') as f:
             f.write(f'sources:\n  libvirt:\n    agent: "{AGENT}"\n    uri: "fake:pid"\n'
-                    '  perf:\n    host: [context-switches]\n    vm: [context-switches, "kvm:kvm_exit"]\n')
+                    '  perf:\n    host: [context-switches]\n    vm: [context-switches, "kvm:kvm_exit"]\n'
+                    '    vm_interval: 0\n')
         os.chmod(cls.conf, 0o644)
 
     @classmethod

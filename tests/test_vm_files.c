@@ -436,7 +436,7 @@ static unsigned rdr_sample(struct rdr *r, bool *gone, uint32_t *perr)
 		r->slots[i] = VMS_NONE;
 	*gone = false;
 	*perr = 0;
-	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, NULL, r->scratch, sizeof(r->scratch), gone, perr);
+	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, NULL, r->scratch, sizeof(r->scratch), true, gone, perr);
 }
 
 static void rdr_close(struct rdr *r)
@@ -539,6 +539,24 @@ static void test_reader_v1_and_missing(void **state)
 	free(r);
 }
 
+/* Which fields are detail (read on the slower cadence): the memory
+ * breakdown, the memory events, swap and the pressure totals; not the
+ * limits and not the throttling. */
+static void test_cg_detail_fields(void **state)
+{
+	(void)state;
+	static const unsigned detail[] = {
+		VMS_CGF_EV_HIGH, VMS_CGF_EV_MAX, VMS_CGF_EV_OOM, VMS_CGF_EV_OOM_KILL, VMS_CGF_ANON,
+		VMS_CGF_FILE, VMS_CGF_SWAP, VMS_CGF_PGMAJFAULT, VMS_CGF_PSI_CPU_SOME, VMS_CGF_PSI_CPU_FULL,
+		VMS_CGF_PSI_MEM_SOME, VMS_CGF_PSI_MEM_FULL, VMS_CGF_PSI_IO_SOME, VMS_CGF_PSI_IO_FULL,
+	};
+	uint32_t want = 0;
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(detail); i++)
+		want |= 1u << detail[i];
+	for (unsigned f = 0; f < VMS_CGF_N; f++)
+		assert_int_equal(vms_cg_detail(f), (want >> f) & 1);
+}
+
 /* A real process that exits: its kept-open files read ESRCH and the
  * reader says the VM is gone, with no values and no parse error. */
 static void test_reader_gone(void **state)
@@ -566,7 +584,7 @@ static void test_reader_gone(void **state)
 	uint32_t perr = 0;
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
 		slots[i] = VMS_NONE;
-	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), &gone, &perr);
+	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
 	assert_true(ok & VMS_VG_MEM);
 	assert_true(ok & VMS_VG_VCPU);
 	assert_false(gone);
@@ -574,7 +592,7 @@ static void test_reader_gone(void **state)
 	waitpid(child, NULL, 0);
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
 		slots[i] = VMS_NONE;
-	ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), &gone, &perr);
+	ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
 	assert_true(gone);
 	assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
 	assert_true(slots[l.mem] == VMS_NONE);
@@ -630,12 +648,12 @@ static void test_taps_netlink(void **state)
 			assert_int_equal(vms_nl_dump(&nl, RTM_GETSTATS, &ops, &st), 0);
 			assert_false(st.full);
 			st.ok = true;
-			ok = vms_vmk_sample(&k, &l, out[round], NULL, &st, scratch, sizeof(scratch), &gone, &perr);
+			ok = vms_vmk_sample(&k, &l, out[round], NULL, &st, scratch, sizeof(scratch), true, &gone, &perr);
 		} else {
 			assert_int_equal(vms_procfile_read(&nd), 0);
 			vms_nettab_index(&nt, nd.buf, nd.len);
 			assert_true(nt.ok);
-			ok = vms_vmk_sample(&k, &l, out[round], &nt, NULL, scratch, sizeof(scratch), &gone, &perr);
+			ok = vms_vmk_sample(&k, &l, out[round], &nt, NULL, scratch, sizeof(scratch), true, &gone, &perr);
 		}
 		assert_int_equal(perr, 0);
 		assert_false(ok & VMS_VG_NET); /* one tap has no counters */
@@ -802,7 +820,7 @@ static void test_cg_capped_v1(void **state)
 	uint64_t s[VMS_CGF_N];
 	char scratch[8192];
 	uint32_t perr = 0;
-	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), true, &perr);
 	assert_int_equal(perr, 0);
 #define F(x) cgcol(&g, s, VMS_CGF_##x)
 #define R(dir, file, key, psi) (snprintf(rel, sizeof(rel), "%s/%s", dir, file), cgval(rel, key, psi))
@@ -828,6 +846,32 @@ static void test_cg_capped_v1(void **state)
 	assert_int_equal(F(PSI_CPU_FULL), R(uni, "cpu.pressure", "full", true));
 	assert_true(F(PSI_CPU_SOME) > 0); /* throttled: its task waited */
 	assert_int_equal(F(PSI_MEM_SOME), R(uni, "memory.pressure", "some", true));
+	/* a tick without the detail files (sources.libvirt.detail_interval):
+	 * the memory breakdown, events and pressure missing and not read; the
+	 * limits and the throttling there, with the same values (the group is
+	 * frozen in the fixture) */
+	uint64_t d[VMS_CGF_N];
+	uint64_t reads = g.reads;
+	vms_vmcg_sample(&g, d, scratch, sizeof(scratch), true, &perr);
+	uint64_t full = g.reads - reads;
+	reads = g.reads;
+	vms_vmcg_sample(&g, d, scratch, sizeof(scratch), false, &perr);
+	assert_int_equal(perr, 0);
+	unsigned ndetail = 0;
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(fields); i++) {
+		uint64_t v = cgcol(&g, d, fields[i]);
+		if (vms_cg_detail(fields[i])) {
+			assert_true(v == VMS_NONE);
+			ndetail++;
+		} else {
+			assert_int_equal(v, cgcol(&g, s, fields[i]));
+		}
+	}
+	assert_int_equal(ndetail, 11); /* oom_kill, anon, file, swap, pgmajfault, 6 PSI */
+	/* 10 files, 5 of them detail: memory.oom_control, memory.stat, the
+	 * three pressure files */
+	assert_int_equal(full, 10);
+	assert_int_equal(g.reads - reads, 5);
 	assert_int_equal(F(PSI_IO_FULL), R(uni, "io.pressure", "full", true));
 	vms_vmcg_close(&g);
 	tree_close(&t);
@@ -855,7 +899,7 @@ static void test_cg_v2_memory(void **state)
 	uint64_t s[VMS_CGF_N];
 	char scratch[8192];
 	uint32_t perr = 0;
-	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), true, &perr);
 	assert_int_equal(perr, 0);
 	assert_true(F(MEM_MAX) == VMS_CG_UNLIMITED); /* "max" */
 	assert_true(F(MEM_HIGH) == VMS_CG_UNLIMITED);
@@ -898,7 +942,7 @@ static void test_cg_rates(void **state)
 		uint64_t s[VMS_CGF_N];
 		char scratch[8192];
 		uint32_t perr = 0;
-		vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+		vms_vmcg_sample(&g, s, scratch, sizeof(scratch), true, &perr);
 		assert_int_equal(perr, 0);
 		snprintf(rel, sizeof(rel), "%s/cgroup/sys/fs/cgroup/unified/vms-capped/cpu.stat", fix[k]);
 		v[k][0] = cgval(rel, "usage_usec", false) * 1000; /* as vm.N.cpu_time */
@@ -1001,7 +1045,7 @@ static void test_cg_limits(void **state)
 	uint64_t s[VMS_CGF_N];
 	char scratch[256];
 	uint32_t perr = 0;
-	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), true, &perr);
 	assert_int_equal(perr, 1);
 	assert_true(s[0] == VMS_NONE && s[1] == VMS_NONE);
 	assert_int_equal(s[2], 1); /* ev_high */
@@ -1057,7 +1101,7 @@ static void test_cg_watch(void **state)
 	char scratch[256];
 	uint32_t perr = 0;
 #define COL(f) s[__builtin_popcount(g.have & ((1u << (f)) - 1))]
-#define SAMPLE() (vms_vmcg_drain(ino, &g, sizeof(g), 1), vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr))
+#define SAMPLE() (vms_vmcg_drain(ino, &g, sizeof(g), 1), vms_vmcg_sample(&g, s, scratch, sizeof(scratch), true, &perr))
 	/* the first tick: the limits from the open's read, the rest read */
 	SAMPLE();
 	assert_int_equal(g.reads, 2);
@@ -1122,8 +1166,8 @@ static void test_cg_watch(void **state)
 	vms_vmcg_close(&g);
 	assert_int_equal(watches(ino), 0);
 	vms_vmcg_open(&g, dir, NULL, NULL, -1);
-	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
-	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), &perr);
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), true, &perr);
+	vms_vmcg_sample(&g, s, scratch, sizeof(scratch), true, &perr);
 	assert_int_equal(g.reads, 12);
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 50000);
 	assert_int_equal(COL(VMS_CGF_MEM_MAX), 536870912);
@@ -1137,4 +1181,4 @@ static void test_cg_watch(void **state)
 VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, test_cg_limits, test_cg_watch,
 	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
 	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_v1_and_missing,
-	test_reader_gone, test_taps_netlink, test_layout)
+	test_reader_gone, test_cg_detail_fields, test_taps_netlink, test_layout)

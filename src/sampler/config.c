@@ -136,6 +136,8 @@ static const struct vms_conf_key libvirt_keys[] = {
 	 .max = VMS_INTERVAL_MAX, .zero_ok = true},
 	{"dirty_rate_seconds", VMS_CONF_DURATION, LV(dirty_seconds_ns), .min = VMS_NSEC_PER_SEC,
 	 .max = 60 * VMS_NSEC_PER_SEC},
+	/* the VM cgroup's memory breakdown, memory events and pressure files */
+	{"detail_interval", VMS_CONF_DURATION, LV(detail_ns), .min = VMS_INTERVAL_MIN, .max = VMS_INTERVAL_MAX, .zero_ok = true},
 	{"agent", VMS_CONF_STRING, LV(agent)},
 	{"cgroup_root", VMS_CONF_STRING, LV(cgroup_root)},
 };
@@ -144,6 +146,7 @@ static const struct vms_conf_key perf_keys[] = {
 	{"per_cpu", VMS_CONF_BOOL, SRC(per_cpu)},
 	{"host", VMS_CONF_EVENTS, SRC(host)},
 	{"vm", VMS_CONF_EVENTS, SRC(vm)},
+	{"vm_interval", VMS_CONF_DURATION, SRC(vm_interval_ns), .min = VMS_INTERVAL_MIN, .max = VMS_INTERVAL_MAX, .zero_ok = true},
 };
 
 #define SECTION(name, feature, compiled, field, keys)                                    \
@@ -328,6 +331,7 @@ int vms_config_defaults(struct vms_config *c)
 	c->libvirt.refresh_ns = VMS_LIBVIRT_REFRESH_DEFAULT;
 	c->libvirt.dirty_seconds_ns = VMS_LIBVIRT_DIRTY_SECONDS_DEFAULT;
 	c->libvirt.timeout_ns = VMS_LIBVIRT_TIMEOUT_DEFAULT;
+	c->libvirt.detail_ns = VMS_LIBVIRT_DETAIL_DEFAULT;
 	c->libvirt.cgroup_root = strdup("/sys/fs/cgroup");
 	if (!c->libvirt.cgroup_root)
 		r = -ENOMEM;
@@ -346,6 +350,7 @@ int vms_config_defaults(struct vms_config *c)
 	 * hosts, and host-wide ones compete with guests' vPMUs). */
 	source_defaults(&c->perf);
 	c->perf.per_cpu = true;
+	c->perf.vm_interval_ns = VMS_PERF_VM_INTERVAL_DEFAULT;
 	static const char *const host_ev[] = {"context-switches", "cpu-migrations", "page-faults"};
 	static const char *const vm_ev[] = {"context-switches", "cpu-migrations", "kvm:kvm_exit"};
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(host_ev); i++)

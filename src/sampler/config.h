@@ -64,6 +64,7 @@ struct vms_source_conf {
 	bool vm_taps;    /* netdev: also the VMs' tap devices */
 	int backend;     /* netdev: enum vms_netdev_backend */
 	struct vms_perf_events host, vm; /* perf: host-wide and per-VM events */
+	uint64_t vm_interval_ns; /* perf: each VM's groups read this often (0: every tick) */
 };
 
 /* sources.libvirt: the vm source (per-VM statistics) and its agent. */
@@ -76,6 +77,7 @@ struct vms_libvirt_conf {
 	bool crosscheck;      /* also libvirt's cpu-total and vcpu groups */
 	uint64_t dirty_every_ns;   /* a dirty-rate calculation per domain this often; 0: off */
 	uint64_t dirty_seconds_ns; /* each calculation's length (whole seconds) */
+	uint64_t detail_ns;   /* each VM's cgroup memory and pressure files this often (0: every tick) */
 	char *agent;          /* NULL: next to vmsampler, then the libexec dir */
 	char *cgroup_root;    /* where /sys/fs/cgroup's hierarchies are */
 };
@@ -133,6 +135,17 @@ struct vms_config {
 #define VMS_LIBVIRT_REFRESH_DEFAULT (60 * VMS_NSEC_PER_SEC)
 #define VMS_LIBVIRT_DIRTY_SECONDS_DEFAULT VMS_NSEC_PER_SEC
 #define VMS_LIBVIRT_TIMEOUT_DEFAULT (10 * VMS_NSEC_PER_SEC)
+#define VMS_LIBVIRT_DETAIL_DEFAULT (5 * VMS_NSEC_PER_SEC)
+#define VMS_PERF_VM_INTERVAL_DEFAULT (5 * VMS_NSEC_PER_SEC)
+/* Ticks between two reads of what is read every ns (a cadence key of 0 or
+ * not above the interval: every tick), rounded to the nearest. */
+static inline uint32_t vms_cadence_ticks(uint64_t ns, uint64_t interval_ns)
+{
+	if (!ns || !interval_ns || ns <= interval_ns)
+		return 1;
+	uint64_t n = (ns + interval_ns / 2) / interval_ns;
+	return n > 1000000 ? 1000000 : (uint32_t)n;
+}
 /* A configuration file larger than this is refused. */
 #define VMS_CONFIG_MAX_SIZE (1u << 20)
 

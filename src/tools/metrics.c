@@ -400,9 +400,14 @@ static int map_vm(const char *name, const char *key, int scale, double user_hz, 
 		return 2;
 	}
 	const char *t;
-	if ((t = after(rest, "perf.")))
-		return map_perf(t, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING,
-				scale, user_hz, out);
+	if ((t = after(rest, "perf."))) {
+		/* read every sources.perf.vm_interval: held between */
+		int k = map_perf(t, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING,
+				 scale, user_hz, out);
+		for (int j = 0; j < k; j++)
+			out[j].hold = true;
+		return k;
+	}
 	const char *lvt = after(rest, "lv."), *v = lvt ? lvt : rest;
 	bool lv = lvt != NULL;
 	if ((t = after(v, "vcpu")) && component(t, &c, &clen, &field) && all_digits(c, clen)) {

@@ -18,17 +18,23 @@ vmsampler reads) pages it in and out of that limit without end: reclaim
 inside the limit (a memory stall, PSI), and major faults on each page it
 touches again.  QEMU's anonymous memory stays below the limit.
 
-The sampler runs at 1 s for 14 frames (CSV on stdout, defaults).  Then:
-  - vm.N.cg.mem_max equals the limit read back from memory.limit_in_bytes,
-    vm.N.cg.ev_oom_kill the group's memory.oom_control oom_kill (v1),
-    and anon + file stays under the limit, in every frame after the squeeze;
+The sampler runs at 1 s for 26 frames (CSV on stdout, defaults: the VM's
+memory breakdown, events and pressure every sources.libvirt.detail_interval,
+5 s, i.e. every 5th frame).  Then:
+  - vm.N.cg.mem_max (a limit: every frame) equals the limit read back from
+    memory.limit_in_bytes in every frame;
+  - the detail columns (vm.N.cg.anon, file, pgmajfault, ev_oom_kill,
+    psi.*) are all there or all empty in a frame, there in every 5th
+    frame exactly (the cadence), never 0 for missing: in those frames
+    vm.N.cg.ev_oom_kill is the group's memory.oom_control oom_kill (v1)
+    and anon + file stays under the limit;
   - vm.N.cg.pgmajfault (memory.stat total_pgmajfault),
     vm.N.cg.psi.memory.some.total and .full.total (the VM's cgroup2
     memory.pressure) and the host's psi.memory.some.total
     (/proc/pressure/memory) and vmstat.pgmajfault (/proc/vmstat) are
     between the test's own readings of those files taken before the
     frame's reads began and after they ended (it_compare's bracket), in
-    3 rounds;
+    3 rounds of frames that have the VM's detail;
   - the VM's pgmajfault and memory pressure, and the host's memory
     pressure, rise over the run.
 The guest, the reader and the file are removed whatever happens.
@@ -123,18 +129,20 @@ def main():
         c.ok(reader.poll() is None, 'the reader died: %s' % reader.returncode)
         first = readings(v2, mem)
         pre = 'vm.%s.' % guest
-        s = Sampler('-i', '1s', '-n', '14', '-o', '-')
+        s = Sampler('-i', '1s', '-n', '26', '-o', '-')
         s.wait_rows(2)
+        detail = ('cg.anon', 'cg.file', 'cg.pgmajfault', 'cg.psi.memory.some.total',
+                  'cg.psi.memory.full.total', 'cg.psi.cpu.some.total', 'cg.psi.io.some.total')
         rounds = 0
-        for _ in range(6):
+        for _ in range(22):
             before = readings(v2, mem)
             t0 = time.monotonic_ns()
             n = len(s.snapshot())
             s.wait_rows(n + 1)
             row = s.snapshot()[n]
             after = readings(v2, mem)
-            if int(row[s.col['t_mono_ns']]) < t0:
-                continue  # the frame began before our first reading: next round
+            if int(row[s.col['t_mono_ns']]) < t0 or s.value(row, pre + 'cg.anon') is None:
+                continue  # began before our reading, or not a detail frame: next
             rounds += 1
             for k in before:
                 col = k[5:] if k.startswith('host:') else pre + k
@@ -144,16 +152,25 @@ def main():
             if rounds == 3:
                 break
         c.ok(rounds == 3, 'only %d bracketed rounds' % rounds)
-        s.wait_rows(14, timeout=30)
+        s.wait_rows(26, timeout=40)
         rows = s.snapshot()
         oom = read_keyed(mem + '/memory.oom_control')
-        for row in rows:
+        have = []
+        for i, row in enumerate(rows):
             c.ok(s.value(row, pre + 'cg.mem_max') == limit, 'cg.mem_max %s, limit %d' % (s.value(row, pre + 'cg.mem_max'), limit))
+            there = [s.value(row, pre + k) is not None for k in detail]
+            c.ok(all(there) or not any(there), 'frame %d: detail columns partly there: %s' % (i, there))
+            if not there[0]:
+                continue
+            have.append(i)
             anon, file_ = s.value(row, pre + 'cg.anon'), s.value(row, pre + 'cg.file')
-            c.ok(anon is not None and file_ is not None and anon + file_ <= limit,
-                 'cg.anon %s + cg.file %s above the limit %d' % (anon, file_, limit))
+            c.ok(anon + file_ <= limit, 'cg.anon %s + cg.file %s above the limit %d' % (anon, file_, limit))
             if 'oom_kill' in oom:
                 c.ok(s.value(row, pre + 'cg.ev_oom_kill') == oom['oom_kill'], 'cg.ev_oom_kill')
+        gaps = [b - a for a, b in zip(have, have[1:])]
+        log('detail in frames %s' % have)
+        c.ok(len(have) >= 5 and set(gaps) == {5}, 'detail frames %s: not every 5th' % have)
+        rows = [rows[i] for i in have]
         last = readings(v2, mem)
         for k in ('cg.pgmajfault', 'cg.psi.memory.some.total', 'host:psi.memory.some.total'):
             col = k[5:] if k.startswith('host:') else pre + k

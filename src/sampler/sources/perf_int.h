@@ -158,6 +158,7 @@ struct perf {
 	/* VMs, in VM table order */
 	struct pvm **vms;
 	unsigned nvm, capvm;
+	uint32_t vm_every;      /* ticks between two reads of a VM's groups (sources.perf.vm_interval) */
 	uint64_t vmgen;
 	bool check;
 	/* file descriptors */

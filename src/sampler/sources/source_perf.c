@@ -46,6 +46,7 @@ static int perf_open(struct vms_source *src)
 	if (!sc)
 		return -EINVAL;
 	p->per_cpu = sc->per_cpu;
+	p->vm_every = vms_cadence_ticks(sc->vm_interval_ns, src->conf->interval_ns);
 	libperf_init(perf_libperf_print);
 	p->selffd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (p->selffd < 0)
@@ -275,8 +276,14 @@ static int perf_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_
 		sample_host(p, slots, t);
 		slots += (p->per_cpu ? p->ncpu + 1 : 1) * p->host.width;
 	}
+	/* each VM's groups every vm_every ticks, the VMs spread over them so
+	 * that each tick reads its share; a VM not read has its columns
+	 * missing (its counts go on: the next read has them) */
 	for (unsigned i = 0; i < p->nvm; i++) {
-		sample_vm(p, p->vms[i], slots, t);
+		if (p->vm_every <= 1 || (t->idx + i) % p->vm_every == 0)
+			sample_vm(p, p->vms[i], slots, t);
+		else
+			vms_slots_none(slots, p->vm.width);
 		slots += p->vm.width;
 	}
 	return 0;

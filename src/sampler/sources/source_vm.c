@@ -316,10 +316,12 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		vms_slots_none(s, r->lay.ncol);
 		s[r->lay.state] = (uint64_t)r->id.state;
 		unsigned kgroups = 0, lgroups = 0;
+		/* each VM's detail files every detail_every ticks, the VMs
+		 * spread over them so that each tick reads its share */
+		bool detail = p->detail_every <= 1 || (t->idx + i) % p->detail_every == 0;
 		if (!r->gone)
 			kgroups = vms_vmk_sample(&r->k, &r->lay, s, p->nt.ok ? &p->nt : NULL, p->st.ok ? &p->st : NULL,
-						 p->scratch, SCRATCH,
-						 &r->gone, &t->parse_errors);
+						 p->scratch, SCRATCH, detail, &r->gone, &t->parse_errors);
 		if (r->pend_any && !mig_end_waits(p, r, t->t_mono_ns)) {
 			for (uint32_t c = 0; c < r->lay.ncol; c++) {
 				if (r->pend[c] == VMS_NONE)
@@ -795,6 +797,7 @@ static int vm_open(struct vms_source *src)
 	vms_vclient_init(&p->cl);
 	p->nl.fd = -1; /* vm_close closes it */
 	p->lc = &src->conf->libvirt;
+	p->detail_every = vms_cadence_ticks(p->lc->detail_ns, src->conf->interval_ns);
 	if (!src->vms_w)
 		return -EINVAL; /* the loop gives the VM set to its producer */
 	vms_vmtab_clear(src->vms_w);

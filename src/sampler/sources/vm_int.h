@@ -67,6 +67,7 @@ struct stuck {
 
 struct vm {
 	const struct vms_libvirt_conf *lc;
+	uint32_t detail_every;     /* ticks between two reads of a VM's detail files */
 	struct vms_cgmounts cg;
 	struct vms_procfile *nd;   /* /proc/net/dev, shared with netdev */
 	struct vms_nettab nt;

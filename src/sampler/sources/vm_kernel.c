@@ -266,6 +266,24 @@ static const struct cg_def {
 	 {VMS_CGF_ANON, VMS_CGF_FILE, VMS_CGF_SWAP, VMS_CGF_PGMAJFAULT}, {1, 1, 1, 1}},
 };
 
+/* A detail file: what moves slowly or rarely and costs most to print --
+ * v1 memory.stat is the largest file a VM has (~850 bytes, ~7 us), the
+ * pressure files ~1.5 us each (tests/vmlab/FACTS.md) -- against cpu.stat,
+ * whose throttling counts move every period and stay on each tick. */
+static bool cg_is_detail(const struct cg_def *d)
+{
+	return d->type == CT_PSI || (!d->watch && strncmp(d->name, "memory.", 7) == 0);
+}
+
+bool vms_cg_detail(unsigned f)
+{
+	for (unsigned i = 0; i < VMS_CG_NFILES; i++)
+		for (int k = 0; k < 4; k++)
+			if (cg_defs[i].field[k] == f)
+				return cg_is_detail(&cg_defs[i]);
+	return false;
+}
+
 static unsigned cg_nkeys(const struct cg_def *d)
 {
 	unsigned n = 0;
@@ -464,7 +482,8 @@ void vms_vmcg_drain(int ino, struct vms_vmcg *first, size_t stride, unsigned n)
 	}
 }
 
-void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, uint32_t *parse_errors)
+void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, bool detail,
+		     uint32_t *parse_errors)
 {
 	uint32_t done = 0;
 	vms_slots_none(s, vms_vmcg_ncols(g));
@@ -472,7 +491,7 @@ void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap,
 		const struct cg_def *d = &cg_defs[i];
 		uint64_t v[4];
 		size_t len = 0;
-		if (g->fd[i] < 0)
+		if (g->fd[i] < 0 || (!detail && cg_is_detail(d)))
 			continue;
 		if (g->wd[i] >= 0 && (g->fresh & (1u << i))) {
 			memcpy(v, g->cache[i], sizeof(v));
@@ -767,7 +786,7 @@ static bool sample_tap_nl(const struct vms_nlstats *st, struct vms_vmk_tap *tp, 
 
 unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *slots,
 			const struct vms_nettab *nt, const struct vms_nlstats *st, char *scratch, size_t cap,
-			bool *gone, uint32_t *parse_errors)
+			bool detail, bool *gone, uint32_t *parse_errors)
 {
 	struct rctx x = {scratch, cap, gone, parse_errors};
 	unsigned ok = 0;
@@ -835,6 +854,6 @@ unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *
 			slots[l->mem + 1] = v;
 	}
 	if (l->cg >= 0 && k->cg.have)
-		vms_vmcg_sample(&k->cg, slots + l->cg, scratch, cap, parse_errors);
+		vms_vmcg_sample(&k->cg, slots + l->cg, scratch, cap, detail, parse_errors);
 	return ok;
 }

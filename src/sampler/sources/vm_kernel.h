@@ -13,14 +13,20 @@
  *   io.read/write_bytes   /proc/<pid>/io read_bytes, write_bytes
  *   io.cg_read/write_bytes  cgroup2 <vm>/io.stat rbytes, wbytes summed
  *   mem.rss               /proc/<pid>/stat rss x page size (= libvirt
- *                         balloon.rss x 1024)
+ *                         balloon.rss x 1024; not the cheaper statm: on
+ *                         Linux 6.18 it sums the per-CPU counters exactly
+ *                         and read 2314 pages where stat read 2260 for the
+ *                         same stopped process, 2026-11-28)
  *   mem.cgroup            cgroup2 memory.current or v1
  *                         memory.usage_in_bytes
  *   cg.*                  the VM's cgroup limits, throttling, memory
  *                         events and breakdown, and pressure (vms_cgfield:
  *                         each from the cgroup2 file if the VM's group has
  *                         it, else the v1 one; a field no file gives has
- *                         no column)
+ *                         no column).  The detail files (memory
+ *                         breakdown, memory events, swap, pressure) are
+ *                         read only on the ticks the caller says
+ *                         (sources.libvirt.detail_interval)
  * Reading allocates nothing and never blocks (procfs and cgroupfs reads);
  * a file of a process that exited reads ESRCH, of a removed cgroup
  * ENODEV: the VM is gone. */
@@ -114,9 +120,15 @@ void vms_vmcg_stale(struct vms_vmcg *g);
  * records); a queue overflow or a failed read makes all stale.  Allocates
  * nothing; one read(2) when nothing was written. */
 void vms_vmcg_drain(int ino, struct vms_vmcg *first, size_t stride, unsigned n);
-/* The fields into s[0 .. ncols) (VMS_NONE: not read this tick); scratch of
- * cap bytes; malformed files counted in *parse_errors.  Allocates nothing. */
-void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, uint32_t *parse_errors);
+/* The fields into s[0 .. ncols) (VMS_NONE: not read this tick); the detail
+ * files (vms_cg_detail) only when detail is set; scratch of cap bytes;
+ * malformed files counted in *parse_errors.  Allocates nothing. */
+void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, bool detail,
+		     uint32_t *parse_errors);
+/* Whether field f (VMS_CGF_*) comes from a detail file: the memory
+ * breakdown, memory events, swap and pressure (read on a slower cadence;
+ * cpu.stat's throttling and the limits are not). */
+bool vms_cg_detail(unsigned f);
 /* The column of a metric (enum vms_vmetric) and index, or -1. */
 int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned metric, unsigned index);
 /* The group (enum vms_vgroup) of column i (state, path, slow_t: 0). */
@@ -184,6 +196,6 @@ void vms_vmk_close(struct vms_vmk *k);
  * are counted in *parse_errors and their values left missing. */
 unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *slots,
 			const struct vms_nettab *nt, const struct vms_nlstats *st, char *scratch, size_t cap,
-			bool *gone, uint32_t *parse_errors);
+			bool detail, bool *gone, uint32_t *parse_errors);
 
 #endif
