@@ -144,7 +144,14 @@ static inline uint32_t vms_cadence_ticks(uint64_t ns, uint64_t interval_ns)
 	if (!ns || !interval_ns || ns <= interval_ns)
 		return 1;
 	uint64_t n = (ns + interval_ns / 2) / interval_ns;
-	return n > 1000000 ? 1000000 : (uint32_t)n;
+	return n > VMS_EVERY_MAX ? VMS_EVERY_MAX : (uint32_t)n;
+}
+/* Whether tick idx is one of the item at offset i (0 for a whole source)
+ * of a cadence of every ticks: items at different offsets take turns, so
+ * that each tick reads its share of them. */
+static inline bool vms_cadence_due(uint64_t idx, unsigned i, uint32_t every)
+{
+	return every <= 1 || (idx + i) % every == 0;
 }
 /* A configuration file larger than this is refused. */
 #define VMS_CONFIG_MAX_SIZE (1u << 20)

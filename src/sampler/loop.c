@@ -276,7 +276,7 @@ static bool source_due(const struct vms_source *src, uint64_t idx)
 		return false;
 	if (idx < src->next_idx)
 		return false;
-	return src->every <= 1 || idx % src->every == 0;
+	return vms_cadence_due(idx, 0, src->every);
 }
 
 /* A sink whose next frame is about to be overwritten skips it: it is lost

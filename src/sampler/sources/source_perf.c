@@ -280,7 +280,7 @@ static int perf_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_
 	 * that each tick reads its share; a VM not read has its columns
 	 * missing (its counts go on: the next read has them) */
 	for (unsigned i = 0; i < p->nvm; i++) {
-		if (p->vm_every <= 1 || (t->idx + i) % p->vm_every == 0)
+		if (vms_cadence_due(t->idx, i, p->vm_every))
 			sample_vm(p, p->vms[i], slots, t);
 		else
 			vms_slots_none(slots, p->vm.width);

@@ -318,7 +318,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		unsigned kgroups = 0, lgroups = 0;
 		/* each VM's detail files every detail_every ticks, the VMs
 		 * spread over them so that each tick reads its share */
-		bool detail = p->detail_every <= 1 || (t->idx + i) % p->detail_every == 0;
+		bool detail = vms_cadence_due(t->idx, i, p->detail_every);
 		if (!r->gone)
 			kgroups = vms_vmk_sample(&r->k, &r->lay, s, p->nt.ok ? &p->nt : NULL, p->st.ok ? &p->st : NULL,
 						 p->scratch, SCRATCH, detail, &r->gone, &t->parse_errors);
