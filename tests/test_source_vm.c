@@ -106,7 +106,8 @@ static void conf_for(struct vms_config *c, const char *scenario, uint64_t count,
 	c->libvirt.agent = strdup(p);
 	snprintf(p, sizeof(p), "fake:%s", scenario);
 	c->libvirt.uri = strdup(p);
-	c->libvirt.timeout_ns = VMS_NSEC_PER_SEC;
+	/* sparse: its watchdog ticks every second (timeout / 4) */
+	c->libvirt.timeout_ns = strcmp(scenario, "sparse") == 0 ? 4 * VMS_NSEC_PER_SEC : VMS_NSEC_PER_SEC;
 }
 
 static char *slurp_text(const char *path, char *buf, size_t cap)
@@ -415,6 +416,37 @@ static void test_unavailable(void **state)
 	free(r);
 }
 
+/* The agent's NEXT: TICKs go out only when it has work (issue 15: a TICK
+ * is a wake-up of both processes), but every tick while a batch is open
+ * (the watchdog times the call), at least every timeout / 4 (a NEXT of
+ * 10 s: every second), and every tick once it says 0. */
+static void test_next(void **state)
+{
+	(void)state;
+	struct run *r = calloc(1, sizeof(*r));
+	run_scenario(r, "sparse", 40);
+	unsigned long long t[64];
+	unsigned n = 0;
+	for (const char *p = r->log; (p = strstr(p, "tick - ")) && n < 64; p++)
+		t[n++] = strtoull(p + 7, NULL, 10);
+	/* h:       1 2 3 4(open) 5(done) 6(10 s) 7 (0 from here) */
+	static const unsigned gap[] = {5, 5, 5, 1, 5, 10, 1};
+	if (n < 12)
+		fail_msg("%u TICKs:\n%s", n, r->log);
+	for (unsigned i = 1; i < n; i++) {
+		unsigned want = i <= VMS_ARRAY_SIZE(gap) ? gap[i - 1] : 1;
+		if (t[i] - t[i - 1] != want)
+			fail_msg("TICK %u: %llu after %llu, want a gap of %u:\n%s", i + 1, t[i], t[i - 1], want,
+				 r->log);
+	}
+	assert_int_equal(count_str(r->log, "start "), 1); /* never taken for stuck */
+	/* the VMs' kernel values every frame all the same */
+	for (unsigned i = 2; i < r->n; i++)
+		assert_true(val(r, i, "vm.vms-002.cpu_time") != VMS_NONE);
+	run_free(r);
+	free(r);
+}
+
 #if HAVE_COUNTING_MALLOC /* only the allocation test uses it */
 /* Move the agent's messages in and the ticks out, as vms_loop_run does
  * between two ticks. */
@@ -552,7 +584,8 @@ static int setup(void **state)
 }
 
 VMS_TESTS(
-	test_basic, test_stuck, test_restarts, test_unavailable, test_migrated_out, test_tick_allocates_nothing);
+	test_basic, test_stuck, test_restarts, test_unavailable, test_next, test_migrated_out,
+	test_tick_allocates_nothing);
 
 int main(void)
 {

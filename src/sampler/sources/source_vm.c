@@ -174,6 +174,7 @@ static int spawn(struct vms_source *src)
 		return r;
 	uint64_t now = now_ns(src);
 	p->started_at = p->last_rx = now;
+	p->next_tick_at = 0;
 	p->hello = false;
 	p->tick_sent = p->tick_acked = p->tick_due;
 	p->batch_open = false;
@@ -583,6 +584,11 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 		return true;
 	case VMS_VP_STATS:
 		return on_stats(p, m);
+	case VMS_VP_NEXT:
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		p->next_tick_at = now_ns(src) + (n.a < NEXT_MAX ? n.a : NEXT_MAX);
+		return true;
 	case VMS_VP_ACK:
 		if (vms_vp_num_dec(m, &n) < 0)
 			return false;
@@ -703,7 +709,8 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 		uint64_t every = p->lc->timeout_ns / 4 < IDLE_TICK_EVERY ? p->lc->timeout_ns / 4 : IDLE_TICK_EVERY;
 		if (!p->connected)
 			every = p->lc->timeout_ns;
-		bool idle = p->nrec == 0 && src->vms->n == 0 && now - p->tick_sent_at < every;
+		bool none = (p->nrec == 0 && src->vms->n == 0) || (now < p->next_tick_at && !p->batch_open);
+		bool idle = none && now - p->tick_sent_at < every;
 		if (p->tick_due > p->tick_sent && p->hello && !idle) {
 			p->tick_sent_at = now;
 			if (p->tick_sent == p->tick_acked)
