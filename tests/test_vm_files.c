@@ -430,13 +430,14 @@ static void rdr_open(struct rdr *r, const char *fix, const struct vms_vm *vm)
 	assert_true(r->nt.ok);
 }
 
-static unsigned rdr_sample(struct rdr *r, bool *gone, uint32_t *perr)
+static unsigned rdr_sample(struct rdr *r, bool detail, bool *gone, uint32_t *perr)
 {
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(r->slots); i++)
 		r->slots[i] = VMS_NONE;
 	*gone = false;
 	*perr = 0;
-	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, NULL, r->scratch, sizeof(r->scratch), true, gone, perr);
+	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, NULL, r->scratch, sizeof(r->scratch), detail, gone,
+			      perr);
 }
 
 static void rdr_close(struct rdr *r)
@@ -459,7 +460,7 @@ static void test_reader_v2_equals_libvirt(void **state)
 	assert_int_equal(r->k.have, VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET | VMS_VG_IO | VMS_VG_MEM);
 	bool gone;
 	uint32_t perr;
-	unsigned ok = rdr_sample(r, &gone, &perr);
+	unsigned ok = rdr_sample(r, true, &gone, &perr);
 	assert_int_equal(ok, VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET | VMS_VG_IO | VMS_VG_MEM);
 	assert_false(gone);
 	assert_int_equal(perr, 0);
@@ -491,6 +492,48 @@ static void test_reader_v2_equals_libvirt(void **state)
 	free(r);
 }
 
+/* mem.rss on the detail cadence (sources.libvirt.detail_interval):
+ * /proc/<pid>/stat is read in the detail ticks only; in the others mem.rss
+ * is missing, its file not read, mem.cgroup and every other group read as
+ * always, and the memory group still counts as served (vm.NAME.path). */
+static void test_reader_rss_detail(void **state)
+{
+	(void)state;
+	struct rdr *r = calloc(1, sizeof(*r));
+	pid_t tid[1] = {V2_VCPU};
+	char *tap[1] = {"vmst2"};
+	struct vms_vm vm = {.uuid = "4d0c6bd9-5ae6-43b2-8d56-3c9c6e0e7e3a", .name = "vms-002", .pid = V2_PID,
+			    .nvcpu = 1, .vcpu_tid = tid, .ntap = 1, .tap = tap};
+	rdr_open(r, V2, &vm);
+	const unsigned all = VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET | VMS_VG_IO | VMS_VG_MEM;
+	bool gone;
+	uint32_t perr;
+	for (int round = 0; round < 2; round++) {
+		/* a detail tick: cpu.stat, schedstat, io, stat, memory.usage_in_bytes */
+		uint64_t before = r->k.reads;
+		assert_int_equal(rdr_sample(r, true, &gone, &perr), all);
+		assert_int_equal(r->k.reads - before, 5);
+		assert_int_equal(r->slots[r->l.mem], domstat("balloon.rss") * 1024);
+		assert_int_equal(r->slots[r->l.mem + 1], 189550592);
+		uint64_t cpu = r->slots[r->l.cpu], io = r->slots[r->l.io];
+		/* two ticks between: all but /proc/<pid>/stat */
+		for (int k = 0; k < 2; k++) {
+			before = r->k.reads;
+			assert_int_equal(rdr_sample(r, false, &gone, &perr), all);
+			assert_int_equal(r->k.reads - before, 4);
+			assert_false(gone);
+			assert_int_equal(perr, 0);
+			assert_true(r->slots[r->l.mem] == VMS_NONE);
+			assert_int_equal(r->slots[r->l.mem + 1], 189550592);
+			assert_int_equal(r->slots[r->l.cpu], cpu);
+			assert_int_equal(r->slots[r->l.io], io);
+			assert_int_equal(r->slots[r->l.vcpu + 1], domstat("vcpu.0.delay"));
+		}
+	}
+	rdr_close(r);
+	free(r);
+}
+
 static void test_reader_v1_and_missing(void **state)
 {
 	(void)state;
@@ -502,7 +545,7 @@ static void test_reader_v1_and_missing(void **state)
 	rdr_open(r, V1, &vm);
 	bool gone;
 	uint32_t perr;
-	unsigned ok = rdr_sample(r, &gone, &perr);
+	unsigned ok = rdr_sample(r, true, &gone, &perr);
 	/* cpu from v1 cpuacct; vCPUs: one unknown thread; the tap is not in
 	 * /proc/net/dev */
 	assert_int_equal(ok & VMS_VG_CPU, VMS_VG_CPU);
@@ -529,7 +572,7 @@ static void test_reader_v1_and_missing(void **state)
 	tid[2] = 0;
 	vm.nvcpu = 2;
 	rdr_open(r, V1, &vm);
-	ok = rdr_sample(r, &gone, &perr);
+	ok = rdr_sample(r, true, &gone, &perr);
 	assert_int_equal(ok & VMS_VG_VCPU, VMS_VG_VCPU);
 	assert_int_equal(r->slots[r->l.vcpu], 1860380469);
 	assert_int_equal(r->slots[r->l.vcpu + 1], 169349792);
@@ -587,17 +630,23 @@ static void test_reader_gone(void **state)
 	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
 	assert_true(ok & VMS_VG_MEM);
 	assert_true(ok & VMS_VG_VCPU);
+	assert_true(slots[l.mem] != VMS_NONE);
 	assert_false(gone);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
-		slots[i] = VMS_NONE;
-	ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
-	assert_true(gone);
-	assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
-	assert_true(slots[l.mem] == VMS_NONE);
-	assert_true(slots[l.vcpu] == VMS_NONE);
-	assert_int_equal(perr, 0);
+	/* in a detail tick and in one without (where mem.rss is not read: its
+	 * group is not served once the other files say the process went) */
+	for (int detail = 0; detail < 2; detail++) {
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
+			slots[i] = VMS_NONE;
+		gone = false;
+		ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), detail, &gone, &perr);
+		assert_true(gone);
+		assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
+		assert_true(slots[l.mem] == VMS_NONE);
+		assert_true(slots[l.vcpu] == VMS_NONE);
+		assert_int_equal(perr, 0);
+	}
 	vms_vmk_close(&k);
 	vms_cgmounts_free(&m);
 	close(dirfd);
@@ -1180,5 +1229,5 @@ static void test_cg_watch(void **state)
 
 VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, test_cg_limits, test_cg_watch,
 	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
-	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_v1_and_missing,
+	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_rss_detail, test_reader_v1_and_missing,
 	test_reader_gone, test_cg_detail_fields, test_taps_netlink, test_layout)

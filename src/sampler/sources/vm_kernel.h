@@ -16,7 +16,9 @@
  *                         balloon.rss x 1024; not the cheaper statm: on
  *                         Linux 6.18 it sums the per-CPU counters exactly
  *                         and read 2314 pages where stat read 2260 for the
- *                         same stopped process, 2026-11-28)
+ *                         same stopped process, 2026-11-28), on the detail
+ *                         ticks only (the costliest of the files that
+ *                         were read every tick)
  *   mem.cgroup            cgroup2 memory.current or v1
  *                         memory.usage_in_bytes
  *   cg.*                  the VM's cgroup limits, throttling, memory
@@ -179,6 +181,7 @@ struct vms_vmk {
 	} *tap;
 	uint8_t have;          /* groups whose files opened (VMS_VG_*) */
 	int io_err;            /* errno of /proc/<pid>/io's open (EACCES: no CAP_SYS_PTRACE) */
+	uint64_t reads;        /* files read by sample, cg's apart (tests count them) */
 	struct vms_vmcg cg;    /* limits, throttling, events, pressure */
 };
 
@@ -191,9 +194,13 @@ void vms_vmk_close(struct vms_vmk *k);
 
 /* Fill the VM's kernel columns of slots (laid out by l; the other columns
  * are left alone).  The taps from st when given (by ifindex), else from nt
- * (by name).  scratch holds one file at a time.  Returns the groups read;
- * *gone is set when the process or its cgroup has gone; malformed files
- * are counted in *parse_errors and their values left missing. */
+ * (by name).  scratch holds one file at a time.  detail: one of the VM's
+ * detail ticks (sources.libvirt.detail_interval): mem.rss and the cgroup
+ * detail files are read only then, missing in the other ticks.  Returns
+ * the groups read (the memory group also in a tick whose mem.rss is not
+ * due: served, not failed); *gone is set when the process or its cgroup
+ * has gone; malformed files are counted in *parse_errors and their values
+ * left missing. */
 unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *slots,
 			const struct vms_nettab *nt, const struct vms_nlstats *st, char *scratch, size_t cap,
 			bool detail, bool *gone, uint32_t *parse_errors);
