@@ -1159,27 +1159,29 @@ static void test_cg_watch(void **state)
 	assert_int_equal(COL(VMS_CGF_CPU_WEIGHT), 100);
 	assert_int_equal(COL(VMS_CGF_MEM_HIGH), 1073741824);
 	assert_int_equal(COL(VMS_CGF_THROTTLED), 7000);
-	/* nothing written: cpu.stat and memory.events only */
+	/* nothing written: memory.events only (no quota: cpu.stat's counters
+	 * stand, test_cg_unlimited) */
 	SAMPLE();
-	assert_int_equal(g.reads, 4);
-	/* a new cap: read at the next tick, once */
+	assert_int_equal(g.reads, 3);
+	assert_int_equal(COL(VMS_CGF_THROTTLED), 7000);
+	/* a new cap: read at the next tick, once; cpu.stat from then on */
 	put(dir, "cpu.max", "25000 100000\n");
 	SAMPLE();
-	assert_int_equal(g.reads, 7);
+	assert_int_equal(g.reads, 6);
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 25000);
 	SAMPLE();
-	assert_int_equal(g.reads, 9);
+	assert_int_equal(g.reads, 8);
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 25000);
 	/* cpu.weight.nice sets cpu.weight: a write to it reads cpu.weight
 	 * (here the kernel's side is played by a write to both) */
 	put(dir, "cpu.weight.nice", "5\n");
 	SAMPLE();
-	assert_int_equal(g.reads, 12);
+	assert_int_equal(g.reads, 11);
 	/* two writes to two limits between ticks: both */
 	put(dir, "memory.max", "536870912\n");
 	put(dir, "memory.high", "max\n");
 	SAMPLE();
-	assert_int_equal(g.reads, 16);
+	assert_int_equal(g.reads, 15);
 	assert_int_equal(COL(VMS_CGF_MEM_MAX), 536870912);
 	assert_true(COL(VMS_CGF_MEM_HIGH) == VMS_CG_UNLIMITED);
 	/* a damaged limit: missing and counted, and read again each tick
@@ -1190,25 +1192,25 @@ static void test_cg_watch(void **state)
 	assert_true(COL(VMS_CGF_CPU_QUOTA) == VMS_NONE && COL(VMS_CGF_CPU_PERIOD) == VMS_NONE);
 	SAMPLE();
 	assert_int_equal(perr, 2);
-	assert_int_equal(g.reads, 22);
+	assert_int_equal(g.reads, 21);
 	put(dir, "cpu.max", "50000 100000\n");
 	SAMPLE();
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 50000);
-	assert_int_equal(g.reads, 25);
+	assert_int_equal(g.reads, 24);
 	SAMPLE();
-	assert_int_equal(g.reads, 27);
+	assert_int_equal(g.reads, 26);
 	/* the queue overflowed: every limit is read */
 	vms_vmcg_stale(&g);
 	SAMPLE();
-	assert_int_equal(g.reads, 33);
+	assert_int_equal(g.reads, 32);
 	/* a watch the kernel dropped (its IN_IGNORED): that file each tick */
 	int wd0 = g.wd[0];
 	assert_int_equal(inotify_rm_watch(ino, wd0), 0);
 	SAMPLE();
 	assert_int_equal(g.wd[0], -1);
-	assert_int_equal(g.reads, 33 + 3);
+	assert_int_equal(g.reads, 32 + 3);
 	SAMPLE();
-	assert_int_equal(g.reads, 33 + 3 + 3);
+	assert_int_equal(g.reads, 32 + 3 + 3);
 	assert_false(vms_vmcg_notify(&g, wd0, IN_MODIFY));
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 50000);
 	/* without an instance: everything each tick, the same values */
@@ -1227,7 +1229,181 @@ static void test_cg_watch(void **state)
 	tmpdir_free(dir);
 }
 
+/* A group without a quota: its throttling counters cannot move
+ * (vm_kernel.c, the kernel's do_sched_cfs_period_timer and
+ * tg_set_cfs_bandwidth), so with the quota file watched and unlimited
+ * cpu.stat is read once after the quota was seen so and its values given
+ * again; a quota written makes it read again, every tick while capped;
+ * the quota removed, one more read (the final values), then none.  A v2
+ * group (cpu.max "max 100000") and a v1 one (cpu.cfs_quota_us -1) in
+ * tmpfs directories; the counters are changed on disk where the kernel
+ * could not, to show that the file is not read. */
+struct unl {
+	char *dir;
+	bool v1;
+	struct vms_vmcg g;
+	uint64_t s[VMS_CGF_N];
+	uint32_t perr;
+};
+
+static void unl_stat(struct unl *u, unsigned periods, unsigned throttled, unsigned t)
+{
+	char b[256];
+	if (u->v1)
+		snprintf(b, sizeof(b), "nr_periods %u\nnr_throttled %u\nthrottled_time %u\n", periods, throttled, t);
+	else
+		snprintf(b, sizeof(b),
+			 "usage_usec 90\nuser_usec 60\nsystem_usec 30\nnr_periods %u\nnr_throttled %u\n"
+			 "throttled_usec %u\n",
+			 periods, throttled, t);
+	put(u->dir, "cpu.stat", b);
+}
+
+static void unl_quota(struct unl *u, bool capped)
+{
+	if (u->v1)
+		put(u->dir, "cpu.cfs_quota_us", capped ? "25000\n" : "-1\n");
+	else
+		put(u->dir, "cpu.max", capped ? "25000 100000\n" : "max 100000\n");
+}
+
+/* One tick (the instance drained first, as vm_sample does): the files it
+ * read. */
+static uint64_t unl_tick(struct unl *u, bool detail)
+{
+	char scratch[512];
+	uint64_t before = u->g.reads;
+	if (u->g.ino >= 0)
+		vms_vmcg_drain(u->g.ino, &u->g, sizeof(u->g), 1);
+	vms_vmcg_sample(&u->g, u->s, scratch, sizeof(scratch), detail, &u->perr);
+	return u->g.reads - before;
+}
+
+/* The tick's throttling columns are (periods, throttled, t) of the file
+ * (t in its unit: us in cgroup2, ns in v1). */
+static void unl_expect(const struct unl *u, uint64_t periods, uint64_t throttled, uint64_t t)
+{
+	const uint64_t *s = u->s;
+	uint32_t have = u->g.have;
+#define UCOL(f) s[__builtin_popcount(have & ((1u << (f)) - 1))]
+	assert_int_equal(UCOL(VMS_CGF_NR_PERIODS), periods);
+	assert_int_equal(UCOL(VMS_CGF_NR_THROTTLED), throttled);
+	assert_int_equal(UCOL(VMS_CGF_THROTTLED), t * (u->v1 ? 1 : 1000));
+#undef UCOL
+}
+
+static uint64_t unl_quota_col(const struct unl *u)
+{
+	return u->s[__builtin_popcount(u->g.have & ((1u << VMS_CGF_CPU_QUOTA) - 1))];
+}
+
+static void unl_open(struct unl *u, int ino)
+{
+	vms_vmcg_open(&u->g, u->v1 ? NULL : u->dir, u->v1 ? u->dir : NULL, NULL, ino);
+	uint32_t thr = 1u << VMS_CGF_NR_PERIODS | 1u << VMS_CGF_NR_THROTTLED | 1u << VMS_CGF_THROTTLED;
+	assert_int_equal(u->g.have & thr, thr);
+	assert_true(u->g.have & (1u << VMS_CGF_CPU_QUOTA));
+}
+
+static void check_unlimited(bool v1)
+{
+	struct unl *u = calloc(1, sizeof(*u));
+	u->v1 = v1;
+	u->dir = tmpdir_make();
+	unl_quota(u, false);
+	if (v1) {
+		put(u->dir, "cpu.cfs_period_us", "100000\n");
+	} else {
+		/* detail files: read on the detail ticks only */
+		put(u->dir, "memory.events", "low 0\nhigh 1\nmax 2\noom 0\noom_kill 0\n");
+		put(u->dir, "cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=12\n");
+	}
+	unl_stat(u, 5, 1, 7);
+	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ino >= 0);
+	unl_open(u, ino);
+	const uint64_t ndetail = v1 ? 0 : 2;
+
+	/* (a) the first tick reads cpu.stat (the limits come from the open's
+	 * read), the next ones do not: the same values */
+	assert_int_equal(unl_tick(u, true), 1 + ndetail);
+	assert_true(unl_quota_col(u) == VMS_CG_UNLIMITED);
+	unl_expect(u, 5, 1, 7);
+	assert_int_equal(unl_tick(u, true), ndetail);
+	unl_expect(u, 5, 1, 7);
+	/* a tick without the detail files: nothing read at all */
+	assert_int_equal(unl_tick(u, false), 0);
+	unl_expect(u, 5, 1, 7);
+	/* counters changed where the kernel could not: still the last read's
+	 * (the file is not read) */
+	unl_stat(u, 9, 3, 11);
+	assert_int_equal(unl_tick(u, false), 0);
+	unl_expect(u, 5, 1, 7);
+
+	/* (b) a quota written: the quota and cpu.stat read at the next tick,
+	 * cpu.stat each tick while capped */
+	unl_quota(u, true);
+	assert_int_equal(unl_tick(u, false), 2);
+	assert_int_equal(unl_quota_col(u), 25000);
+	unl_expect(u, 9, 3, 11);
+	unl_stat(u, 12, 6, 20);
+	assert_int_equal(unl_tick(u, false), 1);
+	unl_expect(u, 12, 6, 20);
+	assert_int_equal(unl_tick(u, true), 1 + ndetail);
+
+	/* (c) the quota removed: one more read (the unthrottle at the removal
+	 * added its throttled time), then none */
+	unl_quota(u, false);
+	unl_stat(u, 13, 7, 25);
+	assert_int_equal(unl_tick(u, false), 2);
+	assert_true(unl_quota_col(u) == VMS_CG_UNLIMITED);
+	unl_expect(u, 13, 7, 25);
+	unl_stat(u, 99, 99, 99);
+	assert_int_equal(unl_tick(u, false), 0);
+	assert_int_equal(unl_tick(u, true), ndetail);
+	unl_expect(u, 13, 7, 25);
+
+	/* a quota set and removed between two ticks: the counters may have
+	 * moved meanwhile, so the unlimited quota read again is not enough:
+	 * cpu.stat is read too */
+	unl_quota(u, true);
+	unl_stat(u, 14, 8, 30);
+	unl_quota(u, false);
+	assert_int_equal(unl_tick(u, false), 2);
+	unl_expect(u, 14, 8, 30);
+	assert_int_equal(unl_tick(u, false), 0);
+	/* so after an overflow of the queue */
+	unl_stat(u, 15, 8, 31);
+	vms_vmcg_stale(&u->g);
+	assert_int_equal(unl_tick(u, false), v1 ? 3 : 2); /* v1: cfs_period_us too */
+	unl_expect(u, 15, 8, 31);
+	assert_int_equal(unl_tick(u, false), 0);
+	assert_int_equal(u->perr, 0);
+	vms_vmcg_close(&u->g);
+
+	/* without a watch the quota read as unlimited at each tick says
+	 * nothing of the time between: cpu.stat every tick */
+	unl_open(u, -1);
+	for (int k = 0; k < 3; k++) {
+		unl_stat(u, 20 + (unsigned)k, 9, 40);
+		assert_int_equal(unl_tick(u, false), v1 ? 3 : 2);
+		unl_expect(u, 20 + (uint64_t)k, 9, 40);
+	}
+	vms_vmcg_close(&u->g);
+	close(ino);
+	tmpdir_free(u->dir);
+	free(u);
+}
+
+static void test_cg_unlimited(void **state)
+{
+	(void)state;
+	check_unlimited(false);
+	check_unlimited(true);
+}
+
 VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, test_cg_limits, test_cg_watch,
+	test_cg_unlimited,
 	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
 	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_rss_detail, test_reader_v1_and_missing,
 	test_reader_gone, test_cg_detail_fields, test_taps_netlink, test_layout)

@@ -94,7 +94,11 @@ extern const struct vms_cgfield_info vms_cgfield[VMS_CGF_N];
  * once (vms_vmcg_notify per event) instead of each limit of each VM.  A
  * file whose watch could not be added (or was removed: IN_IGNORED) is
  * read each tick as before; an overflow of the queue makes every cached
- * value stale (vms_vmcg_stale). */
+ * value stale (vms_vmcg_stale).
+ *
+ * The throttling counters of cpu.stat cannot move while the group has no
+ * quota: with the quota file watched and unlimited since the last read of
+ * cpu.stat, that read's values are given again instead (vm_kernel.c). */
 struct vms_vmcg {
 	int fd[VMS_CG_NFILES];
 	uint32_t have;
@@ -102,7 +106,8 @@ struct vms_vmcg {
 	int wd[VMS_CG_NFILES];            /* a limit file's watch, -1: read each tick */
 	int wd_nice;                      /* cpu.weight.nice's watch (marks cpu.weight) */
 	uint32_t fresh;                   /* watched files whose cache[] is current */
-	uint64_t cache[VMS_CG_NFILES][4]; /* their fields as last read */
+	uint32_t exact;                   /* cpu.stat files read while their quota was unlimited */
+	uint64_t cache[VMS_CG_NFILES][4]; /* the fields of those as last read */
 	uint64_t reads;                   /* files read by sample (tests count them) */
 };
 /* Open what the VM's group directories hold (NULL: not placed there),
@@ -129,7 +134,8 @@ void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap,
 		     uint32_t *parse_errors);
 /* Whether field f (VMS_CGF_*) comes from a detail file: the memory
  * breakdown, memory events, swap and pressure (read on a slower cadence;
- * cpu.stat's throttling and the limits are not). */
+ * cpu.stat's throttling and the limits are not: every tick, or their
+ * cached values where they cannot have changed). */
 bool vms_cg_detail(unsigned f);
 /* The column of a metric (enum vms_vmetric) and index, or -1. */
 int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned metric, unsigned index);
