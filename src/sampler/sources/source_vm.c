@@ -317,8 +317,9 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		vms_slots_none(s, r->lay.ncol);
 		s[r->lay.state] = (uint64_t)r->id.state;
 		unsigned kgroups = 0, lgroups = 0;
-		/* each VM's detail files every detail_every ticks, the VMs
-		 * spread over them so that each tick reads its share */
+		/* each VM's detail files and mem.rss every detail_every
+		 * ticks, the VMs spread over them so that each tick reads its
+		 * share */
 		bool detail = vms_cadence_due(t->idx, i, p->detail_every);
 		if (!r->gone)
 			kgroups = vms_vmk_sample(&r->k, &r->lay, s, p->nt.ok ? &p->nt : NULL, p->st.ok ? &p->st : NULL,
