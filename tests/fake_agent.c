@@ -25,6 +25,10 @@
  *   exit    exits on tick 2; restarted ones behave as steady
  *   garbage sends a malformed message on tick 2; restarted: steady
  *   down    libvirtd never answers: CONN down, forever
+ *   sparse  the two VMs of basic; it says when it next needs a tick
+ *           (NEXT), by the count h of ticks heard: h 1-3 in 450 ms; h 4
+ *           opens a batch (BATCH without BATCH_DONE) and says 450 ms;
+ *           h 5 closes it, 450 ms; h 6 says 10 s; from h 7 on: 0
  *   pid     one local VM "standin" on a real process: $FAKE_AGENT_PID (its
  *           first thread as vCPU 0), tap $FAKE_AGENT_TAP (default lo);
  *           nothing else, forever (tests/test_priv.py: what the kernel
@@ -246,11 +250,50 @@ static void migrate_tick(unsigned long long k, bool late)
 		gone(U_LOCAL);
 }
 
+static void next_msg(uint64_t delay_ns)
+{
+	vms_vp_begin(&w, VMS_VP_NEXT);
+	vms_vp_u64(&w, delay_ns);
+	vms_vp_end(&w);
+}
+
+static void sparse_tick(void)
+{
+	static unsigned h;
+	switch (++h) {
+	case 4:
+		vms_vp_begin(&w, VMS_VP_BATCH);
+		vms_vp_u32(&w, 4);
+		vms_vp_u16(&w, 1);
+		vms_vp_uuid(&w, U_LOCAL);
+		vms_vp_end(&w);
+		next_msg(450000000);
+		break;
+	case 5:
+		vms_vp_begin(&w, VMS_VP_BATCH_DONE);
+		vms_vp_u32(&w, 4);
+		vms_vp_u16(&w, 0);
+		vms_vp_u64(&w, 3000000);
+		vms_vp_end(&w);
+		next_msg(450000000);
+		break;
+	case 6:
+		next_msg(10000000000ull);
+		break;
+	default:
+		next_msg(h < 4 ? 450000000 : 0);
+	}
+}
+
 static void on_tick(const char *sc, unsigned long long k, bool restarted)
 {
 	vms_vp_begin(&w, VMS_VP_ACK);
 	vms_vp_u64(&w, k);
 	vms_vp_end(&w);
+	if (strcmp(sc, "sparse") == 0) {
+		sparse_tick();
+		return;
+	}
 	if (restarted || strcmp(sc, "steady") == 0) {
 		remote_fast(k);
 		if (k % 3 == 0)

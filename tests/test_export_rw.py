@@ -95,8 +95,7 @@ HOST = {'stat.ctxt': 'node_context_switches_total', 'stat.intr': 'node_intr_tota
         'load.15m': 'node_load15'}
 VM = {'cpu_time': ('libvirt_domain_info_cpu_time_seconds_total', 1e-9),
       'cpu_user': ('vmsampler_domain_cpu_user_seconds_total', 1e-9),
-      'cpu_system': ('vmsampler_domain_cpu_system_seconds_total', 1e-9),
-      'mem.rss': ('libvirt_domain_memory_stats_rss_bytes', 1)}
+      'cpu_system': ('vmsampler_domain_cpu_system_seconds_total', 1e-9)}
 VM_NET = {'rx_bytes': 'libvirt_domain_interface_stats_receive_bytes_total',
           'tx_bytes': 'libvirt_domain_interface_stats_transmit_bytes_total',
           'rx_packets': 'libvirt_domain_interface_stats_receive_packets_total',
@@ -107,7 +106,9 @@ VM_BLOCK = {'rd_bytes': ('libvirt_domain_block_stats_read_bytes_total', 1),
             'rd_reqs': ('libvirt_domain_block_stats_read_requests_total', 1),
             'wr_times': ('libvirt_domain_block_stats_write_seconds_total', 1e-9)}
 VM_SLOW = {'balloon.current': ('libvirt_domain_info_memory_usage_bytes', 1024),
-           'balloon.maximum': ('libvirt_domain_info_maximum_memory_bytes', 1024)}
+           'balloon.maximum': ('libvirt_domain_info_maximum_memory_bytes', 1024),
+           # read every sources.libvirt.detail_interval: held the same way
+           'mem.rss': ('libvirt_domain_memory_stats_rss_bytes', 1)}
 
 
 def scaled(cell, mul):

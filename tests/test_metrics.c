@@ -493,6 +493,15 @@ static void test_map(void **state)
 	assert_int_equal(vms_metrics_map("perf.all.context-switches", "", 0, HZ, m), 1);
 	assert_false(m[0].hold);
 	free(m[0].labels);
+	/* a VM's mem.rss is read every sources.libvirt.detail_interval: held
+	 * between, under the libvirt exporter's name; mem.cgroup each tick */
+	assert_int_equal(vms_metrics_map("vm.x.mem.rss", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "libvirt_domain_memory_stats_rss_bytes");
+	assert_true(m[0].hold && !m[0].age);
+	free(m[0].labels);
+	assert_int_equal(vms_metrics_map("vm.x.mem.cgroup", "u", 0, HZ, m), 1);
+	assert_false(m[0].hold);
+	free(m[0].labels);
 	/* not ours: left out (counted by the caller) */
 	assert_int_equal(vms_metrics_map("frobnicator.x", "", 0, HZ, m), 0);
 	assert_int_equal(vms_metrics_map("cpu.x.user", "", 0, HZ, m), 0);

@@ -10,7 +10,8 @@
  * The clock is fake (the deadlines come at once) but its wait() polls the
  * agent's socket for real, until the agent has been quiet for a moment.
  * Checked: per-VM columns (keyed by UUID) from the first frame; kernel
- * values equal to libvirt's reading; the agent's fallback values with
+ * values equal to libvirt's reading (mem.rss in the VM's detail frames
+ * only, the memory path bit in all); the agent's fallback values with
  * their path bits; slow values in exactly the frame after their arrival
  * with slow_t; lifecycle EVENTs and the state column; columns vanishing
  * with a VM; the connection gap (virt.connected, LIBVIRT_LOST/BACK) with
@@ -38,6 +39,7 @@
 #define U_REMOTE "11111111-2222-3333-4444-555555555555"
 #define FIX "vm/v2-vms-002"
 #define TICK (100 * VMS_NSEC_PER_MSEC)
+#define DETAIL_EVERY 3
 
 /* the counting allocator: see alloccount.h */
 #include "alloccount.h"
@@ -106,7 +108,12 @@ static void conf_for(struct vms_config *c, const char *scenario, uint64_t count,
 	c->libvirt.agent = strdup(p);
 	snprintf(p, sizeof(p), "fake:%s", scenario);
 	c->libvirt.uri = strdup(p);
-	c->libvirt.timeout_ns = VMS_NSEC_PER_SEC;
+	/* sparse: its watchdog ticks every second (timeout / 4) */
+	c->libvirt.timeout_ns = strcmp(scenario, "sparse") == 0 ? 4 * VMS_NSEC_PER_SEC : VMS_NSEC_PER_SEC;
+	/* each VM's detail reads (mem.rss, the cgroup detail files) every
+	 * third tick: the VM at position i on the ticks whose index + i is a
+	 * multiple of 3 (vms-002 is at 0: frames 0, 3, 6 ...) */
+	c->libvirt.detail_ns = DETAIL_EVERY * TICK;
 }
 
 static char *slurp_text(const char *path, char *buf, size_t cap)
@@ -275,10 +282,18 @@ static void test_basic(void **state)
 		assert_int_equal(val(r, i, "vm.vms-002.vcpu0.delay"), 14625403213ull);
 		assert_int_equal(val(r, i, "vm.vms-002.net.vmst2.rx_bytes"), 67976);
 		assert_int_equal(val(r, i, "vm.vms-002.net.vmst2.tx_bytes"), 65280);
-		assert_int_equal(val(r, i, "vm.vms-002.mem.rss"), 208144ull * 1024);
+		/* mem.rss in its detail frames only (sources.libvirt.detail_interval),
+		 * mem.cgroup every frame */
+		if (i % DETAIL_EVERY == 0)
+			assert_int_equal(val(r, i, "vm.vms-002.mem.rss"), 208144ull * 1024);
+		else
+			assert_true(val(r, i, "vm.vms-002.mem.rss") == VMS_NONE);
+		assert_int_equal(val(r, i, "vm.vms-002.mem.cgroup"), 189550592);
 		/* cpu/machine/qemu-11-vms-002.libvirt-qemu/cpu.stat: nr_periods 0 */
 		assert_int_equal(val(r, i, "vm.vms-002.cg.nr_periods"), 0);
 		assert_int_equal(val(r, i, "vm.vms-002.cg.throttled"), 0);
+		/* all from the kernel, memory too in the frames without mem.rss
+		 * (not due is not failed) */
 		assert_int_equal(val(r, i, "vm.vms-002.path") & 0xff, 0x1f);
 	}
 	/* remote-1: the agent's values of tick k in frame k + 1 */
@@ -411,6 +426,37 @@ static void test_unavailable(void **state)
 	unsigned ticks = count_str(r->log, "tick - ");
 	if (ticks < 2 || ticks > 4)
 		fail_msg("%u TICKs in 25 ticks of 100 ms without VMs or libvirt:\n%s", ticks, r->log);
+	run_free(r);
+	free(r);
+}
+
+/* The agent's NEXT: TICKs go out only when it has work (issue 15: a TICK
+ * is a wake-up of both processes), but every tick while a batch is open
+ * (the watchdog times the call), at least every timeout / 4 (a NEXT of
+ * 10 s: every second), and every tick once it says 0. */
+static void test_next(void **state)
+{
+	(void)state;
+	struct run *r = calloc(1, sizeof(*r));
+	run_scenario(r, "sparse", 40);
+	unsigned long long t[64];
+	unsigned n = 0;
+	for (const char *p = r->log; (p = strstr(p, "tick - ")) && n < 64; p++)
+		t[n++] = strtoull(p + 7, NULL, 10);
+	/* h:       1 2 3 4(open) 5(done) 6(10 s) 7 (0 from here) */
+	static const unsigned gap[] = {5, 5, 5, 1, 5, 10, 1};
+	if (n < 12)
+		fail_msg("%u TICKs:\n%s", n, r->log);
+	for (unsigned i = 1; i < n; i++) {
+		unsigned want = i <= VMS_ARRAY_SIZE(gap) ? gap[i - 1] : 1;
+		if (t[i] - t[i - 1] != want)
+			fail_msg("TICK %u: %llu after %llu, want a gap of %u:\n%s", i + 1, t[i], t[i - 1], want,
+				 r->log);
+	}
+	assert_int_equal(count_str(r->log, "start "), 1); /* never taken for stuck */
+	/* the VMs' kernel values every frame all the same */
+	for (unsigned i = 2; i < r->n; i++)
+		assert_true(val(r, i, "vm.vms-002.cpu_time") != VMS_NONE);
 	run_free(r);
 	free(r);
 }
@@ -552,7 +598,8 @@ static int setup(void **state)
 }
 
 VMS_TESTS(
-	test_basic, test_stuck, test_restarts, test_unavailable, test_migrated_out, test_tick_allocates_nothing);
+	test_basic, test_stuck, test_restarts, test_unavailable, test_next, test_migrated_out,
+	test_tick_allocates_nothing);
 
 int main(void)
 {

@@ -4,7 +4,8 @@
  * domain every refresh/n), every domain refreshed at least every refresh
  * period, batches under the budget from the measured cost, the budget
  * winning over the refresh period (and saying so), doubling back-off for
- * failing domains, holds, and skipped domains. */
+ * failing domains, holds, and skipped domains; refreshes gathered into
+ * batches a spacing apart. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +45,11 @@ static bool skip_cb(void *ctx, unsigned i)
 	return s->stopped[dom];
 }
 
-static void sim_init(struct sim *s, unsigned n, uint64_t refresh, uint64_t budget, uint64_t per_dom)
+static void sim_init_sp(struct sim *s, unsigned n, uint64_t refresh, uint64_t budget, uint64_t per_dom,
+			uint64_t spacing)
 {
 	memset(s, 0, sizeof(*s));
-	vms_pace_init(&s->p, refresh, budget);
+	vms_pace_init(&s->p, refresh, budget, spacing);
 	s->n = n;
 	s->per_dom = per_dom;
 	s->now = 1000 * S;
@@ -56,6 +58,11 @@ static void sim_init(struct sim *s, unsigned n, uint64_t refresh, uint64_t budge
 		uuid_of(i, u);
 		assert_int_equal(vms_pace_add(&s->p, u), (int)i);
 	}
+}
+
+static void sim_init(struct sim *s, unsigned n, uint64_t refresh, uint64_t budget, uint64_t per_dom)
+{
+	sim_init_sp(s, n, refresh, budget, per_dom, 0);
 }
 
 /* One tick: pick, "call libvirt", report. */
@@ -236,5 +243,87 @@ static void test_backoff_hold_skip(void **state)
 	free(s);
 }
 
+/* With a spacing (the agent's: 5 s), refreshes gather into one batch per
+ * point: the same number of refreshes, none older than the refresh
+ * period, first values and a pace that is behind at once, and
+ * vms_pace_next says when the next batch point is. */
+static void test_spacing(void **state)
+{
+	(void)state;
+	struct sim *s = malloc(sizeof(*s));
+	/* the agent's numbers for 60 domains, refresh 60 s at 1 s ticks */
+	sim_init_sp(s, 60, 59 * S, 50 * MS, 4 * MS, 5 * S);
+	for (unsigned t = 0; t < 10; t++)
+		sim_tick(s);
+	for (unsigned i = 0; i < 60; i++) {
+		assert_true(s->refreshes[i] > 0); /* first values: not gathered */
+		s->max_gap[i] = 0;
+	}
+	unsigned calls = 0, batches = 0;
+	uint64_t last_batch = 0, min_apart = UINT64_MAX;
+	for (unsigned t = 0; t < 3600; t++) {
+		uint64_t now = s->now, next = vms_pace_next(&s->p, now);
+		unsigned n = sim_tick(s);
+		if (n) {
+			/* a batch only where vms_pace_next said one could be */
+			assert_true(next <= now);
+			if (last_batch && now - last_batch < min_apart)
+				min_apart = now - last_batch;
+			last_batch = now;
+		} else if (t > 120) {
+			assert_true(next > now && next <= now + 5 * S);
+		}
+		if (t > 120) {
+			calls += n;
+			batches += n > 0;
+		}
+	}
+	assert_true(min_apart >= 5 * S);
+	/* 3479 s: at a point the domains that would pass 59 s before the
+	 * next one go too, so the gaps are 54..59 s: 3540..3870 refreshes,
+	 * in ~696 batches */
+	if (calls < 3500 || calls > 3870 || batches < 650 || batches > 700)
+		fail_msg("%u refreshes in %u batches", calls, batches);
+	for (unsigned i = 0; i < 60; i++)
+		if (s->max_gap[i] > 59 * S || s->max_gap[i] < 54 * S)
+			fail_msg("domain %u: gap %.1f s", i, (double)s->max_gap[i] / S);
+	assert_false(s->p.behind);
+
+	/* a new domain between two points: due at once (with what the
+	 * credit has paid for since the point) */
+	char u[37];
+	uint64_t now = s->now;
+	while (vms_pace_next(&s->p, now) <= now) { /* step to just after a point */
+		sim_tick(s);
+		now = s->now;
+	}
+	uuid_of(60, u);
+	s->n = 61;
+	assert_int_equal(vms_pace_add(&s->p, u), 60);
+	assert_int_equal(vms_pace_next(&s->p, now), now);
+	assert_true(sim_tick(s) >= 1);
+	assert_int_equal(s->refreshes[60], 1);
+	assert_true(vms_pace_next(&s->p, s->now) > s->now);
+	vms_pace_free(&s->p);
+
+	/* behind (the budget cannot hold a 10 s refresh): every tick */
+	sim_init_sp(s, 60, 10 * S, 50 * MS, 20 * MS, 2500 * MS);
+	unsigned busy = 0;
+	for (unsigned t = 0; t < 300; t++) {
+		busy += sim_tick(s) > 0;
+		if (s->p.behind)
+			assert_int_equal(vms_pace_next(&s->p, s->now), s->now);
+	}
+	assert_true(busy >= 290);
+	for (unsigned i = 0; i < 60; i++)
+		assert_true(s->max_gap[i] <= 31 * S);
+	vms_pace_free(&s->p);
+	/* no spacing of a refresh period or more */
+	vms_pace_init(&s->p, 4 * S, 0, 5 * S);
+	assert_int_equal(s->p.spacing_ns, 0);
+	vms_pace_free(&s->p);
+	free(s);
+}
+
 VMS_TEST_MAIN(NULL, NULL,
-	test_spread_and_refresh, test_budget_wins, test_backoff_hold_skip)
+	test_spread_and_refresh, test_budget_wins, test_backoff_hold_skip, test_spacing)

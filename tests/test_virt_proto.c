@@ -151,6 +151,15 @@ static void test_roundtrip(void **state)
 	assert_int_equal(n.a, 77);
 	assert_int_equal(n.b, 123456789);
 	vms_vp_w_reset(&w);
+	vms_vp_begin(&w, VMS_VP_NEXT);
+	vms_vp_u64(&w, 4999000000ull);
+	vms_vp_end(&w);
+	one(&w, &m, VMS_VP_NEXT);
+	assert_int_equal(vms_vp_num_dec(&m, &n), 0);
+	assert_int_equal(n.a, 4999000000ull);
+	m.plen = 7; /* short: refused */
+	assert_int_equal(vms_vp_num_dec(&m, &n), -EBADMSG);
+	vms_vp_w_reset(&w);
 	vms_vp_begin(&w, VMS_VP_SYNC);
 	vms_vp_u32(&w, 60);
 	vms_vp_u8(&w, 1);

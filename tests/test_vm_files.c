@@ -430,13 +430,14 @@ static void rdr_open(struct rdr *r, const char *fix, const struct vms_vm *vm)
 	assert_true(r->nt.ok);
 }
 
-static unsigned rdr_sample(struct rdr *r, bool *gone, uint32_t *perr)
+static unsigned rdr_sample(struct rdr *r, bool detail, bool *gone, uint32_t *perr)
 {
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(r->slots); i++)
 		r->slots[i] = VMS_NONE;
 	*gone = false;
 	*perr = 0;
-	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, NULL, r->scratch, sizeof(r->scratch), true, gone, perr);
+	return vms_vmk_sample(&r->k, &r->l, r->slots, &r->nt, NULL, r->scratch, sizeof(r->scratch), detail, gone,
+			      perr);
 }
 
 static void rdr_close(struct rdr *r)
@@ -459,7 +460,7 @@ static void test_reader_v2_equals_libvirt(void **state)
 	assert_int_equal(r->k.have, VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET | VMS_VG_IO | VMS_VG_MEM);
 	bool gone;
 	uint32_t perr;
-	unsigned ok = rdr_sample(r, &gone, &perr);
+	unsigned ok = rdr_sample(r, true, &gone, &perr);
 	assert_int_equal(ok, VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET | VMS_VG_IO | VMS_VG_MEM);
 	assert_false(gone);
 	assert_int_equal(perr, 0);
@@ -491,6 +492,48 @@ static void test_reader_v2_equals_libvirt(void **state)
 	free(r);
 }
 
+/* mem.rss on the detail cadence (sources.libvirt.detail_interval):
+ * /proc/<pid>/stat is read in the detail ticks only; in the others mem.rss
+ * is missing, its file not read, mem.cgroup and every other group read as
+ * always, and the memory group still counts as served (vm.NAME.path). */
+static void test_reader_rss_detail(void **state)
+{
+	(void)state;
+	struct rdr *r = calloc(1, sizeof(*r));
+	pid_t tid[1] = {V2_VCPU};
+	char *tap[1] = {"vmst2"};
+	struct vms_vm vm = {.uuid = "4d0c6bd9-5ae6-43b2-8d56-3c9c6e0e7e3a", .name = "vms-002", .pid = V2_PID,
+			    .nvcpu = 1, .vcpu_tid = tid, .ntap = 1, .tap = tap};
+	rdr_open(r, V2, &vm);
+	const unsigned all = VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET | VMS_VG_IO | VMS_VG_MEM;
+	bool gone;
+	uint32_t perr;
+	for (int round = 0; round < 2; round++) {
+		/* a detail tick: cpu.stat, schedstat, io, stat, memory.usage_in_bytes */
+		uint64_t before = r->k.reads;
+		assert_int_equal(rdr_sample(r, true, &gone, &perr), all);
+		assert_int_equal(r->k.reads - before, 5);
+		assert_int_equal(r->slots[r->l.mem], domstat("balloon.rss") * 1024);
+		assert_int_equal(r->slots[r->l.mem + 1], 189550592);
+		uint64_t cpu = r->slots[r->l.cpu], io = r->slots[r->l.io];
+		/* two ticks between: all but /proc/<pid>/stat */
+		for (int k = 0; k < 2; k++) {
+			before = r->k.reads;
+			assert_int_equal(rdr_sample(r, false, &gone, &perr), all);
+			assert_int_equal(r->k.reads - before, 4);
+			assert_false(gone);
+			assert_int_equal(perr, 0);
+			assert_true(r->slots[r->l.mem] == VMS_NONE);
+			assert_int_equal(r->slots[r->l.mem + 1], 189550592);
+			assert_int_equal(r->slots[r->l.cpu], cpu);
+			assert_int_equal(r->slots[r->l.io], io);
+			assert_int_equal(r->slots[r->l.vcpu + 1], domstat("vcpu.0.delay"));
+		}
+	}
+	rdr_close(r);
+	free(r);
+}
+
 static void test_reader_v1_and_missing(void **state)
 {
 	(void)state;
@@ -502,7 +545,7 @@ static void test_reader_v1_and_missing(void **state)
 	rdr_open(r, V1, &vm);
 	bool gone;
 	uint32_t perr;
-	unsigned ok = rdr_sample(r, &gone, &perr);
+	unsigned ok = rdr_sample(r, true, &gone, &perr);
 	/* cpu from v1 cpuacct; vCPUs: one unknown thread; the tap is not in
 	 * /proc/net/dev */
 	assert_int_equal(ok & VMS_VG_CPU, VMS_VG_CPU);
@@ -529,7 +572,7 @@ static void test_reader_v1_and_missing(void **state)
 	tid[2] = 0;
 	vm.nvcpu = 2;
 	rdr_open(r, V1, &vm);
-	ok = rdr_sample(r, &gone, &perr);
+	ok = rdr_sample(r, true, &gone, &perr);
 	assert_int_equal(ok & VMS_VG_VCPU, VMS_VG_VCPU);
 	assert_int_equal(r->slots[r->l.vcpu], 1860380469);
 	assert_int_equal(r->slots[r->l.vcpu + 1], 169349792);
@@ -587,17 +630,23 @@ static void test_reader_gone(void **state)
 	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
 	assert_true(ok & VMS_VG_MEM);
 	assert_true(ok & VMS_VG_VCPU);
+	assert_true(slots[l.mem] != VMS_NONE);
 	assert_false(gone);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
-		slots[i] = VMS_NONE;
-	ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
-	assert_true(gone);
-	assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
-	assert_true(slots[l.mem] == VMS_NONE);
-	assert_true(slots[l.vcpu] == VMS_NONE);
-	assert_int_equal(perr, 0);
+	/* in a detail tick and in one without (where mem.rss is not read: its
+	 * group is not served once the other files say the process went) */
+	for (int detail = 0; detail < 2; detail++) {
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
+			slots[i] = VMS_NONE;
+		gone = false;
+		ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), detail, &gone, &perr);
+		assert_true(gone);
+		assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
+		assert_true(slots[l.mem] == VMS_NONE);
+		assert_true(slots[l.vcpu] == VMS_NONE);
+		assert_int_equal(perr, 0);
+	}
 	vms_vmk_close(&k);
 	vms_cgmounts_free(&m);
 	close(dirfd);
@@ -1110,27 +1159,29 @@ static void test_cg_watch(void **state)
 	assert_int_equal(COL(VMS_CGF_CPU_WEIGHT), 100);
 	assert_int_equal(COL(VMS_CGF_MEM_HIGH), 1073741824);
 	assert_int_equal(COL(VMS_CGF_THROTTLED), 7000);
-	/* nothing written: cpu.stat and memory.events only */
+	/* nothing written: memory.events only (no quota: cpu.stat's counters
+	 * stand, test_cg_unlimited) */
 	SAMPLE();
-	assert_int_equal(g.reads, 4);
-	/* a new cap: read at the next tick, once */
+	assert_int_equal(g.reads, 3);
+	assert_int_equal(COL(VMS_CGF_THROTTLED), 7000);
+	/* a new cap: read at the next tick, once; cpu.stat from then on */
 	put(dir, "cpu.max", "25000 100000\n");
 	SAMPLE();
-	assert_int_equal(g.reads, 7);
+	assert_int_equal(g.reads, 6);
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 25000);
 	SAMPLE();
-	assert_int_equal(g.reads, 9);
+	assert_int_equal(g.reads, 8);
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 25000);
 	/* cpu.weight.nice sets cpu.weight: a write to it reads cpu.weight
 	 * (here the kernel's side is played by a write to both) */
 	put(dir, "cpu.weight.nice", "5\n");
 	SAMPLE();
-	assert_int_equal(g.reads, 12);
+	assert_int_equal(g.reads, 11);
 	/* two writes to two limits between ticks: both */
 	put(dir, "memory.max", "536870912\n");
 	put(dir, "memory.high", "max\n");
 	SAMPLE();
-	assert_int_equal(g.reads, 16);
+	assert_int_equal(g.reads, 15);
 	assert_int_equal(COL(VMS_CGF_MEM_MAX), 536870912);
 	assert_true(COL(VMS_CGF_MEM_HIGH) == VMS_CG_UNLIMITED);
 	/* a damaged limit: missing and counted, and read again each tick
@@ -1141,25 +1192,25 @@ static void test_cg_watch(void **state)
 	assert_true(COL(VMS_CGF_CPU_QUOTA) == VMS_NONE && COL(VMS_CGF_CPU_PERIOD) == VMS_NONE);
 	SAMPLE();
 	assert_int_equal(perr, 2);
-	assert_int_equal(g.reads, 22);
+	assert_int_equal(g.reads, 21);
 	put(dir, "cpu.max", "50000 100000\n");
 	SAMPLE();
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 50000);
-	assert_int_equal(g.reads, 25);
+	assert_int_equal(g.reads, 24);
 	SAMPLE();
-	assert_int_equal(g.reads, 27);
+	assert_int_equal(g.reads, 26);
 	/* the queue overflowed: every limit is read */
 	vms_vmcg_stale(&g);
 	SAMPLE();
-	assert_int_equal(g.reads, 33);
+	assert_int_equal(g.reads, 32);
 	/* a watch the kernel dropped (its IN_IGNORED): that file each tick */
 	int wd0 = g.wd[0];
 	assert_int_equal(inotify_rm_watch(ino, wd0), 0);
 	SAMPLE();
 	assert_int_equal(g.wd[0], -1);
-	assert_int_equal(g.reads, 33 + 3);
+	assert_int_equal(g.reads, 32 + 3);
 	SAMPLE();
-	assert_int_equal(g.reads, 33 + 3 + 3);
+	assert_int_equal(g.reads, 32 + 3 + 3);
 	assert_false(vms_vmcg_notify(&g, wd0, IN_MODIFY));
 	assert_int_equal(COL(VMS_CGF_CPU_QUOTA), 50000);
 	/* without an instance: everything each tick, the same values */
@@ -1178,7 +1229,181 @@ static void test_cg_watch(void **state)
 	tmpdir_free(dir);
 }
 
+/* A group without a quota: its throttling counters cannot move
+ * (vm_kernel.c, the kernel's do_sched_cfs_period_timer and
+ * tg_set_cfs_bandwidth), so with the quota file watched and unlimited
+ * cpu.stat is read once after the quota was seen so and its values given
+ * again; a quota written makes it read again, every tick while capped;
+ * the quota removed, one more read (the final values), then none.  A v2
+ * group (cpu.max "max 100000") and a v1 one (cpu.cfs_quota_us -1) in
+ * tmpfs directories; the counters are changed on disk where the kernel
+ * could not, to show that the file is not read. */
+struct unl {
+	char *dir;
+	bool v1;
+	struct vms_vmcg g;
+	uint64_t s[VMS_CGF_N];
+	uint32_t perr;
+};
+
+static void unl_stat(struct unl *u, unsigned periods, unsigned throttled, unsigned t)
+{
+	char b[256];
+	if (u->v1)
+		snprintf(b, sizeof(b), "nr_periods %u\nnr_throttled %u\nthrottled_time %u\n", periods, throttled, t);
+	else
+		snprintf(b, sizeof(b),
+			 "usage_usec 90\nuser_usec 60\nsystem_usec 30\nnr_periods %u\nnr_throttled %u\n"
+			 "throttled_usec %u\n",
+			 periods, throttled, t);
+	put(u->dir, "cpu.stat", b);
+}
+
+static void unl_quota(struct unl *u, bool capped)
+{
+	if (u->v1)
+		put(u->dir, "cpu.cfs_quota_us", capped ? "25000\n" : "-1\n");
+	else
+		put(u->dir, "cpu.max", capped ? "25000 100000\n" : "max 100000\n");
+}
+
+/* One tick (the instance drained first, as vm_sample does): the files it
+ * read. */
+static uint64_t unl_tick(struct unl *u, bool detail)
+{
+	char scratch[512];
+	uint64_t before = u->g.reads;
+	if (u->g.ino >= 0)
+		vms_vmcg_drain(u->g.ino, &u->g, sizeof(u->g), 1);
+	vms_vmcg_sample(&u->g, u->s, scratch, sizeof(scratch), detail, &u->perr);
+	return u->g.reads - before;
+}
+
+/* The tick's throttling columns are (periods, throttled, t) of the file
+ * (t in its unit: us in cgroup2, ns in v1). */
+static void unl_expect(const struct unl *u, uint64_t periods, uint64_t throttled, uint64_t t)
+{
+	const uint64_t *s = u->s;
+	uint32_t have = u->g.have;
+#define UCOL(f) s[__builtin_popcount(have & ((1u << (f)) - 1))]
+	assert_int_equal(UCOL(VMS_CGF_NR_PERIODS), periods);
+	assert_int_equal(UCOL(VMS_CGF_NR_THROTTLED), throttled);
+	assert_int_equal(UCOL(VMS_CGF_THROTTLED), t * (u->v1 ? 1 : 1000));
+#undef UCOL
+}
+
+static uint64_t unl_quota_col(const struct unl *u)
+{
+	return u->s[__builtin_popcount(u->g.have & ((1u << VMS_CGF_CPU_QUOTA) - 1))];
+}
+
+static void unl_open(struct unl *u, int ino)
+{
+	vms_vmcg_open(&u->g, u->v1 ? NULL : u->dir, u->v1 ? u->dir : NULL, NULL, ino);
+	uint32_t thr = 1u << VMS_CGF_NR_PERIODS | 1u << VMS_CGF_NR_THROTTLED | 1u << VMS_CGF_THROTTLED;
+	assert_int_equal(u->g.have & thr, thr);
+	assert_true(u->g.have & (1u << VMS_CGF_CPU_QUOTA));
+}
+
+static void check_unlimited(bool v1)
+{
+	struct unl *u = calloc(1, sizeof(*u));
+	u->v1 = v1;
+	u->dir = tmpdir_make();
+	unl_quota(u, false);
+	if (v1) {
+		put(u->dir, "cpu.cfs_period_us", "100000\n");
+	} else {
+		/* detail files: read on the detail ticks only */
+		put(u->dir, "memory.events", "low 0\nhigh 1\nmax 2\noom 0\noom_kill 0\n");
+		put(u->dir, "cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=12\n");
+	}
+	unl_stat(u, 5, 1, 7);
+	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ino >= 0);
+	unl_open(u, ino);
+	const uint64_t ndetail = v1 ? 0 : 2;
+
+	/* (a) the first tick reads cpu.stat (the limits come from the open's
+	 * read), the next ones do not: the same values */
+	assert_int_equal(unl_tick(u, true), 1 + ndetail);
+	assert_true(unl_quota_col(u) == VMS_CG_UNLIMITED);
+	unl_expect(u, 5, 1, 7);
+	assert_int_equal(unl_tick(u, true), ndetail);
+	unl_expect(u, 5, 1, 7);
+	/* a tick without the detail files: nothing read at all */
+	assert_int_equal(unl_tick(u, false), 0);
+	unl_expect(u, 5, 1, 7);
+	/* counters changed where the kernel could not: still the last read's
+	 * (the file is not read) */
+	unl_stat(u, 9, 3, 11);
+	assert_int_equal(unl_tick(u, false), 0);
+	unl_expect(u, 5, 1, 7);
+
+	/* (b) a quota written: the quota and cpu.stat read at the next tick,
+	 * cpu.stat each tick while capped */
+	unl_quota(u, true);
+	assert_int_equal(unl_tick(u, false), 2);
+	assert_int_equal(unl_quota_col(u), 25000);
+	unl_expect(u, 9, 3, 11);
+	unl_stat(u, 12, 6, 20);
+	assert_int_equal(unl_tick(u, false), 1);
+	unl_expect(u, 12, 6, 20);
+	assert_int_equal(unl_tick(u, true), 1 + ndetail);
+
+	/* (c) the quota removed: one more read (the unthrottle at the removal
+	 * added its throttled time), then none */
+	unl_quota(u, false);
+	unl_stat(u, 13, 7, 25);
+	assert_int_equal(unl_tick(u, false), 2);
+	assert_true(unl_quota_col(u) == VMS_CG_UNLIMITED);
+	unl_expect(u, 13, 7, 25);
+	unl_stat(u, 99, 99, 99);
+	assert_int_equal(unl_tick(u, false), 0);
+	assert_int_equal(unl_tick(u, true), ndetail);
+	unl_expect(u, 13, 7, 25);
+
+	/* a quota set and removed between two ticks: the counters may have
+	 * moved meanwhile, so the unlimited quota read again is not enough:
+	 * cpu.stat is read too */
+	unl_quota(u, true);
+	unl_stat(u, 14, 8, 30);
+	unl_quota(u, false);
+	assert_int_equal(unl_tick(u, false), 2);
+	unl_expect(u, 14, 8, 30);
+	assert_int_equal(unl_tick(u, false), 0);
+	/* so after an overflow of the queue */
+	unl_stat(u, 15, 8, 31);
+	vms_vmcg_stale(&u->g);
+	assert_int_equal(unl_tick(u, false), v1 ? 3 : 2); /* v1: cfs_period_us too */
+	unl_expect(u, 15, 8, 31);
+	assert_int_equal(unl_tick(u, false), 0);
+	assert_int_equal(u->perr, 0);
+	vms_vmcg_close(&u->g);
+
+	/* without a watch the quota read as unlimited at each tick says
+	 * nothing of the time between: cpu.stat every tick */
+	unl_open(u, -1);
+	for (int k = 0; k < 3; k++) {
+		unl_stat(u, 20 + (unsigned)k, 9, 40);
+		assert_int_equal(unl_tick(u, false), v1 ? 3 : 2);
+		unl_expect(u, 20 + (uint64_t)k, 9, 40);
+	}
+	vms_vmcg_close(&u->g);
+	close(ino);
+	tmpdir_free(u->dir);
+	free(u);
+}
+
+static void test_cg_unlimited(void **state)
+{
+	(void)state;
+	check_unlimited(false);
+	check_unlimited(true);
+}
+
 VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, test_cg_limits, test_cg_watch,
+	test_cg_unlimited,
 	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
-	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_v1_and_missing,
+	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_rss_detail, test_reader_v1_and_missing,
 	test_reader_gone, test_cg_detail_fields, test_taps_netlink, test_layout)

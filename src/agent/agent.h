@@ -100,6 +100,7 @@ struct agent {
 	struct lcevent *ev;
 	unsigned nev, capev;
 	bool tick_work;
+	uint64_t next_said;  /* the last NEXT, as CLOCK_MONOTONIC ns (0: none yet) */
 	uint64_t next_relist;
 	uint32_t batch_id;
 	/* bulk stats of this driver lack a group: per-domain calls instead */

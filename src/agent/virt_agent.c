@@ -19,7 +19,11 @@
  *     cheap call), refreshed on lifecycle events, which also become EVENT
  *     messages;
  *   - each tick (TICK from the sampler, answered by ACK at once): the
- *     fallback fast values and one paced slow batch (virt_stats.c);
+ *     fallback fast values and one paced slow batch (virt_stats.c), the
+ *     batches gathered 5 s apart (virt_pace.h); after a tick's work, and
+ *     whenever work comes sooner, NEXT says when it next has work, and the
+ *     sampler leaves the TICKs between out (but for its watchdog's): a
+ *     TICK is a wake-up of both processes;
  *   - migrations: a domain's migration-iteration event says it has a
  *     migration job; from then on, and only for it, each tick reads its
  *     job statistics (migration.* values) until the job ends.  A domain
@@ -55,6 +59,8 @@
 #include <vmsampler/format.h>
 
 #define RETRY_FIRST (250 * VMS_NSEC_PER_MSEC)
+/* the longest delay a NEXT says (the sampler's watchdog ticks come anyway) */
+#define NEXT_MAX (3600 * VMS_NSEC_PER_SEC)
 #define RETRY_MAX (5 * VMS_NSEC_PER_SEC)
 /* with the socket's directory watched: a blind retry now and then (a
  * daemon elsewhere on the path, a missed event), the watch does the rest */
@@ -643,6 +649,41 @@ static void on_sockdir(int watch, int fd, int events, void *opaque)
 	}
 }
 
+/* ---- NEXT: when the agent next has work for a tick ------------------------------------------ */
+
+/* CLOCK_MONOTONIC ns of the next tick with work (now: every tick): the
+ * fallback fast values, migration jobs, the ticks a migrated-out domain
+ * waits, and dirty-rate sampling want every tick; the slow path its next
+ * batch point; the relist once a minute.  Without a connection nothing:
+ * the reconnect runs on a timer. */
+static uint64_t next_need(const struct agent *a, uint64_t now)
+{
+	if (!a->conn)
+		return UINT64_MAX;
+	if (a->dirty_every_ns)
+		return now;
+	for (unsigned i = 0; i < a->nd; i++)
+		if (a->d[i].fallback || a->d[i].mig || a->d[i].dead)
+			return now;
+	uint64_t t = vms_pace_next(&a->pace, now);
+	return a->next_relist < t ? a->next_relist : t;
+}
+
+/* Tell the sampler after a tick's work, and whenever work comes sooner
+ * than said (a new domain: its first values are due at once). */
+static void say_next(struct agent *a, bool after_tick)
+{
+	uint64_t now = vms_agent_mono(), need = next_need(a, now);
+	if (!after_tick && need >= a->next_said)
+		return;
+	uint64_t delay = need > now ? need - now : 0;
+	vms_vp_begin(&a->w, VMS_VP_NEXT);
+	vms_vp_u64(&a->w, delay < NEXT_MAX ? delay : NEXT_MAX);
+	vms_vp_end(&a->w);
+	vms_agent_send(a);
+	a->next_said = need;
+}
+
 /* ---- messages from the sampler ------------------------------------------------------------ */
 
 static void on_msg(struct agent *a, const struct vms_vp_msg *m)
@@ -793,8 +834,9 @@ int main(int argc, char **argv)
 	/* due one interval early: a value is asked on a tick, so asking when
 	 * it is R old would make the gap between two readings R plus up to a
 	 * tick (61 s for 1m at 1 s ticks, measured by bench/vm) */
+	uint64_t spacing = a->refresh_ns / 4 < VMS_PACE_SPACING ? a->refresh_ns / 4 : VMS_PACE_SPACING;
 	vms_pace_init(&a->pace, a->refresh_ns > 2 * a->interval_ns ? a->refresh_ns - a->interval_ns : a->refresh_ns,
-		      a->budget_ns);
+		      a->budget_ns, spacing > a->interval_ns ? spacing : 0);
 	virSetErrorFunc(NULL, quiet);
 	if (virEventRegisterDefaultImpl() < 0)
 		die("cannot set up libvirt's event loop");
@@ -844,6 +886,10 @@ int main(int argc, char **argv)
 				if (vms_agent_mono() >= a->next_relist && relist(a) < 0)
 					disconnect(a, last_error());
 			}
+			if (!a->quit)
+				say_next(a, true);
+		} else if (!a->quit) {
+			say_next(a, false);
 		}
 	}
 	if (a->conn)

@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void vms_pace_init(struct vms_pace *p, uint64_t refresh_ns, uint64_t budget_ns)
+void vms_pace_init(struct vms_pace *p, uint64_t refresh_ns, uint64_t budget_ns, uint64_t spacing_ns)
 {
 	memset(p, 0, sizeof(*p));
 	p->refresh_ns = refresh_ns ? refresh_ns : 60 * VMS_NSEC_PER_SEC;
 	p->budget_ns = budget_ns ? budget_ns : 50 * VMS_NSEC_PER_MSEC;
+	p->spacing_ns = spacing_ns < p->refresh_ns ? spacing_ns : 0;
 }
 
 void vms_pace_free(struct vms_pace *p)
@@ -81,7 +82,10 @@ unsigned vms_pace_pick(struct vms_pace *p, uint64_t now_ns, bool (*skip)(void *c
 
 	/* how many: every first value and every overdue one, else what the
 	 * credit pays for; the credit grows with the domains that can be
-	 * asked (not those backed off or held) */
+	 * asked (not those backed off or held).  At a batch point, overdue
+	 * is what would be overdue before the next point. */
+	bool point = !p->spacing_ns || !p->point_ns || now_ns >= p->point_ns + p->spacing_ns;
+	uint64_t early = point ? p->spacing_ns : 0;
 	unsigned never = 0, overdue = 0, active = 0;
 	for (unsigned i = 0; i < p->n; i++) {
 		const struct vms_pace_dom *d = &p->d[i];
@@ -90,7 +94,7 @@ unsigned vms_pace_pick(struct vms_pace *p, uint64_t now_ns, bool (*skip)(void *c
 		active++;
 		if (d->last_ns == 0)
 			never++;
-		else if (now_ns - d->last_ns >= p->refresh_ns)
+		else if (now_ns - d->last_ns + early >= p->refresh_ns)
 			overdue++;
 	}
 	if (p->last_pick_ns && now_ns > p->last_pick_ns)
@@ -98,6 +102,10 @@ unsigned vms_pace_pick(struct vms_pace *p, uint64_t now_ns, bool (*skip)(void *c
 	p->last_pick_ns = now_ns;
 	if (p->credit > bmax)
 		p->credit = bmax; /* no bursts after a pause */
+	if (!point && !never && !p->behind)
+		return 0; /* gathering until the next point */
+	if (point)
+		p->point_ns = now_ns;
 	unsigned want = never + overdue, by_credit = never + (unsigned)p->credit;
 	p->behind = want > max;
 	if (want < by_credit)
@@ -131,6 +139,22 @@ unsigned vms_pace_pick(struct vms_pace *p, uint64_t now_ns, bool (*skip)(void *c
 	if (p->credit < 0)
 		p->credit = 0;
 	return ne;
+}
+
+uint64_t vms_pace_next(const struct vms_pace *p, uint64_t now_ns)
+{
+	if (!p->n)
+		return UINT64_MAX;
+	if (!p->spacing_ns || !p->point_ns || p->behind)
+		return now_ns;
+	uint64_t next = p->point_ns + p->spacing_ns;
+	for (unsigned i = 0; i < p->n; i++)
+		if (p->d[i].last_ns == 0) {
+			uint64_t t = p->d[i].retry_ns > now_ns ? p->d[i].retry_ns : now_ns;
+			if (t < next)
+				next = t;
+		}
+	return next > now_ns ? next : now_ns;
 }
 
 void vms_pace_done(struct vms_pace *p, const unsigned *idx, const bool *ok, unsigned n, uint64_t now_ns,

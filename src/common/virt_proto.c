@@ -447,6 +447,7 @@ int vms_vp_num_dec(const struct vms_vp_msg *m, struct vms_vp_num *o)
 		o->b = vms_bytes_le(&r, 8);
 		break;
 	case VMS_VP_ACK:
+	case VMS_VP_NEXT:
 		o->a = vms_bytes_le(&r, 8);
 		break;
 	case VMS_VP_TICK:

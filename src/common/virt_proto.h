@@ -39,6 +39,12 @@
  *               {u16 metric (enum vms_vmetric), u16 index, u64 value}
  *   BATCH_DONE  u32 id, u16 failed, u64 wall_ns
  *   ACK         u64 tick
+ *   NEXT        u64 delay_ns          (the agent has no work for a TICK for
+ *                                      this long from now: the sampler may
+ *                                      leave TICKs out until then, but for
+ *                                      its watchdog's; 0: every tick.  Sent
+ *                                      after each TICK's work and whenever
+ *                                      work comes sooner, e.g. a new domain)
  * Sampler -> agent:
  *   TICK        u64 tick, i64 t_real_ns
  *   BACKOFF     u32 ms, u16 n, n x uuid   (a stuck batch: leave these alone)
@@ -71,6 +77,7 @@ enum vms_vp_type {
 	VMS_VP_STATS = 8,
 	VMS_VP_BATCH_DONE = 9,
 	VMS_VP_ACK = 10,
+	VMS_VP_NEXT = 11,
 	VMS_VP_TICK = 32,
 	VMS_VP_BACKOFF = 33,
 	VMS_VP_NEED = 34,
@@ -297,8 +304,8 @@ struct vms_vp_stats {
 	uint16_t n;
 	const uint8_t *ent;   /* n x 12 bytes */
 };
-struct vms_vp_num { /* SYNC, BATCH_DONE, ACK, TICK, NEED */
-	uint64_t a;           /* SYNC: n; BATCH_DONE: id; ACK, TICK: tick */
+struct vms_vp_num { /* SYNC, BATCH_DONE, ACK, NEXT, TICK, NEED */
+	uint64_t a;           /* SYNC: n; BATCH_DONE: id; ACK, TICK: tick; NEXT: delay_ns */
 	uint64_t b;           /* BATCH_DONE: wall_ns; TICK: t_real_ns; NEED: groups */
 	uint32_t c;           /* BATCH_DONE: failed; SYNC: end */
 	char uuid[VMS_VP_UUID_LEN + 1]; /* NEED, GONE */
@@ -311,7 +318,7 @@ int vms_vp_dom_dec(const struct vms_vp_msg *m, struct vms_vp_dom *o);
 int vms_vp_event_dec(const struct vms_vp_msg *m, struct vms_vp_event *o);
 int vms_vp_uuids_dec(const struct vms_vp_msg *m, struct vms_vp_uuids *o);
 int vms_vp_stats_dec(const struct vms_vp_msg *m, struct vms_vp_stats *o);
-/* GONE, SYNC, BATCH_DONE, ACK, TICK, NEED */
+/* GONE, SYNC, BATCH_DONE, ACK, NEXT, TICK, NEED */
 int vms_vp_num_dec(const struct vms_vp_msg *m, struct vms_vp_num *o);
 
 /* Array members of a decoded message (i < the count; the decoder checked

@@ -142,13 +142,14 @@ static const struct rule vm_rules[] = {
 	{"io.write_bytes", FAM_DOM_IO_WRITE, CV_1, NULL, NULL},
 	{"io.cg_read_bytes", FAM_DOM_CG_READ, CV_1, NULL, NULL},
 	{"io.cg_write_bytes", FAM_DOM_CG_WRITE, CV_1, NULL, NULL},
-	{"mem.rss", FAM_DOM_RSS, CV_1, NULL, NULL},
 	{"mem.cgroup", FAM_DOM_MEM_CGROUP, CV_1, NULL, NULL},
 	{NULL, 0, 0, NULL, NULL},
 };
 
-/* held: vm.NAME.<field> of the slow values */
+/* held: vm.NAME.<field> of the slow values, and mem.rss (read every
+ * sources.libvirt.detail_interval) */
 static const struct rule vm_slow_rules[] = {
+	{"mem.rss", FAM_DOM_RSS, CV_1, NULL, NULL},
 	{"balloon.current", FAM_DOM_MEM_CURRENT, CV_KIB, NULL, NULL},
 	{"balloon.maximum", FAM_DOM_MEM_MAX, CV_KIB, NULL, NULL},
 	{"balloon.swap_in", FAM_DOM_SWAP_IN, CV_KIB, NULL, NULL},

@@ -267,7 +267,7 @@ F(DOM_CG_READ, "vmsampler_domain_cgroup_io_read_bytes", COUNTER, "bytes", "domai
 F(DOM_CG_WRITE, "vmsampler_domain_cgroup_io_write_bytes", COUNTER, "bytes", "domain,uuid",
   "Bytes written by the domain's cgroup (io.stat wbytes, all devices).", "vm.NAME.io.cg_write_bytes")
 F(DOM_RSS, "libvirt_domain_memory_stats_rss_bytes", GAUGE, "bytes", "domain,uuid",
-  "Resident Set Size of the process running the domain. This value is in bytes", "vm.NAME.mem.rss")
+  "Resident Set Size of the process running the domain. This value is in bytes", "vm.NAME.mem.rss (held)")
 F(DOM_MEM_CGROUP, "vmsampler_domain_memory_cgroup_bytes", GAUGE, "bytes", "domain,uuid",
   "Memory cgroup usage of the domain (memory.current).", "vm.NAME.mem.cgroup")
 /* slow values (libvirt's balloon and block groups): the last known value

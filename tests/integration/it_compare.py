@@ -4,9 +4,12 @@
 the same tick window, on real guests.
 
 The sampler runs as a user would (`vmsampler -i 100ms -o -`, CSV), with a
-2 s slow refresh.  For each comparison, virsh runs between two frames:
-`before` is the last frame whose reads started 20 ms or more before virsh
-started, `after` the first one whose reads started after virsh ended.
+2 s slow refresh and the detail files read every tick
+(sources.libvirt.detail_interval 0: mem.rss, read every 5 s by default, is
+then in both frames of each bracket).  For each comparison, virsh runs
+between two frames: `before` is the last frame whose reads started 20 ms
+or more before virsh started, `after` the first one whose reads started
+after virsh ended.
   running guests (vms-001..003):
     cpu_time/user/system, vcpu0.delay, net (guest view)
                               before <= libvirt <= after
@@ -65,7 +68,7 @@ def main():
     c = Checks('it_compare')
     need()
     guest = transient(950)
-    cfg = 'sources:\n  libvirt:\n    refresh: 2s\n'
+    cfg = 'sources:\n  libvirt:\n    refresh: 2s\n    detail_interval: 0\n'
     s = Sampler('-i', '100ms', '-o', '-', config=cfg)
     try:
         s.wait_rows(5)

@@ -19,7 +19,9 @@ the frame's wall time) and every guest:
     held value: the newest frame that has it) and
     libvirt_domain_interface_stats_receive_bytes_total{target_device=TAP}
     = the block and tap columns;
-  - libvirt_domain_memory_stats_rss_bytes = vm.N.mem.rss (QEMU's resident set);
+  - libvirt_domain_memory_stats_rss_bytes = vm.N.mem.rss (QEMU's resident
+    set; read every sources.libvirt.detail_interval, 5 s: a held value,
+    and the file has it in at least every 5th frame);
   - libvirt_domains_number = the number of guests in the frame;
 and at least 50 scraped frames were compared.  Everything started is
 stopped whatever happens; the guests are the session's.
@@ -41,8 +43,9 @@ import test_export as tx  # noqa: E402  (tests/test_export.py: its Prometheus he
 
 def held(rows, seq, col):
     """The column in frame seq, or (a block value the agent reads at a
-    slower cadence: empty in the frames between) the newest frame before it
-    that has it: what /metrics serves, the metric's "(held)"."""
+    slower cadence, mem.rss read every detail_interval: empty in the frames
+    between) the newest frame before it that has it: what /metrics serves,
+    the metric's "(held)"; None: no frame before has it (nor a sample)."""
     while seq in rows:
         if rows[seq][col] != '':
             return int(rows[seq][col])
@@ -107,9 +110,13 @@ def main():
                     'cpu': int(row[p + 'cpu_time']) / 1e9,
                     'delay': int(row[p + 'vcpu0.delay']) / 1e9,
                     'rd': held(rows, int(seq), p + 'block.vda.rd_bytes'),
-                    'rss': int(row[p + 'mem.rss']),
+                    'rss': held(rows, int(seq), p + 'mem.rss'),
                 }
                 for k, v in exp_.items():
+                    if v is None:
+                        c.ok(ts not in m[k], 'seq %s %s %s: prometheus %s, none in dump yet' % (
+                            seq, g, k, m[k].get(ts)))
+                        continue
                     c.ok(ts in m[k] and float(m[k][ts]) == v, 'seq %s %s %s: prometheus %s, dump %s' % (
                         seq, g, k, m[k].get(ts), v))
                 (labels, samples), = m['rx'].items()
@@ -118,6 +125,13 @@ def main():
                      'seq %s %s rx_bytes of %s' % (seq, g, tap))
             compared += 1
         c.ok(compared >= 50, 'only %d scraped frames' % compared)
+        # mem.rss on its cadence (5 s at 1 s: one of the guest's frames in
+        # 5, the VMs spread; a VM moving in the table may wait up to twice
+        # that once)
+        for g in STABLE:
+            has = [r for r in rows.values() if r.get('vm.%s.cpu_time' % g, '') != '']
+            n = sum(1 for r in has if r.get('vm.%s.mem.rss' % g, '') != '')
+            c.ok(n >= len(has) // 5 - 1, '%s: mem.rss in only %d of its %d frames' % (g, n, len(has)))
         log('%d scraped frames x %d guests equal dump (seq %d..%d)' % (
             compared, len(STABLE), min(map(int, seqs.values())), max(map(int, seqs.values()))))
     finally:

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """it_sigstop - a QEMU stopped with SIGSTOP (a hung monitor: libvirt's
 first call to it hangs without a timeout, FACTS.md g) under a running
-sampler with a 2 s slow refresh and a 5 s agent timeout.
+sampler with a 2 s slow refresh, a 5 s agent timeout and the detail files
+read every tick (sources.libvirt.detail_interval 0: mem.rss, read every
+5 s by default, in every frame like the other kernel values).
 
 Checked while it is stopped (12 s) and after SIGCONT:
   - every frame has the other VMs' cpu_time, vcpu0.delay and tap values
@@ -32,7 +34,7 @@ def main():
     guest = transient(951)
     pid = qemu_pid(guest)
     out = '/tmp/it-sigstop-%d.vms' % os.getpid()
-    cfg = 'sources:\n  libvirt:\n    refresh: 2s\n    timeout: 5s\n'
+    cfg = 'sources:\n  libvirt:\n    refresh: 2s\n    timeout: 5s\n    detail_interval: 0\n'
     s = Sampler('-i', '200ms', '-o', out, config=cfg, csv=False)
     try:
         time.sleep(5)

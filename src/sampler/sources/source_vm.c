@@ -174,6 +174,7 @@ static int spawn(struct vms_source *src)
 		return r;
 	uint64_t now = now_ns(src);
 	p->started_at = p->last_rx = now;
+	p->next_tick_at = 0;
 	p->hello = false;
 	p->tick_sent = p->tick_acked = p->tick_due;
 	p->batch_open = false;
@@ -316,8 +317,9 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		vms_slots_none(s, r->lay.ncol);
 		s[r->lay.state] = (uint64_t)r->id.state;
 		unsigned kgroups = 0, lgroups = 0;
-		/* each VM's detail files every detail_every ticks, the VMs
-		 * spread over them so that each tick reads its share */
+		/* each VM's detail files and mem.rss every detail_every
+		 * ticks, the VMs spread over them so that each tick reads its
+		 * share */
 		bool detail = vms_cadence_due(t->idx, i, p->detail_every);
 		if (!r->gone)
 			kgroups = vms_vmk_sample(&r->k, &r->lay, s, p->nt.ok ? &p->nt : NULL, p->st.ok ? &p->st : NULL,
@@ -583,6 +585,11 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 		return true;
 	case VMS_VP_STATS:
 		return on_stats(p, m);
+	case VMS_VP_NEXT:
+		if (vms_vp_num_dec(m, &n) < 0)
+			return false;
+		p->next_tick_at = now_ns(src) + (n.a < NEXT_MAX ? n.a : NEXT_MAX);
+		return true;
 	case VMS_VP_ACK:
 		if (vms_vp_num_dec(m, &n) < 0)
 			return false;
@@ -703,7 +710,8 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 		uint64_t every = p->lc->timeout_ns / 4 < IDLE_TICK_EVERY ? p->lc->timeout_ns / 4 : IDLE_TICK_EVERY;
 		if (!p->connected)
 			every = p->lc->timeout_ns;
-		bool idle = p->nrec == 0 && src->vms->n == 0 && now - p->tick_sent_at < every;
+		bool none = (p->nrec == 0 && src->vms->n == 0) || (now < p->next_tick_at && !p->batch_open);
+		bool idle = none && now - p->tick_sent_at < every;
 		if (p->tick_due > p->tick_sent && p->hello && !idle) {
 			p->tick_sent_at = now;
 			if (p->tick_sent == p->tick_acked)

@@ -21,8 +21,14 @@
  * Ticks then go out at most this often (and at least 4 per timeout), to
  * keep the watchdog of a stuck agent; while the agent is not connected
  * to libvirt either, once per timeout (all it can be stuck in is a
- * connection attempt, and there is no VM to lose). */
+ * connection attempt, and there is no VM to lose).  With VMs, the agent
+ * says when it next has work (NEXT: its next slow batch, every tick for
+ * fallback values or a migration): the ticks between go out only for the
+ * watchdog, at the same rate, and every tick while a batch is open (the
+ * watchdog then times the call as before). */
 #define IDLE_TICK_EVERY (5 * VMS_NSEC_PER_SEC)
+/* the longest wait a NEXT can ask for (the watchdog ticks come anyway) */
+#define NEXT_MAX (3600 * VMS_NSEC_PER_SEC)
 #define RESPAWN_MAX (60 * VMS_NSEC_PER_SEC)
 #define STUCK_HOLD_FIRST (60 * VMS_NSEC_PER_SEC)
 #define STUCK_HOLD_MAX (1800 * VMS_NSEC_PER_SEC)
@@ -90,6 +96,7 @@ struct vm {
 	uint64_t last_rx, unacked_since;
 	uint64_t tick_due, tick_sent, tick_acked;
 	uint64_t tick_sent_at;     /* when the last TICK went out */
+	uint64_t next_tick_at;     /* the agent's NEXT: no work before (0: every tick) */
 	bool hello;
 	bool fatal;                /* protocol mismatch: do not restart */
 	bool connected, ever_connected, said_unavailable, lost_marked;

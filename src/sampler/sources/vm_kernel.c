@@ -482,31 +482,90 @@ void vms_vmcg_drain(int ino, struct vms_vmcg *first, size_t stride, unsigned n)
 	}
 }
 
+/* Throttling without a quota.  nr_periods, nr_throttled and the throttled
+ * time of a group's cpu.stat are its own bandwidth's (the cfs_b of its
+ * task_group: cpu_extra_stat_show, v1 cpu_cfs_stat_show), and the kernel
+ * moves them only while that group has a quota (kernel/sched/fair.c):
+ * do_sched_cfs_period_timer returns before counting a period when
+ * cfs_b->quota is RUNTIME_INF; a cfs_rq is throttled only with
+ * runtime_enabled, i.e. a quota (check_cfs_rq_runtime); throttled time is
+ * added when a cfs_rq is unthrottled (unthrottle_cfs_rq), and
+ * tg_set_cfs_bandwidth unthrottles every throttled one in the write that
+ * removes the quota, before that write returns and so before its
+ * IN_MODIFY.  Hence, with the quota file watched: once it was seen
+ * unlimited ("max", -1) and cpu.stat was read after that, the three
+ * counters cannot move before the next write to the quota file.  While its
+ * cached value stands (no event since), the values of that read are given
+ * again, exact, instead of reading cpu.stat (~1-1.5 us a VM).  Any other
+ * tick reads it: a quota set, unknown or unwatched, or one read again this
+ * tick (after a write or an overflow it may have been set and removed in
+ * between, the counters moving meanwhile); that read is the one after
+ * which they stand.  The quota file comes before its cpu.stat in cg_defs,
+ * so each tick decides from the quota of that tick. */
+
+/* The quota file of the directory of throttling file i (its cpu.stat), or
+ * -1: i is not one. */
+static int cg_quota_file(unsigned i)
+{
+	if (cg_defs[i].field[0] != VMS_CGF_NR_PERIODS)
+		return -1;
+	for (unsigned q = 0; q < i; q++)
+		if (cg_defs[q].dir == cg_defs[i].dir && cg_defs[q].field[0] == VMS_CGF_CPU_QUOTA)
+			return (int)q;
+	return -1;
+}
+
+enum { CG_NOTHING, CG_READ, CG_CACHED };
+
+/* File i's fields into v: from the cache for a watched limit with no write
+ * since its read, and for a throttling file whose quota file is in steady
+ * (its cached value of this tick unlimited) and whose counters were read
+ * after it was (g->exact); else from the file.  unlimited: the quota files
+ * whose value of this tick is unlimited. */
+static int cg_take(struct vms_vmcg *g, unsigned i, uint32_t steady, uint32_t unlimited, uint64_t *v,
+		   char *scratch, size_t cap, uint32_t *parse_errors)
+{
+	uint32_t bit = 1u << i;
+	int q = cg_quota_file(i);
+	size_t len = 0;
+	if ((g->wd[i] >= 0 && (g->fresh & bit)) || (q >= 0 && (g->exact & bit) && (steady >> q & 1))) {
+		memcpy(v, g->cache[i], sizeof(g->cache[i]));
+		return CG_CACHED;
+	}
+	g->exact &= ~bit;
+	g->reads++;
+	if (cg_read(g->fd[i], scratch, cap, &len) < 0)
+		return CG_NOTHING;
+	if (cg_parse(&cg_defs[i], scratch, len, v) < 0) {
+		(*parse_errors)++;
+		return CG_NOTHING;
+	}
+	if (g->wd[i] >= 0)
+		g->fresh |= bit;
+	if (q >= 0 && (unlimited >> q & 1))
+		g->exact |= bit;
+	if ((g->fresh & bit) || (g->exact & bit))
+		memcpy(g->cache[i], v, sizeof(g->cache[i]));
+	return CG_READ;
+}
+
 void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, bool detail,
 		     uint32_t *parse_errors)
 {
-	uint32_t done = 0;
+	uint32_t done = 0, steady = 0, unlimited = 0;
 	vms_slots_none(s, vms_vmcg_ncols(g));
 	for (unsigned i = 0; i < VMS_CG_NFILES; i++) {
 		const struct cg_def *d = &cg_defs[i];
 		uint64_t v[4];
-		size_t len = 0;
 		if (g->fd[i] < 0 || (!detail && cg_is_detail(d)))
 			continue;
-		if (g->wd[i] >= 0 && (g->fresh & (1u << i))) {
-			memcpy(v, g->cache[i], sizeof(v));
-		} else {
-			g->reads++;
-			if (cg_read(g->fd[i], scratch, cap, &len) < 0)
-				continue;
-			if (cg_parse(d, scratch, len, v) < 0) {
-				(*parse_errors)++;
-				continue;
-			}
-			if (g->wd[i] >= 0) {
-				memcpy(g->cache[i], v, sizeof(v));
-				g->fresh |= 1u << i;
-			}
+		int got = cg_take(g, i, steady, unlimited, v, scratch, cap, parse_errors);
+		if (got == CG_NOTHING)
+			continue;
+		if (d->field[0] == VMS_CGF_CPU_QUOTA && v[0] == VMS_CG_UNLIMITED) {
+			unlimited |= 1u << i;
+			if (got == CG_CACHED)
+				steady |= 1u << i;
 		}
 		for (int k = 0; k < 4; k++) {
 			unsigned f = d->field[k];
@@ -651,6 +710,7 @@ struct rctx {
 	size_t cap;
 	bool *gone;
 	uint32_t *perr;
+	uint64_t *reads;
 };
 
 /* One whole file: 0 with *len, or -errno (a file that fills the scratch
@@ -659,6 +719,7 @@ static int rd(struct rctx *x, int fd, size_t *len)
 {
 	if (fd < 0)
 		return -EBADF;
+	(*x->reads)++;
 	ssize_t n;
 	do
 		n = pread(fd, x->buf, x->cap, 0);
@@ -722,6 +783,23 @@ static bool sample_cpu(struct vms_vmk *k, struct rctx *x, uint64_t *s)
 			ok = false;
 		}
 	return ok;
+}
+
+/* mem.rss: /proc/<pid>/stat, the costliest of the VM's files that were
+ * read every tick (do_task_stat formats 52 fields and walks the threads,
+ * ~3.4 us a VM at 60 guests), for one field, a gauge: read on the detail
+ * ticks only.  In the
+ * others the column is missing and the group counts as served (not due
+ * is not failed: vm.NAME.path keeps its bit), unless this tick's other
+ * reads found the process gone. */
+static bool sample_rss(struct vms_vmk *k, struct rctx *x, bool detail, uint64_t *s)
+{
+	struct vms_taskstat ts;
+	size_t len = 0;
+	if (!detail)
+		return !*x->gone;
+	return rd(x, k->fd_stat, &len) == 0 && parsed(x, vms_parse_taskstat(x->buf, len, &ts)) &&
+	       mul_ok(ts.f[24], k->page_size, s);
 }
 
 static const struct vms_nettab_ent *find_tap(const struct vms_nettab *nt, struct vms_vmk_tap *tp)
@@ -788,7 +866,7 @@ unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *
 			const struct vms_nettab *nt, const struct vms_nlstats *st, char *scratch, size_t cap,
 			bool detail, bool *gone, uint32_t *parse_errors)
 {
-	struct rctx x = {scratch, cap, gone, parse_errors};
+	struct rctx x = {scratch, cap, gone, parse_errors, &k->reads};
 	unsigned ok = 0;
 	size_t len = 0;
 
@@ -842,12 +920,8 @@ unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *
 		}
 	}
 
-	if (k->have & VMS_VG_MEM) {
-		struct vms_taskstat ts;
-		if (rd(&x, k->fd_stat, &len) == 0 && parsed(&x, vms_parse_taskstat(x.buf, len, &ts)) &&
-		    mul_ok(ts.f[24], k->page_size, &slots[l->mem]))
-			ok |= VMS_VG_MEM;
-	}
+	if (k->have & VMS_VG_MEM && sample_rss(k, &x, detail, &slots[l->mem]))
+		ok |= VMS_VG_MEM;
 	if (k->fd_mem >= 0) {
 		uint64_t v;
 		if (rd(&x, k->fd_mem, &len) == 0 && parsed(&x, vms_parse_u64_file(x.buf, len, &v)))

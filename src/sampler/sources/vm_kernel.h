@@ -16,7 +16,9 @@
  *                         balloon.rss x 1024; not the cheaper statm: on
  *                         Linux 6.18 it sums the per-CPU counters exactly
  *                         and read 2314 pages where stat read 2260 for the
- *                         same stopped process, 2026-11-28)
+ *                         same stopped process, 2026-11-28), on the detail
+ *                         ticks only (the costliest of the files that
+ *                         were read every tick)
  *   mem.cgroup            cgroup2 memory.current or v1
  *                         memory.usage_in_bytes
  *   cg.*                  the VM's cgroup limits, throttling, memory
@@ -92,7 +94,11 @@ extern const struct vms_cgfield_info vms_cgfield[VMS_CGF_N];
  * once (vms_vmcg_notify per event) instead of each limit of each VM.  A
  * file whose watch could not be added (or was removed: IN_IGNORED) is
  * read each tick as before; an overflow of the queue makes every cached
- * value stale (vms_vmcg_stale). */
+ * value stale (vms_vmcg_stale).
+ *
+ * The throttling counters of cpu.stat cannot move while the group has no
+ * quota: with the quota file watched and unlimited since the last read of
+ * cpu.stat, that read's values are given again instead (vm_kernel.c). */
 struct vms_vmcg {
 	int fd[VMS_CG_NFILES];
 	uint32_t have;
@@ -100,7 +106,8 @@ struct vms_vmcg {
 	int wd[VMS_CG_NFILES];            /* a limit file's watch, -1: read each tick */
 	int wd_nice;                      /* cpu.weight.nice's watch (marks cpu.weight) */
 	uint32_t fresh;                   /* watched files whose cache[] is current */
-	uint64_t cache[VMS_CG_NFILES][4]; /* their fields as last read */
+	uint32_t exact;                   /* cpu.stat files read while their quota was unlimited */
+	uint64_t cache[VMS_CG_NFILES][4]; /* the fields of those as last read */
 	uint64_t reads;                   /* files read by sample (tests count them) */
 };
 /* Open what the VM's group directories hold (NULL: not placed there),
@@ -127,7 +134,8 @@ void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap,
 		     uint32_t *parse_errors);
 /* Whether field f (VMS_CGF_*) comes from a detail file: the memory
  * breakdown, memory events, swap and pressure (read on a slower cadence;
- * cpu.stat's throttling and the limits are not). */
+ * cpu.stat's throttling and the limits are not: every tick, or their
+ * cached values where they cannot have changed). */
 bool vms_cg_detail(unsigned f);
 /* The column of a metric (enum vms_vmetric) and index, or -1. */
 int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned metric, unsigned index);
@@ -179,6 +187,7 @@ struct vms_vmk {
 	} *tap;
 	uint8_t have;          /* groups whose files opened (VMS_VG_*) */
 	int io_err;            /* errno of /proc/<pid>/io's open (EACCES: no CAP_SYS_PTRACE) */
+	uint64_t reads;        /* files read by sample, cg's apart (tests count them) */
 	struct vms_vmcg cg;    /* limits, throttling, events, pressure */
 };
 
@@ -191,9 +200,13 @@ void vms_vmk_close(struct vms_vmk *k);
 
 /* Fill the VM's kernel columns of slots (laid out by l; the other columns
  * are left alone).  The taps from st when given (by ifindex), else from nt
- * (by name).  scratch holds one file at a time.  Returns the groups read;
- * *gone is set when the process or its cgroup has gone; malformed files
- * are counted in *parse_errors and their values left missing. */
+ * (by name).  scratch holds one file at a time.  detail: one of the VM's
+ * detail ticks (sources.libvirt.detail_interval): mem.rss and the cgroup
+ * detail files are read only then, missing in the other ticks.  Returns
+ * the groups read (the memory group also in a tick whose mem.rss is not
+ * due: served, not failed); *gone is set when the process or its cgroup
+ * has gone; malformed files are counted in *parse_errors and their values
+ * left missing. */
 unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *slots,
 			const struct vms_nettab *nt, const struct vms_nlstats *st, char *scratch, size_t cap,
 			bool detail, bool *gone, uint32_t *parse_errors);
