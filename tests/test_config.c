@@ -777,7 +777,7 @@ static void test_cadence(void **state)
 	assert_int_equal(c.libvirt.detail_ns, 10 * SEC);
 #endif
 #if HAVE_PERF
-	assert_int_equal(c.perf.vm_interval_ns, 5 * SEC);
+	assert_int_equal(c.perf.vm_interval_ns, 10 * SEC);
 	static const char y[] = "sources:\n  perf: {vm_interval: 0}\n";
 	assert_int_equal(vms_config_load_buffer(&c, "t.yaml", y, strlen(y), err, sizeof(err)), 0);
 	assert_int_equal(c.perf.vm_interval_ns, 0);

@@ -136,7 +136,7 @@ struct vms_config {
 #define VMS_LIBVIRT_DIRTY_SECONDS_DEFAULT VMS_NSEC_PER_SEC
 #define VMS_LIBVIRT_TIMEOUT_DEFAULT (10 * VMS_NSEC_PER_SEC)
 #define VMS_LIBVIRT_DETAIL_DEFAULT (5 * VMS_NSEC_PER_SEC)
-#define VMS_PERF_VM_INTERVAL_DEFAULT (5 * VMS_NSEC_PER_SEC)
+#define VMS_PERF_VM_INTERVAL_DEFAULT (10 * VMS_NSEC_PER_SEC)
 /* Ticks between two reads of what is read every ns (a cadence key of 0 or
  * not above the interval: every tick), rounded to the nearest. */
 static inline uint32_t vms_cadence_ticks(uint64_t ns, uint64_t interval_ns)

@@ -33,10 +33,10 @@ the real loop with NAME=PID put in the VM table as the per-VM source would)
 instead of $VMS_BIN, so any process can be checked today.  `--vm-load`
 does that on a load of its own: `perf bench sched pipe -T` (two threads
 ping-ponging in one process) registered as VM "bench".  Without these, the
-host-wide comparison runs.  A VM's groups are read every 5 s by default
+host-wide comparison runs.  A VM's groups are read every 10 s by default
 (sources.perf.vm_interval), its columns empty in between: the per-VM
-comparison runs 16 s by default, so that three of its frames fall inside
-perf's window, and compares the two 5 s intervals between them.
+comparison runs 31 s by default, so that three of its frames fall inside
+perf's window, and compares the two 10 s intervals between them.
 
 Needs root (host-wide counters at perf_event_paranoid 2) and perf
 (linux-perf).  Exit status: 0 agreement, 1 disagreement or failure, 77
@@ -145,11 +145,11 @@ def main():
     ap.add_argument("--vm-load", action="store_true",
                     help="a threaded pipe ping-pong as the VM, through the harness")
     ap.add_argument("--seconds", type=int, default=None,
-                    help="how long perf stat counts (default 7, 16 per VM)")
+                    help="how long perf stat counts (default 7, 31 per VM)")
     opt = ap.parse_args()
     per_vm = bool(opt.vm or opt.vm_load)
     if opt.seconds is None:
-        opt.seconds = 16 if per_vm else 7
+        opt.seconds = 31 if per_vm else 7
 
     vms_bin = os.environ.get("VMS_BIN", "build/vmsampler")
     if os.geteuid() != 0:
