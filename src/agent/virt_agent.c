@@ -59,8 +59,6 @@
 #include <vmsampler/format.h>
 
 #define RETRY_FIRST (250 * VMS_NSEC_PER_MSEC)
-/* the longest delay a NEXT says (the sampler's watchdog ticks come anyway) */
-#define NEXT_MAX (3600 * VMS_NSEC_PER_SEC)
 #define RETRY_MAX (5 * VMS_NSEC_PER_SEC)
 /* with the socket's directory watched: a blind retry now and then (a
  * daemon elsewhere on the path, a missed event), the watch does the rest */
@@ -678,7 +676,7 @@ static void say_next(struct agent *a, bool after_tick)
 		return;
 	uint64_t delay = need > now ? need - now : 0;
 	vms_vp_begin(&a->w, VMS_VP_NEXT);
-	vms_vp_u64(&a->w, delay < NEXT_MAX ? delay : NEXT_MAX);
+	vms_vp_u64(&a->w, delay < VMS_VP_NEXT_MAX ? delay : VMS_VP_NEXT_MAX);
 	vms_vp_end(&a->w);
 	vms_agent_send(a);
 	a->next_said = need;

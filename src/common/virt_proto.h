@@ -65,6 +65,9 @@
 #define VMS_VP_NAME_MAX 1024  /* domain names, messages */
 #define VMS_VP_DEV_MAX 64     /* tap and disk names */
 #define VMS_VP_BATCH_MAX 256  /* uuids in one BATCH or BACKOFF */
+/* the longest delay a NEXT says or is taken to say (the sampler's watchdog
+ * ticks come anyway) */
+#define VMS_VP_NEXT_MAX (3600 * VMS_NSEC_PER_SEC)
 
 enum vms_vp_type {
 	VMS_VP_HELLO = 1,

@@ -588,7 +588,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 	case VMS_VP_NEXT:
 		if (vms_vp_num_dec(m, &n) < 0)
 			return false;
-		p->next_tick_at = now_ns(src) + (n.a < NEXT_MAX ? n.a : NEXT_MAX);
+		p->next_tick_at = now_ns(src) + (n.a < VMS_VP_NEXT_MAX ? n.a : VMS_VP_NEXT_MAX);
 		return true;
 	case VMS_VP_ACK:
 		if (vms_vp_num_dec(m, &n) < 0)

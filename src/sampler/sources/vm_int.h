@@ -27,8 +27,6 @@
  * watchdog, at the same rate, and every tick while a batch is open (the
  * watchdog then times the call as before). */
 #define IDLE_TICK_EVERY (5 * VMS_NSEC_PER_SEC)
-/* the longest wait a NEXT can ask for (the watchdog ticks come anyway) */
-#define NEXT_MAX (3600 * VMS_NSEC_PER_SEC)
 #define RESPAWN_MAX (60 * VMS_NSEC_PER_SEC)
 #define STUCK_HOLD_FIRST (60 * VMS_NSEC_PER_SEC)
 #define STUCK_HOLD_MAX (1800 * VMS_NSEC_PER_SEC)
