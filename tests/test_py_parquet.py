@@ -256,4 +256,4 @@ class Parquet(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    unittest.main(verbosity=2)
+    L.main()
