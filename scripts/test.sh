@@ -56,7 +56,7 @@ echo "== release build with everything (what run.sh makes), warnings as errors"
 build build-release --buildtype=release -Dwerror=true -Dperf=enabled -Dlibvirt=enabled -Dtests=disabled
 "$ROOT/build-release/vmsampler" -i 10ms -n 3 -o - >/dev/null
 
-echo "== scripts/install.sh into a temporary prefix; every README command against it"
+echo "== scripts/install.sh into a temporary prefix; every command of the README and doc/ against it"
 prefix=$(mktemp -d /tmp/vms-prefix.XXXXXX)
 "$ROOT/scripts/install.sh" "$prefix"
 bash "$ROOT/tests/readme_check.sh" "$prefix" | tail -n 1
