@@ -39,6 +39,8 @@ import threading
 import time
 import unittest
 
+from test_py_lib import wait_for
+
 SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
 
@@ -46,14 +48,9 @@ HEAD_START = b'GET /metrics HTTP/1.1\r\nHost: x\r\n'
 PER_IP = 8  # the server's limit per client address (export --help)
 
 
-def wait_for(pred, timeout=20.0, what='condition'):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError('timed out waiting for ' + what)
+def wait(pred, what, timeout=20.0):
+    if not wait_for(pred, timeout):
+        raise AssertionError('timed out waiting for ' + what)
 
 
 def alias_usable(addr):
@@ -167,7 +164,7 @@ class Base(unittest.TestCase):
         cls.sampler = subprocess.Popen([BIN, '-q', '-i', '100ms', '--ring', cls.ring, '-o',
                                         os.path.join(cls.tmp, 'run.vms')], stdout=subprocess.DEVNULL)
         cls.procs.append(cls.sampler)
-        wait_for(lambda: os.path.exists(cls.ring), what='the ring')
+        wait(lambda: os.path.exists(cls.ring), 'the ring')
 
     @classmethod
     def tearDownClass(cls):
@@ -190,16 +187,16 @@ class Base(unittest.TestCase):
         self.procs.append(p)
         self.addCleanup(self.stop, p)
 
-        def port():
+        def listening():
             err.seek(0)
             text = err.read()
             if p.poll() is not None:
                 raise AssertionError('export exited %d: %s' % (p.returncode, text))
-            m = re.search(r'serving http://127\.0\.0\.1:(\d+)/metrics', text)
-            return int(m.group(1)) if m else None
+            return re.search(r'serving http://127\.0\.0\.1:(\d+)/metrics', text)
         self.addCleanup(err.close)
-        port = wait_for(port, what='export to listen')
-        wait_for(lambda: scrape(port)[0] == 200, what='a first frame')
+        wait(listening, 'export to listen')
+        port = int(listening().group(1))
+        wait(lambda: scrape(port)[0] == 200, 'a first frame')
         return port
 
     def stop(self, p):
@@ -225,7 +222,7 @@ class Flooded(Base):
         fl.start()
         try:
             # every slot connected once (the server may have closed some since)
-            wait_for(lambda: fl.connects >= len(fl.slots), what='the flood to connect')
+            wait(lambda: fl.connects >= len(fl.slots), 'the flood to connect')
             time.sleep(1.5)  # the server has accepted (or refused) them all
             served, took = 0, []
             for i in range(10):
@@ -252,8 +249,8 @@ class PerAddress(Base):
                  for _ in range(PER_IP + 4)]
         try:
             # the server closes the extra ones at once; the others stay
-            wait_for(lambda: sum(map(closed_by_peer, socks)) >= 4, timeout=10,
-                     what='the server to close the connections beyond the limit')
+            wait(lambda: sum(map(closed_by_peer, socks)) >= 4, timeout=10,
+                 what='the server to close the connections beyond the limit')
             time.sleep(1.0)
             open_ = [s for s in socks if not closed_by_peer(s)]
             self.assertEqual(len(open_), PER_IP)
@@ -265,8 +262,8 @@ class PerAddress(Base):
             more = [socket.create_connection(('127.0.0.1', port), timeout=2, source_address=('127.0.0.2', 0))
                     for _ in range(2)]
             socks += more
-            wait_for(lambda: sum(map(closed_by_peer, more)) >= 1, timeout=10,
-                     what='the server to close the second new connection')
+            wait(lambda: sum(map(closed_by_peer, more)) >= 1, timeout=10,
+                 what='the server to close the second new connection')
             time.sleep(1.0)
             self.assertEqual(sum(1 for s in more if not closed_by_peer(s)), 1)
         finally:
