@@ -176,6 +176,20 @@ int vms_reader_writer(struct vms_reader *r);
 uint64_t vms_reader_writer_pid(const struct vms_reader *r);
 uint64_t vms_reader_interval_ns(const struct vms_reader *r);
 
+/* The identity of the host the input was recorded on, as its writer
+ * recorded it (vmsampler-format(5), HOST: hostname, machine_id, boot_id,
+ * kernel, cpu_model, cpus_online, numa_nodes, user_hz, page_size,
+ * timezone, vmsampler_version, build_features, libvirt_uri,
+ * libvirt_version, hypervisor, hypervisor_version): known once the first
+ * frame has been read (the record precedes each schema; the last one read
+ * applies).  The number of key/value pairs (0: none, e.g. a file of an
+ * older vmsampler), pair i (-ENOENT past the end), or the value of one key
+ * (NULL: not recorded).  The strings stay valid until the next call of
+ * vms_reader_next() or vms_reader_close(). */
+uint32_t vms_reader_host_count(const struct vms_reader *r);
+int vms_reader_host_pair(const struct vms_reader *r, uint32_t i, const char **key, const char **value);
+const char *vms_reader_host(const struct vms_reader *r, const char *key);
+
 /* Zero-copy: point *f at the next frame in place in the ring (no copy),
  * with the same return values as vms_reader_next() (-ENOTTY for a file).
  * The frame may be overwritten at any time: use its values, then call

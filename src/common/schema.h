@@ -22,11 +22,15 @@ struct vms_col {
 	uint16_t source;  /* index of the declaring source in the loop */
 };
 
+struct vms_hostid;
 struct vms_schema {
 	uint32_t gen;
 	uint32_t ncols;
 	int64_t t_real_ns; /* when it was built */
 	int refs;
+	/* the host it was built on (the loop's, which outlives its schemas;
+	 * NULL for a decoded schema): sinks write it as the HOST record */
+	const struct vms_hostid *host;
 	struct vms_col *cols;
 	char *strings; /* all names and keys */
 };

@@ -53,6 +53,9 @@ struct vms_reader {
 	size_t sbuf_cap;
 	struct vms_schema **schemas; /* generations seen (owned) */
 	uint32_t nschemas, capschemas;
+	char *host;               /* the HOST record of the schema area last read */
+	size_t host_len;
+	uint32_t host_n;
 	struct vms_frame *buf;    /* copied frame */
 	uint32_t buf_cols;
 	uint64_t view_seq;
@@ -354,6 +357,7 @@ void vms_reader_close(struct vms_reader *r)
 	vms_ring_destroy(&r->ring);
 	vms_schema_unref_n(r->schemas, r->nschemas);
 	free(r->schemas);
+	free(r->host);
 	free(r->sbuf);
 	free(r->buf);
 	rates_free(r);
@@ -548,8 +552,16 @@ static int ring_load_schema(struct vms_reader *r, uint32_t gen)
 		else
 			r->schemas = s;
 	}
-	if (got == 1)
+	if (got == 1) {
 		r->schemas[r->nschemas++] = vms_schema_ref(d.schema);
+		if (d.host) { /* keep the writer's identity */
+			free(r->host);
+			r->host = d.host;
+			r->host_len = d.host_len;
+			r->host_n = d.host_n;
+			d.host = NULL;
+		}
+	}
 	else if (got == 0 && e < 0)
 		seterr(r, "ring schema area: %s", d.err_msg);
 	vms_bin_dec_close(&d);
@@ -913,4 +925,45 @@ const struct vms_event *vms_rdr_event(const struct vms_reader *r)
 uint64_t vms_rdr_events_lost(const struct vms_reader *r)
 {
 	return r->ev_lost;
+}
+
+/* ---- the host it was recorded on ---------------------------------------------------- */
+
+static const char *host_kv(const struct vms_reader *r, uint32_t *n)
+{
+	if (r->dec_open) {
+		*n = r->dec.host ? r->dec.host_n : 0;
+		return r->dec.host;
+	}
+	*n = r->host ? r->host_n : 0;
+	return r->host;
+}
+
+uint32_t vms_reader_host_count(const struct vms_reader *r)
+{
+	uint32_t n;
+	host_kv(r, &n);
+	return n;
+}
+
+int vms_reader_host_pair(const struct vms_reader *r, uint32_t i, const char **key, const char **value)
+{
+	uint32_t n;
+	const char *kv = host_kv(r, &n);
+	if (i >= n)
+		return -ENOENT;
+	for (uint32_t k = 0; k < 2 * i; k++)
+		kv += strlen(kv) + 1; /* past a key or a value */
+	*key = kv;
+	*value = kv + strlen(kv) + 1;
+	return 0;
+}
+
+const char *vms_reader_host(const struct vms_reader *r, const char *key)
+{
+	const char *k, *v;
+	for (uint32_t i = 0; vms_reader_host_pair(r, i, &k, &v) == 0; i++)
+		if (strcmp(k, key) == 0)
+			return v;
+	return NULL;
 }

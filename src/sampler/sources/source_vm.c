@@ -49,6 +49,7 @@
 #include "log.h"
 #include "loop.h"
 #include "procfile.h"
+#include "hostid.h"
 #include "source.h"
 #include "virt_client.h"
 #include "vm_kernel.h"
@@ -382,6 +383,14 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 				p->uri = u;
 			}
 		}
+		if (src->host_w) {
+			/* in the HOST record of the next schema generation (the
+			 * VMs' columns make one) */
+			vms_hostid_set(src->host_w, VMS_HK_LIBVIRT_URI, "%s", p->uri ? p->uri : "");
+			vms_hostid_set(src->host_w, VMS_HK_HYPERVISOR, "%s", drv);
+			if (c.hv_version)
+				vms_hostid_set_version(src->host_w, VMS_HK_HYPERVISOR_VERSION, c.hv_version);
+		}
 		if (p->said_unavailable || p->lost_marked)
 			vms_info("vm: connected to libvirt at %s (%s driver)", p->uri, drv);
 		else
@@ -548,6 +557,8 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 			return false;
 		}
 		p->hello = true;
+		if (src->host_w && h.libvirt_version)
+			vms_hostid_set_version(src->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
 		send_holds(src);
 		for (unsigned i = 0; i < p->nrec; i++)
 			vm_rec_queue_needs(p, &p->rec[i]);
