@@ -81,7 +81,7 @@ static void test_batch_roundtrip(void **state)
 
 	vms_rw_clear(w);
 	assert_int_equal(vms_rw_pending(w), 0);
-	assert_int_equal(vms_rw_send(w, NULL), 0); /* nothing to send: no request */
+	assert_int_equal(vms_rw_send(w, NULL, 0), 0); /* nothing to send: no request */
 	vms_rw_free(w);
 }
 
@@ -152,7 +152,7 @@ static void test_refused_is_retried_and_kept(void **state)
 	assert_int_equal(vms_rw_new(&w, &c), 0);
 	assert_int_equal(vms_rw_add(w, "m", NULL, 0, 1, 1), 0);
 	struct vms_rw_report rep;
-	assert_int_equal(vms_rw_send(w, &rep), -EAGAIN);
+	assert_int_equal(vms_rw_send(w, &rep, 0), -EAGAIN);
 	assert_int_equal(rep.attempts, 3);
 	assert_int_equal(rep.status, 0);
 	assert_non_null(strstr(rep.error, "Couldn't connect"));

@@ -712,15 +712,16 @@ class TSDB(ServerCase):
         small = os.path.join(self.tmp, 'small.vms')
         subprocess.run([BIN, '-i', '10ms', '-n', '3', '-o', small], check=True, capture_output=True)
         try:
-            # 400: dropped and counted at once, one attempt per request
+            # 400 to everything: a setup error (-EREMOTEIO), nothing
+            # dropped, the batch kept (issue 23); one attempt per request
             H.script[:], H.seen[:] = [400], []
             r = rw_send(url, small, '--batch', '1')
             self.assertEqual(r.returncode, 1)
             frames, reqs, samples, dropped = self.rw_totals(r.stdout)
-            self.assertEqual((frames, reqs, samples), (3, 0, 0))
-            self.assertGreater(dropped, 0)
-            self.assertEqual(len(H.seen), 3)
+            self.assertEqual((frames, reqs, samples, dropped), (3, 0, 0, 0))
+            self.assertIn('attempts=1 rc=-121', r.stdout)
             self.assertIn('HTTP 400: said 400', r.stdout)
+            self.assertIn('nothing accepted', r.stdout)
             self.assertEqual(H.seen[0][:3], ('snappy', 'application/x-protobuf', '0.1.0'))
             # 500, 500, then 200: retried, nothing dropped
             H.script[:], H.seen[:] = [500, 503, 200], []

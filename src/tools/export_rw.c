@@ -318,13 +318,16 @@ static void totals(struct xrw *x)
 	stat_set(x, VMS_MMETA_RW_BYTES, t.wire_bytes);
 }
 
-/* Send the batch until it is acknowledged or rejected for good: 0, or
- * -EINTR stopped, -EPROTO not retryable, -ENOMEM, -EIO (the cursor). */
-static int flush(struct xrw *x)
+/* Send the batch until it is delivered: 0, or -EINTR stopped,
+ * -EREMOTEIO the receiver refuses everything (said, the cursor where it
+ * was), -EPROTO not retryable, -ENOMEM, -EIO (the cursor).  repeat: the
+ * request a kill cut short, sent again (VMS_RW_REPEAT). */
+static int flush(struct xrw *x, bool repeat)
 {
 	if (!x->batch_frames)
 		return 0;
 	int e;
+	uint64_t was_inflight = x->cur.inflight;
 	x->cur.inflight = x->batch_last;
 	if ((e = cursor_write(x)) < 0) {
 		vms_err("export: --rw-cursor %s: %s", x->c->cursor, strerror(-e));
@@ -332,13 +335,19 @@ static int flush(struct xrw *x)
 	}
 	for (;;) {
 		struct vms_rw_report rep;
-		int r = vms_rw_send(x->w, &rep);
+		int r = vms_rw_send(x->w, &rep, repeat ? VMS_RW_REPEAT : 0);
 		totals(x);
 		if (r == 0) {
 			if (x->outage)
 				vms_info("export: remote write: %s answers again (HTTP %ld); sending from frame %" PRIu64,
 					 x->c->url, rep.status, x->batch_first);
 			x->outage = false;
+			if (rep.dropped) {
+				stat_add(x, VMS_MMETA_RW_FAILURES, 1);
+				vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 ": %" PRIu64 " samples the "
+					 "receiver refused on their own dropped, the others delivered; the first: %s",
+					 x->batch_first, x->batch_last, rep.dropped, rep.error);
+			}
 			break;
 		}
 		if (r == -EBADMSG) {
@@ -346,6 +355,21 @@ static int flush(struct xrw *x)
 			vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 " rejected for good, %" PRIu64
 				 " samples dropped: %s", x->batch_first, x->batch_last, rep.samples, rep.error);
 			break;
+		}
+		if (r == -EREMOTEIO) {
+			/* a setup error: nothing of it is dropped, and the
+			 * cursor says what it said before the batch */
+			stat_add(x, VMS_MMETA_RW_FAILURES, 1);
+			x->cur.inflight = was_inflight;
+			if ((e = cursor_write(x)) < 0) {
+				vms_err("export: --rw-cursor %s: %s", x->c->cursor, strerror(-e));
+				return -EIO;
+			}
+			vms_err("export: remote write: %s; stopped with frames from %" PRIu64 " unsent (%s)", rep.error,
+				x->batch_first,
+				x->c->cursor ? "the cursor keeps them: a restart sends them"
+					     : "no --rw-cursor: a restart sends the input from its start");
+			return r;
 		}
 		if (r == -EAGAIN) {
 			stat_add(x, VMS_MMETA_RW_FAILURES, 1);
@@ -540,7 +564,7 @@ static int run(struct xrw *x)
 			/* a request cut short by a kill is sent again with the same frames */
 			bool cut = x->cur.inflight > x->cur.acked && x->idx == x->cur.inflight;
 			if (cut || x->batch_frames >= max_frames || x->batch_bytes >= max_bytes)
-				if ((e = flush(x)) < 0)
+				if ((e = flush(x, cut)) < 0)
 					return e == -EINTR ? 0 : 1;
 			continue;
 		}
@@ -558,7 +582,7 @@ static int run(struct xrw *x)
 					x->cur.acked_seq = x->last_seq;
 					x->cur.acked_t = x->last_t;
 				} else {
-					int e = flush(x);
+					int e = flush(x, false);
 					if (e < 0)
 						return e == -EINTR ? 0 : 1;
 				}
@@ -617,6 +641,9 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 	vms_info("export: remote write of %s to %s%s%s", c->input, c->url, c->cursor ? ", cursor " : "",
 		 c->cursor ? c->cursor : "");
 	rv = run(&x);
+	if (x.stat[VMS_MMETA_RW_DROPPED])
+		vms_warn("export: remote write: %" PRIu64 " samples in all refused by the receiver and dropped "
+			 "(vmsampler_export_rw_dropped_samples_total)", x.stat[VMS_MMETA_RW_DROPPED]);
 out:
 	vms_mstate_free(&x.st);
 	pstate_free(&x.ps);
