@@ -45,7 +45,7 @@ static int flush_batch(struct vms_rw *w, unsigned frames)
 {
 	for (;;) {
 		struct vms_rw_report rep;
-		int r = vms_rw_send(w, &rep, 0);
+		int r = vms_rw_send(w, &rep);
 		printf("send frames=%u series=%llu samples=%llu raw=%zu wire=%zu status=%ld attempts=%u rc=%d%s%s\n",
 		       frames, (unsigned long long)rep.series, (unsigned long long)rep.samples, rep.raw_bytes,
 		       rep.wire_bytes, rep.status, rep.attempts, r, rep.error[0] ? " error=" : "", rep.error);

@@ -320,9 +320,8 @@ static void totals(struct xrw *x)
 
 /* Send the batch until it is delivered: 0, or -EINTR stopped,
  * -EREMOTEIO the receiver refuses everything (said, the cursor where it
- * was), -EPROTO not retryable, -ENOMEM, -EIO (the cursor).  repeat: the
- * request a kill cut short, sent again (VMS_RW_REPEAT). */
-static int flush(struct xrw *x, bool repeat)
+ * was), -EPROTO not retryable, -ENOMEM, -EIO (the cursor). */
+static int flush(struct xrw *x)
 {
 	if (!x->batch_frames)
 		return 0;
@@ -335,7 +334,7 @@ static int flush(struct xrw *x, bool repeat)
 	}
 	for (;;) {
 		struct vms_rw_report rep;
-		int r = vms_rw_send(x->w, &rep, repeat ? VMS_RW_REPEAT : 0);
+		int r = vms_rw_send(x->w, &rep);
 		totals(x);
 		if (r == 0) {
 			if (x->outage)
@@ -344,16 +343,10 @@ static int flush(struct xrw *x, bool repeat)
 			x->outage = false;
 			if (rep.dropped) {
 				stat_add(x, VMS_MMETA_RW_FAILURES, 1);
-				vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 ": %" PRIu64 " samples the "
-					 "receiver refused on their own dropped, the others delivered; the first: %s",
+				vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 ": %" PRIu64 " samples refused "
+					 "by the receiver and dropped, the others delivered; the first: %s",
 					 x->batch_first, x->batch_last, rep.dropped, rep.error);
 			}
-			break;
-		}
-		if (r == -EBADMSG) {
-			stat_add(x, VMS_MMETA_RW_FAILURES, 1);
-			vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 " rejected for good, %" PRIu64
-				 " samples dropped: %s", x->batch_first, x->batch_last, rep.samples, rep.error);
 			break;
 		}
 		if (r == -EREMOTEIO) {
@@ -564,7 +557,7 @@ static int run(struct xrw *x)
 			/* a request cut short by a kill is sent again with the same frames */
 			bool cut = x->cur.inflight > x->cur.acked && x->idx == x->cur.inflight;
 			if (cut || x->batch_frames >= max_frames || x->batch_bytes >= max_bytes)
-				if ((e = flush(x, cut)) < 0)
+				if ((e = flush(x)) < 0)
 					return e == -EINTR ? 0 : 1;
 			continue;
 		}
@@ -582,7 +575,7 @@ static int run(struct xrw *x)
 					x->cur.acked_seq = x->last_seq;
 					x->cur.acked_t = x->last_t;
 				} else {
-					int e = flush(x, false);
+					int e = flush(x);
 					if (e < 0)
 						return e == -EINTR ? 0 : 1;
 				}

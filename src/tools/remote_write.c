@@ -445,22 +445,41 @@ static bool retryable(CURLcode e)
 enum {
 	POST_REFUSED = 1, /* 400, 409, 422: the receiver refuses something in the request */
 	POST_TOO_LARGE,   /* 413 */
+	POST_HAS_NEWER,   /* 400, 409 for samples older than the receiver has (its words) */
 };
+
+/* Sample-level splitting of a batch stops after this many requests: a
+ * series refused whole is then dropped whole. */
+#define SPLIT_BUDGET 512
+
+/* How Prometheus, Mimir, Cortex and Thanos Receive say that they have
+ * the series at a later or the same time (a sample sent again, a file
+ * sent twice): they took the rest of the request (partial ingestion), and
+ * sending the samples again in halves would only be refused again. */
+static bool has_newer(const char *body)
+{
+	static const char *const words[] = {"out of order", "out-of-order", "duplicate sample",
+					    "duplicate-timestamp", "out of bounds", "too old", "too-old"};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcasestr(body, words[i]))
+			return true;
+	return false;
+}
 
 /* The state of one vms_rw_send() */
 struct sendst {
 	struct vms_rw_report *rep;
-	unsigned flags;
 	uint8_t *mark;            /* a flat sample: 0 waiting, 1 accepted, 2 refused on its own */
 	uint64_t *first;          /* a series' first flat sample; [nseries]: the batch's size */
 	uint64_t accepted;        /* samples accepted */
+	bool has_newer;           /* samples refused as older than the receiver's */
 	uint64_t refused;         /* samples refused one by one */
 	uint32_t refused_series;  /* series refused whole */
 	char example[256];        /* the first sample refused on its own, and why */
 };
 
 /* One request of the flat samples [lo, hi), retried as the configuration
- * says: 0 accepted, POST_REFUSED, POST_TOO_LARGE, -EAGAIN retries
+ * says: 0 accepted, POST_REFUSED, POST_TOO_LARGE, POST_HAS_NEWER, -EAGAIN retries
  * exhausted, -EPROTO not retryable, -EINTR stopped, -ENOMEM, -EREMOTEIO
  * any other answer (3xx, 401, 403, 404, ...: nothing sent again or split
  * will be taken). */
@@ -514,10 +533,12 @@ static int post(struct vms_rw *w, struct sendst *ss, uint64_t lo, uint64_t hi)
 			snprintf(rep->error, sizeof(rep->error), "%.120s: HTTP %ld: %.100s", w->conf.url, status,
 				 resp_line(w));
 			again = status == 429 || status >= 500;
-			r = again                                                    ? -EAGAIN
-			    : status == 413                                          ? POST_TOO_LARGE
-			    : status == 400 || status == 409 || status == 422 ? POST_REFUSED
-									      : -EREMOTEIO;
+			bool content = status == 400 || status == 409 || status == 422;
+			r = again                              ? -EAGAIN
+			    : status == 413                    ? POST_TOO_LARGE
+			    : content && has_newer(w->resp)    ? POST_HAS_NEWER
+			    : content                          ? POST_REFUSED
+								: -EREMOTEIO;
 		}
 		if (!again || attempt > w->conf.retries)
 			break;
@@ -584,8 +605,15 @@ static int deliver(struct vms_rw *w, struct sendst *ss, uint64_t lo, uint64_t hi
 	}
 	if (r < 0)
 		return r;
-	if (r == POST_REFUSED && (ss->flags & VMS_RW_REPEAT))
-		return -EBADMSG;
+	if (r == POST_HAS_NEWER) {
+		/* the receiver's verdict on those samples: not a setup error */
+		memset(ss->mark + lo, 2, (size_t)(hi - lo));
+		if (!ss->refused)
+			snprintf(ss->example, sizeof(ss->example), "%s", ss->rep->error);
+		ss->refused += hi - lo;
+		ss->has_newer = true;
+		return 0;
+	}
 	uint32_t a = series_at(w, ss, lo), b = series_at(w, ss, hi - 1);
 	if (a != b) {
 		uint32_t m = series_at(w, ss, lo + (hi - lo) / 2);
@@ -604,7 +632,7 @@ static int deliver(struct vms_rw *w, struct sendst *ss, uint64_t lo, uint64_t hi
 			 "%.120s (every request refused, even one series alone: %.60s; nothing accepted)", why, n);
 		return -EREMOTEIO;
 	}
-	if (hi - lo > 1) {
+	if (hi - lo > 1 && (r == POST_TOO_LARGE || ss->rep->requests <= SPLIT_BUDGET)) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		if ((r = deliver(w, ss, lo, mid)) < 0)
 			return r;
@@ -617,13 +645,14 @@ static int deliver(struct vms_rw *w, struct sendst *ss, uint64_t lo, uint64_t hi
 			 "%.180s (for a single sample: the receiver's size limit is too small)", why);
 		return -EREMOTEIO;
 	}
-	ss->mark[lo] = 2;
-	if (!ss->refused++) {
+	memset(ss->mark + lo, 2, (size_t)(hi - lo));
+	if (!ss->refused) {
 		char n[128];
 		series_name(&w->series[a], n, sizeof(n));
 		snprintf(ss->example, sizeof(ss->example), "%.90s at %lld ms: %.130s", n,
 			 (long long)w->series[a].s[lo - ss->first[a]].t, ss->rep->error);
 	}
+	ss->refused += hi - lo;
 	return 0;
 }
 
@@ -659,7 +688,7 @@ static void compact(struct vms_rw *w, const uint8_t *mark)
 	}
 }
 
-int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep, unsigned flags)
+int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep)
 {
 	struct vms_rw_report dummy;
 	if (!rep)
@@ -669,7 +698,7 @@ int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep, unsigned flags)
 		return 0;
 	rep->series = w->nseries;
 	rep->samples = w->pending;
-	struct sendst ss = {.rep = rep, .flags = flags};
+	struct sendst ss = {.rep = rep};
 	ss.mark = calloc(w->pending, 1);
 	ss.first = calloc(w->nseries + 1, sizeof(*ss.first));
 	int r = -ENOMEM;
@@ -680,17 +709,16 @@ int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep, unsigned flags)
 	for (uint32_t i = 0; i < w->nseries; i++)
 		ss.first[i + 1] = ss.first[i] + w->series[i].n;
 	r = deliver(w, &ss, 0, w->pending);
-	if (r == 0 && ss.refused && !ss.accepted) {
+	if (r == 0 && ss.refused && !ss.accepted && !ss.has_newer) {
 		char why[sizeof(rep->error)];
 		snprintf(why, sizeof(why), "%s", rep->error);
 		snprintf(rep->error, sizeof(rep->error), "%.180s (every sample refused, nothing accepted)", why);
 		r = -EREMOTEIO;
 	}
-	if (r == 0 || r == -EBADMSG) {
-		rep->dropped = r == 0 ? ss.refused : w->pending;
+	if (r == 0) {
+		rep->dropped = ss.refused;
 		w->tot.dropped += rep->dropped;
-		if (r == 0)
-			snprintf(rep->error, sizeof(rep->error), "%s", ss.example);
+		snprintf(rep->error, sizeof(rep->error), "%s", ss.example);
 		vms_rw_clear(w);
 	} else if (ss.accepted) {
 		compact(w, ss.mark);

@@ -24,10 +24,15 @@
  * error is retried after conf.backoff_ms, doubled each time up to
  * conf.backoff_max_ms, at most conf.retries times, and then the batch is
  * kept (-EAGAIN: send again later, nothing is lost).  A 400, 409 or 422
- * (the receiver refuses something in the request) or a 413 (too large)
- * splits the request in halves, along series first, then along a series'
- * samples, down to one sample: the halves the receiver takes are sent, a
- * single sample it refuses is dropped and counted (rep.dropped) - if it
+ * saying that the receiver has the series at a later time or the same
+ * ("out of order", "duplicate sample", "too old", "out of bounds": a
+ * repeat; such receivers took the rest of the request) drops the
+ * request's samples and counts them (rep.dropped).  Any other 400, 409
+ * or 422 (the receiver refuses something in the request) and a 413 (too
+ * large) split the request in halves, along series first, then along one
+ * series' samples (at most SPLIT_BUDGET requests: then a series refused
+ * whole is dropped whole), down to one sample: the halves the receiver
+ * takes are sent, a sample it refuses is dropped and counted - if it
  * takes others.  A receiver that refuses everything (two series alone
  * refused and nothing accepted, every sample refused, a single sample
  * too large) and any other answer (a 3xx: redirects are not followed; a
@@ -114,12 +119,8 @@ int vms_rw_encode(const struct vms_rw *w, void **body, size_t *len, size_t *raw)
  * everything or answers what no resend fixes (a setup error, rep.error
  * says which), -EAGAIN retries exhausted, -EPROTO not retryable, -EINTR
  * stopped: the batch kept but for what the receiver accepted; -ENOMEM.
- * flags VMS_RW_REPEAT: the batch may repeat samples the receiver has
- * (a request whose acknowledgement was lost): a 400, 409 or 422 of the
- * whole is not split but drops the batch and counts it (-EBADMSG).  rep
- * (may be NULL) says what happened. */
-#define VMS_RW_REPEAT 1u
-int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep, unsigned flags);
+ * rep (may be NULL) says what happened. */
+int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep);
 /* Empty the batch without sending it. */
 void vms_rw_clear(struct vms_rw *w);
 void vms_rw_totals(const struct vms_rw *w, struct vms_rw_totals *out);
