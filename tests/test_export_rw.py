@@ -315,17 +315,22 @@ class Proxy:
         self.srv.server_close()
 
 
-def unsnappy(b):
-    """snappy's block format, decompressed (format_description.txt of
-    google/snappy): a varint length, then literals and copies."""
-    n, i, sh = 0, 0, 0
+def varint(b, i):
+    """a protobuf (and snappy) varint at b[i]: (value, the index after)"""
+    v, sh = 0, 0
     while True:
         c = b[i]
         i += 1
-        n |= (c & 0x7f) << sh
+        v |= (c & 0x7f) << sh
         sh += 7
         if c < 0x80:
-            break
+            return v, i
+
+
+def unsnappy(b):
+    """snappy's block format, decompressed (format_description.txt of
+    google/snappy): a varint length, then literals and copies."""
+    n, i = varint(b, 0)
     out = bytearray()
     while i < len(b):
         t = b[i]
@@ -354,25 +359,16 @@ def unsnappy(b):
 
 def pb_fields(b):
     """(field, value) of a protobuf message: ints for varints, bytes else."""
-    def varint(i):
-        v, sh = 0, 0
-        while True:
-            c = b[i]
-            i += 1
-            v |= (c & 0x7f) << sh
-            sh += 7
-            if c < 0x80:
-                return v, i
     i = 0
     while i < len(b):
-        key, i = varint(i)
+        key, i = varint(b, i)
         wt = key & 7
         if wt == 0:
-            v, i = varint(i)
+            v, i = varint(b, i)
         elif wt == 1:
             v, i = b[i:i + 8], i + 8
         elif wt == 2:
-            ln, i = varint(i)
+            ln, i = varint(b, i)
             v, i = b[i:i + ln], i + ln
         else:
             assert wt == 5, wt
@@ -427,6 +423,19 @@ class ExportRW(ServerCase):
         p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
         return p
+
+    def wait_delivered(self, mport, timeout):
+        """export's own counters on /metrics at mport once every frame is
+        delivered"""
+        metrics = {}
+
+        def delivered():
+            nonlocal metrics
+            st, body = fetch('http://127.0.0.1:%d/metrics' % mport)
+            metrics = dict(re.findall(r'(?m)^(vmsampler_export_\w+) (\d+)', body.decode()))
+            return metrics.get('vmsampler_export_rw_frames_total') == str(self.nframes)
+        wait_for(delivered, timeout, 'every frame delivered')
+        return metrics
 
     def check_values(self, got, want=None):
         """Every series of the table as the reference has it, exactly."""
@@ -570,14 +579,7 @@ class ExportRW(ServerCase):
                                 '127.0.0.1:%d' % mport, wait=False)
         wait_for(lambda: 'kept and sent again' in ring_less.stderr.readline(), 30, 'the outage line')
         prom = self.server(Prometheus, port=port)
-        metrics = {}
-
-        def delivered():
-            nonlocal metrics
-            st, body = fetch('http://127.0.0.1:%d/metrics' % mport)
-            metrics = dict(re.findall(r'(?m)^(vmsampler_export_\w+) (\d+)', body.decode()))
-            return metrics.get('vmsampler_export_rw_frames_total') == str(self.nframes)
-        wait_for(delivered, 90, 'every frame delivered')
+        metrics = self.wait_delivered(mport, 90)
         self.check_values(prom_all(prom, self.t_end))
         self.assertGreater(int(metrics['vmsampler_export_rw_retries_total']), 0)
         self.assertGreater(int(metrics['vmsampler_export_rw_failures_total']), 0)
@@ -668,14 +670,7 @@ class ExportRW(ServerCase):
         mport = free_port()
         p = self.export(px.url, '--rw-cursor', os.path.join(self.tmp, 'c'), '--listen', '127.0.0.1:%d' % mport,
                         '--rw-batch', '25', wait=False)
-        metrics = {}
-
-        def delivered():
-            nonlocal metrics
-            st, body = fetch('http://127.0.0.1:%d/metrics' % mport)
-            metrics = dict(re.findall(r'(?m)^(vmsampler_export_\w+) (\d+)', body.decode()))
-            return metrics.get('vmsampler_export_rw_frames_total') == str(self.nframes)
-        wait_for(delivered, 120, 'every frame delivered')
+        metrics = self.wait_delivered(mport, 120)
         poisoned = len(self.want[('node_load1', ())])
         self.assertEqual(poisoned, self.nframes)
         self.assertEqual(metrics['vmsampler_export_rw_dropped_samples_total'], str(poisoned))

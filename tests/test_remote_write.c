@@ -344,6 +344,15 @@ static struct vms_rw *batch(const char *url, bool poison, unsigned *n)
 	return w;
 }
 
+/* a fake receiver started and a batch() for it */
+static struct vms_rw *start(struct fake *f, bool poison, unsigned *n)
+{
+	fake_start(f);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v1/write", f->port);
+	return batch(url, poison, n);
+}
+
 /* every sample of batch() once, poison's left out */
 static void check_once(const struct fake *f, unsigned n)
 {
@@ -363,11 +372,8 @@ static void test_refusing_receiver_keeps_the_batch(void **state)
 	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
 		struct fake f = {.answer = answer_fixed, .body = "no\nmore"};
 		fixed_status = st[i];
-		fake_start(&f);
-		char url[64];
-		snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v1/write", f.port);
 		unsigned n;
-		struct vms_rw *w = batch(url, false, &n);
+		struct vms_rw *w = start(&f, false, &n);
 		struct vms_rw_report rep;
 		assert_int_equal(vms_rw_send(w, &rep), -EREMOTEIO);
 		assert_int_equal(rep.status, st[i]);
@@ -396,11 +402,8 @@ static void test_size_limit_splits(void **state)
 {
 	(void)state;
 	struct fake f = {.answer = answer_limit, .limit = 600};
-	fake_start(&f);
-	char url[64];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", f.port);
 	unsigned n;
-	struct vms_rw *w = batch(url, false, &n);
+	struct vms_rw *w = start(&f, false, &n);
 	struct vms_rw_report rep;
 	assert_int_equal(vms_rw_send(w, &rep), 0);
 	assert_true(rep.requests > 4);
@@ -415,11 +418,8 @@ static void test_poisoned_series_dropped_alone(void **state)
 {
 	(void)state;
 	struct fake f = {.answer = answer_poison, .body = "bad series"};
-	fake_start(&f);
-	char url[64];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", f.port);
 	unsigned n;
-	struct vms_rw *w = batch(url, true, &n);
+	struct vms_rw *w = start(&f, true, &n);
 	struct vms_rw_report rep;
 	assert_int_equal(vms_rw_send(w, &rep), 0);
 	assert_int_equal(rep.dropped, 20); /* poison's 20 samples, and only they */
@@ -439,11 +439,8 @@ static void test_out_of_order_not_split(void **state)
 	(void)state;
 	struct fake f = {.answer = answer_fixed, .body = "out of order sample"};
 	fixed_status = 400;
-	fake_start(&f);
-	char url[64];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", f.port);
 	unsigned n;
-	struct vms_rw *w = batch(url, false, &n);
+	struct vms_rw *w = start(&f, false, &n);
 	struct vms_rw_report rep;
 	assert_int_equal(vms_rw_send(w, &rep), 0);
 	assert_int_equal(f.requests, 1);
@@ -457,11 +454,8 @@ static void test_outage_mid_split_keeps_the_rest(void **state)
 {
 	(void)state;
 	struct fake f = {.answer = answer_outage, .limit = 600, .budget = 3};
-	fake_start(&f);
-	char url[64];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", f.port);
 	unsigned n;
-	struct vms_rw *w = batch(url, false, &n);
+	struct vms_rw *w = start(&f, false, &n);
 	struct vms_rw_report rep;
 	assert_int_equal(vms_rw_send(w, &rep), -EAGAIN);
 	assert_int_equal(f.ngot, n - vms_rw_pending(w)); /* what was taken is out of the batch */
