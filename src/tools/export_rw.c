@@ -318,13 +318,15 @@ static void totals(struct xrw *x)
 	stat_set(x, VMS_MMETA_RW_BYTES, t.wire_bytes);
 }
 
-/* Send the batch until it is acknowledged or rejected for good: 0, or
- * -EINTR stopped, -EPROTO not retryable, -ENOMEM, -EIO (the cursor). */
+/* Send the batch until it is delivered: 0, or -EINTR stopped,
+ * -EREMOTEIO the receiver refuses everything (said, the cursor where it
+ * was), -EPROTO not retryable, -ENOMEM, -EIO (the cursor). */
 static int flush(struct xrw *x)
 {
 	if (!x->batch_frames)
 		return 0;
 	int e;
+	uint64_t was_inflight = x->cur.inflight;
 	x->cur.inflight = x->batch_last;
 	if ((e = cursor_write(x)) < 0) {
 		vms_err("export: --rw-cursor %s: %s", x->c->cursor, strerror(-e));
@@ -339,13 +341,28 @@ static int flush(struct xrw *x)
 				vms_info("export: remote write: %s answers again (HTTP %ld); sending from frame %" PRIu64,
 					 x->c->url, rep.status, x->batch_first);
 			x->outage = false;
+			if (rep.dropped) {
+				stat_add(x, VMS_MMETA_RW_FAILURES, 1);
+				vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 ": %" PRIu64 " samples refused "
+					 "by the receiver and dropped, the others delivered; the first: %s",
+					 x->batch_first, x->batch_last, rep.dropped, rep.error);
+			}
 			break;
 		}
-		if (r == -EBADMSG) {
+		if (r == -EREMOTEIO) {
+			/* a setup error: nothing of it is dropped, and the
+			 * cursor says what it said before the batch */
 			stat_add(x, VMS_MMETA_RW_FAILURES, 1);
-			vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 " rejected for good, %" PRIu64
-				 " samples dropped: %s", x->batch_first, x->batch_last, rep.samples, rep.error);
-			break;
+			x->cur.inflight = was_inflight;
+			if ((e = cursor_write(x)) < 0) {
+				vms_err("export: --rw-cursor %s: %s", x->c->cursor, strerror(-e));
+				return -EIO;
+			}
+			vms_err("export: remote write: %s; stopped with frames from %" PRIu64 " unsent (%s)", rep.error,
+				x->batch_first,
+				x->c->cursor ? "the cursor keeps them: a restart sends them"
+					     : "no --rw-cursor: a restart sends the input from its start");
+			return r;
 		}
 		if (r == -EAGAIN) {
 			stat_add(x, VMS_MMETA_RW_FAILURES, 1);
@@ -617,6 +634,9 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 	vms_info("export: remote write of %s to %s%s%s", c->input, c->url, c->cursor ? ", cursor " : "",
 		 c->cursor ? c->cursor : "");
 	rv = run(&x);
+	if (x.stat[VMS_MMETA_RW_DROPPED])
+		vms_warn("export: remote write: %" PRIu64 " samples in all refused by the receiver and dropped "
+			 "(vmsampler_export_rw_dropped_samples_total)", x.stat[VMS_MMETA_RW_DROPPED]);
 out:
 	vms_mstate_free(&x.st);
 	pstate_free(&x.ps);

@@ -78,8 +78,8 @@ enum vms_mmeta {
 	VMS_MMETA_RW_STALE,    /* staleness markers among them */
 	VMS_MMETA_RW_BATCHES,  /* requests acknowledged */
 	VMS_MMETA_RW_RETRIES,  /* attempts retried (5xx, 429, timeouts, connections) */
-	VMS_MMETA_RW_FAILURES, /* requests given up: rejected (4xx) or retries exhausted */
-	VMS_MMETA_RW_DROPPED,  /* samples dropped on a 4xx */
+	VMS_MMETA_RW_FAILURES, /* batches with samples dropped, refused, or out of retries */
+	VMS_MMETA_RW_DROPPED,  /* samples the receiver refused on their own, dropped */
 	VMS_MMETA_RW_BYTES,    /* request bytes acknowledged (snappy) */
 	VMS_MMETA_RW_LOST,     /* ring frames the pusher lost (overwritten before read) */
 	VMS_MMETA_N

@@ -396,9 +396,9 @@ F(RW_BATCHES, "vmsampler_export_rw_batches", COUNTER, "", "",
 F(RW_RETRIES, "vmsampler_export_rw_retries", COUNTER, "", "",
   "Remote-write attempts that failed and were retried (5xx, 429, timeout, connection).", "remote write")
 F(RW_FAILURES, "vmsampler_export_rw_failures", COUNTER, "", "",
-  "Remote-write requests given up: rejected for good (4xx) or out of retries (sent again).", "remote write")
+  "Remote-write batches with a failure: samples refused and dropped, the receiver refusing everything (export stops), or out of retries (sent again).", "remote write")
 F(RW_DROPPED, "vmsampler_export_rw_dropped_samples", COUNTER, "", "",
-  "Samples the receiver rejected for good (4xx) and that were dropped.", "remote write")
+  "Samples the receiver refused on their own (a 400, 409 or 422 while it took others, or as older than what it has) and that were dropped.", "remote write")
 F(RW_BYTES, "vmsampler_export_rw_sent_bytes", COUNTER, "bytes", "",
   "Bytes of acknowledged remote-write request bodies (snappy-compressed protobuf).", "remote write")
 F(RW_LOST, "vmsampler_export_lost_frames", COUNTER, "", "",
