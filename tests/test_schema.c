@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "testutil.h"
 
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
-#include <wctype.h>
 
 #include "name.h"
+#include "reftext.h"
 #include "schema.h"
 
 static const struct vms_coldef ctr = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
@@ -94,53 +92,19 @@ static void test_name_too_long(void **state)
 }
 
 
-/* The reference for "valid": glibc's UTF-8 decoder (mbrtowc in C.UTF-8)
- * and its idea of a control character (iswcntrl), not name.c. */
 static bool ref_valid(const char *s, size_t n)
 {
-	mbstate_t st;
-	memset(&st, 0, sizeof(st));
-	for (size_t i = 0; i < n;) {
-		wchar_t w;
-		size_t k = mbrtowc(&w, s + i, n - i, &st);
-		/* (glibc decodes up to 0x7fffffff: Unicode ends at U+10FFFF) */
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0 || iswcntrl((wint_t)w) || w > 0x10ffff)
-			return false;
-		i += k;
-	}
-	return true;
-}
-
-/* The inverse of the rule, written from its description: \\ -> \, \xHH -> byte. */
-static size_t ref_unescape(const char *s, char *out)
-{
-	size_t o = 0;
-	for (size_t i = 0; s[i];) {
-		if (s[i] != '\\') {
-			out[o++] = s[i++];
-			continue;
-		}
-		if (s[i + 1] == '\\') {
-			out[o++] = '\\';
-			i += 2;
-			continue;
-		}
-		assert_int_equal(s[i + 1], 'x');
-		char h[3] = {s[i + 2], s[i + 3], 0};
-		out[o++] = (char)strtoul(h, NULL, 16);
-		i += 4;
-	}
-	return o;
+	return vms_ref_text_ok(s, n, false);
 }
 
 static void check_escape(const char *in, size_t n)
 {
-	char out[4 * 64 + 1], back[64];
+	char out[4 * 64 + 1], back[4 * 64 + 1];
 	assert_true(n <= 64);
 	size_t len = vms_name_escape(out, sizeof(out), in, n);
 	assert_int_equal(len, strlen(out));
 	assert_true(ref_valid(out, len));
-	assert_int_equal(ref_unescape(out, back), n);
+	assert_int_equal(vms_ref_unescape(out, back), n);
 	assert_memory_equal(back, in, n);
 	/* valid means: escaping changes only backslashes */
 	bool has_bs = memchr(in, '\\', n) != NULL;
@@ -152,7 +116,6 @@ static void check_escape(const char *in, size_t n)
 static void test_name_escape(void **state)
 {
 	(void)state;
-	assert_non_null(setlocale(LC_CTYPE, "C.UTF-8"));
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
