@@ -31,12 +31,12 @@ import sys
 import tempfile
 import time
 import unittest
-import urllib.request
 
 SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(__file__), '..'))
 BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
 sys.path.insert(0, os.path.join(SRC, 'python'))
 import vmsampler  # noqa: E402
+import test_export  # noqa: E402  (start_export, get, stop_all)
 
 REQUIRE = os.environ.get('VMS_REQUIRE_ROOT') == '1'
 NS = 'vms-names-%d' % os.getpid()
@@ -73,14 +73,6 @@ def escaped(raw):
 def run(*args, ns=False, **kw):
     cmd = (['ip', 'netns', 'exec', NS] if ns else []) + [BIN] + list(args)
     return subprocess.run(cmd, capture_output=True, timeout=120, **kw)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Interfaces(unittest.TestCase):
@@ -167,22 +159,12 @@ class Interfaces(unittest.TestCase):
         promtool = shutil.which('promtool')
         if not promtool:
             skip('needs promtool (Debian package prometheus)')
-        port = free_port()
-        p = subprocess.Popen([BIN, 'export', '--file', self.out, '--listen', '127.0.0.1:%d' % port],
-                             stderr=subprocess.DEVNULL)
+        p, port = test_export.start_export(self.tmp, '--file', self.out)
         try:
-            body = None
-            for _ in range(100):
-                try:
-                    with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % port, timeout=5) as u:
-                        body = u.read()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            self.assertIsNotNone(body)
+            status, _, body = test_export.get('http://127.0.0.1:%d/metrics' % port)
+            self.assertEqual(status, 200)
         finally:
-            p.terminate()
-            p.wait()
+            test_export.stop_all()
         body.decode('utf-8')
         r = subprocess.run([promtool, 'check', 'metrics'], input=body, capture_output=True)
         # promtool's lint warnings exit 3; a parse error is "error while linting"
