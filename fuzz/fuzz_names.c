@@ -313,7 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* the fitting */
 	char fit[VMS_NAME_PART_MAX + 1];
-	bool cut = vms_name_fit(fit, in, size);
+	bool cut = vms_name_fit(fit, VMS_NAME_PART_MAX, in, size);
 	size_t fl = cut ? strlen(fit) : size;
 	char fesc[4 * VMS_NAME_PART_MAX + 1];
 	CHECK(vms_name_escape(fesc, sizeof(fesc), fit, fl) <= VMS_NAME_PART_MAX);
@@ -328,7 +328,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct vms_coldef vmd = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_BYTES, .wrap_bits = 64,
 				       .key = "6695eb01-f6a4-8304-79aa-97f2502e193f"};
 	vms_schema_builder_init(&b);
-	vms_name_fit(fit, in, strlen(in));
+	vms_name_fit(fit, VMS_NAME_PART_MAX, in, strlen(in));
 	const char *a = fit;
 	vms_schema_addf(&b, &d, "net.%s.rx_bytes", a);
 	vms_schema_addf(&b, &d, "disk.%s.rd_ios", a);

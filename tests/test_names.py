@@ -15,10 +15,12 @@
   - `mark` refuses text that is not UTF-8 (exit 2, one line), the
     control socket too (a raw client);
   - a libvirt domain of the test driver (test:///FILE, no daemon) named
-    with 500 bytes: the sampler runs (exit 0, it stopped with "cannot build
+    with 494 bytes: the sampler runs (exit 0, it stopped with "cannot build
     the schema: File name too long" before), its columns are
     vm.<prefix>~<FNV-1a 64, computed here>.*, keyed by the UUID, and one
-    line says so; the host's columns are there.
+    line says so; the host's columns are there; one named with 1500 bytes
+    (the agent sent a message the sampler refused, and restarted, every
+    VM lost): there too, beside a short-named one.
 Without root (or ip, promtool, libvirt): SKIP 77, a failure with
 VMS_REQUIRE_ROOT=1."""
 import json
@@ -229,6 +231,10 @@ class LongVmName(unittest.TestCase):
         try:
             name = 'v' * 480 + '-long-name-%03d' % 7  # 494 bytes
             uuid = '00000000-0000-4000-8000-000000000023'
+            # longer than the agent's protocol carries (1024 bytes): it
+            # sent a message the sampler refused, and every VM was lost
+            huge = 'w' * 1500
+            huge_uuid = '00000000-0000-4000-8000-000000000024'
             disk = 'vd' + 'z' * 62  # the longest disk target the agent passes (VMS_VP_DEV_MAX)
             node = os.path.join(tmp, 'node.xml')
             with open(node, 'w') as f:
@@ -238,8 +244,12 @@ class LongVmName(unittest.TestCase):
 <os><type arch='x86_64'>hvm</type></os><devices>
 <disk type='file' device='disk'><source file='/nonexistent/x.qcow2'/><target dev='%s' bus='virtio'/></disk>
 <interface type='bridge'><mac address='52:54:00:00:00:23'/><source bridge='br0'/><target dev='tvnet23'/>
-<model type='virtio'/></interface></devices></domain></node>
-''' % (name, uuid, disk))
+<model type='virtio'/></interface></devices></domain>
+<domain type='test'><name>%s</name><uuid>%s</uuid><memory unit='MiB'>128</memory><vcpu>1</vcpu>
+<os><type arch='x86_64'>hvm</type></os></domain>
+<domain type='test'><name>short</name><uuid>00000000-0000-4000-8000-000000000025</uuid>
+<memory unit='MiB'>128</memory><vcpu>1</vcpu><os><type arch='x86_64'>hvm</type></os></domain></node>
+''' % (name, uuid, disk, huge, huge_uuid))
             cfg = os.path.join(tmp, 'c.yaml')
             with open(cfg, 'w') as f:
                 f.write('sources:\n  libvirt:\n    uri: "test://%s"\n    refresh: 1s\n  netdev: {include: [lo]}\n' % node)
@@ -254,12 +264,23 @@ class LongVmName(unittest.TestCase):
             said = [ln for ln in r.stderr.splitlines() if uuid in ln]
             self.assertEqual(len(said), 1, r.stderr)
             self.assertIn('vm.%s.' % short, said[0])
+            self.assertNotIn('malformed', r.stderr)
+            # the agent sends the first 1007 bytes, '~' and the hash of the
+            # whole; the sampler shortens that for column names
+            sent = huge[:1007] + '~%016x' % fnv1a64(huge.encode())
+            hshort = sent[:143] + '~%016x' % fnv1a64(sent.encode())
+            said = [ln for ln in r.stderr.splitlines() if huge_uuid in ln]
+            self.assertEqual(len(said), 1, r.stderr)
+            self.assertIn('vm.%s.' % hshort, said[0])
             rows = vmsampler.load(out, pandas=False)
             self.assertEqual(len(rows), 15)
             cols = set().union(*(set(x) for x in rows))
             self.assertIn('vm.%s.cpu_time' % short, cols)
             self.assertIn('vm.%s.net.tvnet23.rx_bytes' % short, cols)
             self.assertIn('cpu.all.user', cols)
+            self.assertIn('vm.%s.cpu_time' % hshort, cols)
+            self.assertIn('vm.short.cpu_time', cols)
+            self.assertEqual(rows[-1]['virt.domains'], 3)
             self.assertTrue(any(x.get('vm.%s.block.%s.rd_reqs' % (short, disk)) is not None for x in rows))
             self.assertTrue(any(x.get('vm.%s.cpu_time' % short) is not None for x in rows[1:]))
             keys = set(c.key for sch in vmsampler.schemas(out) for c in sch.cols

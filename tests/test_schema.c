@@ -169,7 +169,7 @@ static void test_name_fit(void **state)
 	/* short enough: as it is */
 	memset(a, 'v', VMS_NAME_PART_MAX);
 	a[VMS_NAME_PART_MAX] = 0;
-	assert_false(vms_name_fit(out, a, VMS_NAME_PART_MAX));
+	assert_false(vms_name_fit(out, VMS_NAME_PART_MAX, a, VMS_NAME_PART_MAX));
 	assert_string_equal(out, a);
 	/* one byte more, or escapes that make it longer: shortened, and two
 	 * names that differ only at their end stay distinct */
@@ -177,17 +177,17 @@ static void test_name_fit(void **state)
 	a[590] = 0;
 	memcpy(b2, a, sizeof(a));
 	b2[589] = 'w';
-	assert_true(vms_name_fit(out, a, 590));
+	assert_true(vms_name_fit(out, VMS_NAME_PART_MAX, a, 590));
 	size_t l1 = vms_name_escape(esc, sizeof(esc), out, strlen(out));
 	assert_true(l1 <= VMS_NAME_PART_MAX);
 	char first[VMS_NAME_PART_MAX + 1];
 	strcpy(first, out);
-	assert_true(vms_name_fit(out, b2, 590));
+	assert_true(vms_name_fit(out, VMS_NAME_PART_MAX, b2, 590));
 	assert_string_not_equal(first, out);
 	assert_int_equal(strncmp(first, out, VMS_NAME_PART_MAX - 17), 0);
 	assert_int_equal(out[VMS_NAME_PART_MAX - 17], '~');
 	/* 41 bytes that escape to 164 */
-	assert_true(vms_name_fit(out, "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+	assert_true(vms_name_fit(out, VMS_NAME_PART_MAX, "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
 				      "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
 				 41));
 	assert_true(vms_name_escape(esc, sizeof(esc), out, strlen(out)) <= VMS_NAME_PART_MAX);
@@ -195,7 +195,7 @@ static void test_name_fit(void **state)
 	/* a multi-byte character is never cut */
 	for (int i = 0; i < 100; i++)
 		memcpy(a + 3 * i, "\xe2\x82\xac", 3);
-	assert_true(vms_name_fit(out, a, 300));
+	assert_true(vms_name_fit(out, VMS_NAME_PART_MAX, a, 300));
 	vms_name_escape(esc, sizeof(esc), out, strlen(out));
 	assert_string_equal(esc, out);
 	assert_true(ref_valid(out, strlen(out)));
@@ -214,7 +214,7 @@ static void test_fnv_vector(void **state)
 	for (size_t i = 0; i < sizeof(a); i++)
 		h = (h ^ 'a') * 0x100000001b3ull;
 	snprintf(want, sizeof(want), "%016llx", (unsigned long long)h);
-	assert_true(vms_name_fit(out, a, sizeof(a)));
+	assert_true(vms_name_fit(out, VMS_NAME_PART_MAX, a, sizeof(a)));
 	assert_string_equal(out + VMS_NAME_PART_MAX - 16, want);
 }
 

@@ -106,7 +106,7 @@ size_t vms_name_escape(char *dst, size_t cap, const char *s, size_t n)
 	return out;
 }
 
-bool vms_name_fit(char *dst, const char *s, size_t n)
+bool vms_name_fit(char *dst, size_t max, const char *s, size_t n)
 {
 	enum { HASH = 17 }; /* "~" and 16 hex digits */
 	size_t raw = 0, esc = 0;
@@ -115,9 +115,9 @@ bool vms_name_fit(char *dst, const char *s, size_t n)
 	while (raw < n) {
 		char e[4];
 		size_t len, m = esc_one(s + raw, n - raw, e, &len);
-		if (esc + m <= VMS_NAME_PART_MAX - HASH)
+		if (esc + m <= max - HASH)
 			cut = raw + len;
-		if (esc + m > VMS_NAME_PART_MAX) {
+		if (esc + m > max) {
 			fits = false;
 			break;
 		}

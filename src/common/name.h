@@ -42,10 +42,11 @@ bool vms_name_valid(const char *s, size_t n);
  * does not fit whole); returns its whole length, as snprintf does. */
 size_t vms_name_escape(char *dst, size_t cap, const char *s, size_t n);
 /* The name an entity gets in column names, still unescaped: the n bytes
- * at s themselves if their escaped form has at most VMS_NAME_PART_MAX
- * bytes, otherwise the longest leading whole characters that leave room
- * for "~" and the 16 hex digits of a 64-bit FNV-1a hash of all n bytes.
- * dst holds VMS_NAME_PART_MAX + 1 bytes.  Returns true if shortened. */
-bool vms_name_fit(char *dst, const char *s, size_t n);
+ * at s themselves if their escaped form has at most max bytes, otherwise
+ * the longest leading whole characters that leave room for "~" and the 16
+ * hex digits of a 64-bit FNV-1a hash of all n bytes.  dst holds max + 1
+ * bytes; max is at least 32 (VMS_NAME_PART_MAX for a column name's part).
+ * Returns true if shortened. */
+bool vms_name_fit(char *dst, size_t max, const char *s, size_t n);
 
 #endif

@@ -148,7 +148,7 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 			continue;
 		unsigned n = dk_ncols(e->nfields);
 		char part[VMS_NAME_PART_MAX + 1];
-		vms_name_fit(part, e->name, e->name_len);
+		vms_name_fit(part, VMS_NAME_PART_MAX, e->name, e->name_len);
 		e->slot = (int32_t)slot;
 		e->ncols = n;
 		for (unsigned k = 0; k < n; k++) {

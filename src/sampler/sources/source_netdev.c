@@ -334,7 +334,7 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 		if (!p->vm_taps && is_vm_tap(src->vms, e->name))
 			continue;
 		char part[VMS_NAME_PART_MAX + 1];
-		vms_name_fit(part, e->name, e->name_len);
+		vms_name_fit(part, VMS_NAME_PART_MAX, e->name, e->name_len);
 		e->slot = (int32_t)slot;
 		e->ncols = p->nfield;
 		for (unsigned k = 0; k < p->nfield; k++) {

@@ -132,7 +132,7 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 	}
 	char part[VMS_NAME_PART_MAX + 1];
 	for (unsigned t = 0; t < vm->ntap; t++) {
-		vms_name_fit(part, vm->tap[t], strlen(vm->tap[t]));
+		vms_name_fit(part, VMS_NAME_PART_MAX, vm->tap[t], strlen(vm->tap[t]));
 		snprintf(prefix, sizeof(prefix), "net.%s.", part);
 		metric_cols(b, &d, n, prefix, VMS_VM_NET_RX_BYTES, VMS_VM_NET_TX_DROP);
 	}
@@ -141,7 +141,7 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 	for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
 		vms_schema_addf(b, typed(&d, &vms_vm_balloon[k]), "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
 	for (unsigned i = 0; i < vm->ndisk; i++) {
-		vms_name_fit(part, vm->disk[i], strlen(vm->disk[i]));
+		vms_name_fit(part, VMS_NAME_PART_MAX, vm->disk[i], strlen(vm->disk[i]));
 		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
 			vms_schema_addf(b, typed(&d, &vms_vm_block[k]), "vm.%s.block.%s.%s", n, part,
 					vms_vm_block[k].col);

@@ -166,7 +166,7 @@ void vms_vmtab_clear(struct vms_vmtab *t)
 bool vms_vm_colname(char *dst, const char *name)
 {
 	/* fitted first, so that the hash is that of the name itself */
-	bool cut = vms_name_fit(dst, name, strlen(name));
+	bool cut = vms_name_fit(dst, VMS_NAME_PART_MAX, name, strlen(name));
 	size_t n = strlen(dst) - (cut ? 17 : 0);
 	for (char *c = dst; c < dst + n; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
