@@ -4,8 +4,8 @@
  *   - vms_name_escape: valid UTF-8 without control characters (glibc's
  *     decoder, tests/reftext.h), and the reference unescape gives the
  *     input back (reversible, so distinct);
- *   - vms_name_fit: at most VMS_NAME_PART_MAX bytes once escaped, the name
- *     itself when that fits;
+ *   - vms_name_fit: at most VMS_NAME_PART_MAX (or another limit) bytes
+ *     once escaped, the name itself when that fits;
  *   - columns named with it as the sampler names them (vms_schema_addf:
  *     net, disk, a VM's tap and disk) and as a decoder meets them
  *     (vms_schema_new, the raw bytes as an old file may hold them), then
@@ -320,6 +320,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(cut == (n > VMS_NAME_PART_MAX));
 	if (!cut)
 		CHECK(memcmp(fit, in, size) == 0);
+
+	/* any limit (the agent's is 1024 bytes) */
+	size_t max = 32 + size % 200;
+	char *small = malloc(max + 1), *sesc = malloc(4 * max + 1);
+	bool scut = vms_name_fit(small, max, in, size);
+	CHECK(vms_name_escape(sesc, 4 * max + 1, small, scut ? strlen(small) : size) <= max);
+	CHECK(scut == (n > max));
+	free(small);
+	free(sesc);
 
 	/* the sampler's columns (a name is a C string there: up to a NUL) */
 	struct vms_schema_builder b;
