@@ -85,6 +85,14 @@ class Interfaces(unittest.TestCase):
         if subprocess.run(['ip', 'netns', 'add', NS], capture_output=True).returncode != 0:
             skip('cannot create a network namespace')
         cls.tmp = tempfile.mkdtemp(prefix='vms-names.')
+        try:
+            cls.setup_ns()
+        except BaseException:
+            cls.tearDownClass()  # (unittest does not when setUpClass fails)
+            raise
+
+    @classmethod
+    def setup_ns(cls):
         for n in IFACES:
             # a dummy, or a bridge where the kernel has no dummy driver
             for kind in (b'dummy', b'bridge'):
