@@ -197,7 +197,7 @@ static void test_host_record(void **state)
 	struct vms_hostid h;
 	memset(&h, 0, sizeof(h));
 	vms_hostid_set(&h, VMS_HK_HOSTNAME, "host-%c", 'a');
-	vms_hostid_set(&h, VMS_HK_KERNEL, "6.1.0\t-x"); /* a tab becomes '?' */
+	vms_hostid_set(&h, VMS_HK_KERNEL, "6.1.0\t-x"); /* a tab is escaped (name.h) */
 	vms_hostid_set_version(&h, VMS_HK_HYPERVISOR_VERSION, 7002001);
 	uint8_t buf[4096];
 	size_t len = vms_bin_header_enc(buf, 1);
@@ -214,7 +214,7 @@ static void test_host_record(void **state)
 	assert_int_equal(vms_bin_dec_next(&d), VMS_BIN_SCHEMA); /* HOST is not an item */
 	assert_int_equal(d.nhosts, 2);
 	assert_int_equal(d.host_n, 3);
-	static const char want[] = "hostname\0host-b\0kernel\0" "6.1.0?-x\0hypervisor_version\0" "7.2.1";
+	static const char want[] = "hostname\0host-b\0kernel\0" "6.1.0\\x09-x\0hypervisor_version\0" "7.2.1";
 	assert_int_equal(d.host_len, sizeof(want));
 	assert_memory_equal(d.host, want, sizeof(want));
 	vms_bin_dec_close(&d);

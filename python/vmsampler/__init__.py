@@ -30,6 +30,7 @@ matplotlib (pyarrow for Parquet); importing this package needs neither.
 
 import mmap
 import os
+import re
 import struct
 import time
 
@@ -140,11 +141,38 @@ def _varint(b, p, end):
         shift += 7
 
 
+_CTRL = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029]')
+
+
+def _text(raw):
+    """A name or text as the sampler writes it: valid UTF-8 without control
+    characters, else escaped by the rule of vmsampler-format(5), NAMES
+    (the files of older samplers): a byte that is not UTF-8 or belongs to a
+    control character becomes \\xHH, a backslash two backslashes."""
+    try:
+        s = raw.decode('utf-8')
+        if not _CTRL.search(s):
+            return s
+    except UnicodeDecodeError:
+        pass
+    out = []
+    for ch in raw.decode('utf-8', 'surrogateescape'):
+        if ch == '\\':
+            out.append('\\\\')
+        elif '\udc80' <= ch <= '\udcff':
+            out.append('\\x%02x' % (ord(ch) - 0xdc00))
+        elif _CTRL.match(ch):
+            out.extend('\\x%02x' % c for c in ch.encode())
+        else:
+            out.append(ch)
+    return ''.join(out)
+
+
 def _string(b, p, end):
     n, p = _varint(b, p, end)
     if n > end - p:
         raise ValueError('string')
-    return bytes(b[p:p + n]).decode('utf-8', 'replace'), p + n
+    return _text(bytes(b[p:p + n])), p + n
 
 
 def _schema(pl):

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "binfmt.h"
 #include "hostid.h"
+#include "name.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -473,7 +474,7 @@ static int dec_schema(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 			r = fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u: wrap_bits %u", i, a[2]);
 			goto out;
 		}
-		if (nl == 0 || nl > 511 || memchr(name, 0, nl) || memchr(key, 0, kl)) {
+		if (nl == 0 || nl > VMS_COL_NAME_MAX || memchr(name, 0, nl) || memchr(key, 0, kl)) {
 			r = fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u: bad name or key", i);
 			goto out;
 		}
@@ -578,10 +579,17 @@ static int dec_data(struct vms_bin_dec *d, const uint8_t *pl, size_t len, uint16
 	return VMS_BIN_DATA;
 }
 
+/* An event's text: escaped by the rule of name.h if it is not valid
+ * UTF-8 without control characters (a file of an older sampler). */
 static void copy_string(char *dst, size_t cap, const uint8_t *s, size_t n)
 {
+	if (!vms_name_valid((const char *)s, n)) {
+		vms_name_escape(dst, cap, (const char *)s, n);
+		return;
+	}
 	if (n > cap - 1)
-		n = cap - 1;
+		for (n = cap - 1; n && (s[n] & 0xc0) == 0x80; n--)
+			; /* not in the middle of a character */
 	if (n)
 		memcpy(dst, s, n);
 	dst[n] = '\0';

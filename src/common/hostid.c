@@ -11,17 +11,18 @@
 #include <unistd.h>
 
 #include "hostid.h"
+#include "name.h"
 #include "vms_build.h"
 
 void vms_hostid_set(struct vms_hostid *h, enum vms_hostkey k, const char *fmt, ...)
 {
+	char raw[VMS_HOSTVAL_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(h->val[k], sizeof(h->val[k]), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	for (char *p = h->val[k]; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	/* the names' rule (name.h): valid UTF-8 without control characters */
+	vms_name_escape(h->val[k], sizeof(h->val[k]), raw, strlen(raw));
 }
 
 void vms_hostid_set_version(struct vms_hostid *h, enum vms_hostkey k, uint64_t v)

@@ -49,7 +49,8 @@ struct vms_hostid {
  * sys/kernel and cpuinfo), /sys and /etc of this machine, and the build.
  * What cannot be read stays empty. */
 void vms_hostid_collect(struct vms_hostid *h, int proc_dirfd);
-/* Set one value (printf; control characters become '?'). */
+/* Set one value (printf; escaped by the names' rule, name.h: bytes that
+ * are not UTF-8 and control characters become \xHH, a backslash \\). */
 void vms_hostid_set(struct vms_hostid *h, enum vms_hostkey k, const char *fmt, ...) VMS_PRINTF(3, 4);
 
 /* Set a libvirt-style version number (major * 1,000,000 + minor * 1,000 +

@@ -209,6 +209,12 @@ static int rebuild_schema(struct vms_loop *l)
 		src->base = b.ncols;
 		if (src->ops) {
 			r = src->ops->declare(src, &b);
+			if (b.err && b.err != -ENOMEM) {
+				/* a column it could not name (no name should do
+				 * this: name.h): that source fails, not the others */
+				r = b.err;
+				b.err = 0;
+			}
 			if (r < 0 && b.err == 0) {
 				/* the source declares nothing this generation; the
 				 * tick retries the discovery with back-off */

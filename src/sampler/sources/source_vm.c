@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "name.h"
 #include "cgroup.h"
 #include "grow.h"
 #include "libexec.h"
@@ -355,14 +356,11 @@ static struct vmrec *rec_find(struct vm *p, const char *uuid)
 	return NULL;
 }
 
+/* libvirt's text (names, messages) in an event: escaped by the rule of
+ * name.h, cut before a character that does not fit whole */
 static void str_copy(char *dst, size_t cap, struct vms_vp_str s)
 {
-	size_t n = s.len < cap - 1 ? s.len : cap - 1;
-	memcpy(dst, s.p, n);
-	dst[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)dst[i] < 0x20 || dst[i] == 0x7f)
-			dst[i] = '?';
+	vms_name_escape(dst, cap, s.p, s.len);
 }
 
 static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
