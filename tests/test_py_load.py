@@ -16,6 +16,8 @@ for, in bounded memory, equal to `vmsampler dump` of the same file.
     same patterns;
   - a run recorded by the sampler on a proc root with counters above 2^53
     and 2^63: every cell of every column of load() equals dump's, exactly;
+  - two streams one after the other, as .vms, .vms.zst and followed by
+    zeros: every cell of load() is the per-frame decoder's;
   - damage in the middle of the large file: the FormatError names the
     record and offset dump names; a torn tail: every whole frame, as dump;
   - load(columns=) of a name that no frame has: KeyError."""
@@ -167,6 +169,50 @@ class Big(unittest.TestCase):
             vmsampler.load(BIG, columns=['cpu.all.user', 'no.such.column'])
         # a pattern that matches nothing is not an error: the frame fields only
         self.assertEqual(list(vmsampler.load(BIG, columns=['nothing.*']).columns), FRAME)
+
+
+class Shapes(unittest.TestCase):
+    def test_concatenated_compressed_zero_tail(self):
+        """Two streams one after the other (a header mid-file: the
+        generations start again), the same as a .vms.zst, and a stream
+        followed by zeros: the DataFrame's cells are the per-frame
+        decoder's (load(pandas=False)), every frame and column."""
+        a = L.synthetic(os.path.join(TMP, 'a.vms'), 300, 2, '-c', '2', '-s', '7')
+        b = L.synthetic(os.path.join(TMP, 'b.vms'), 700, 3, '-c', '4')
+        with open(a, 'rb') as fa, open(b, 'rb') as fb:
+            data = fa.read() + fb.read()
+        cat = os.path.join(TMP, 'cat.vms')
+        zt = os.path.join(TMP, 'zt.vms')
+        with open(cat, 'wb') as fh:
+            fh.write(data)
+        with open(zt, 'wb') as fh:
+            fh.write(data + bytes(70000))
+        paths = [cat, zt]
+        try:
+            import zstandard
+            with open(cat + '.zst', 'wb') as fh:
+                fh.write(zstandard.ZstdCompressor().compress(data))
+            paths.append(cat + '.zst')
+        except ImportError:
+            print('no zstandard module: the .zst case not run', file=sys.stderr)
+        for p in paths:
+            df = vmsampler.load(p)
+            rows = vmsampler.load(p, pandas=False)
+            self.assertEqual(len(df), 1000, p)
+            self.assertEqual(len(df), len(rows))
+            names = [k for k in rows[-1] if k != 't_real_ns']
+            self.assertEqual(list(df.columns), list(dict.fromkeys(k for r in rows for k in r if k != 't_real_ns')))
+            for c in df.columns:
+                col = df[c].tolist()
+                for i, r in enumerate(rows):
+                    v = r.get(c)
+                    got = col[i]
+                    if v is None:
+                        self.assertTrue(got is pandas.NA or got != got, (p, i, c, got))
+                    else:
+                        self.assertEqual(got, v, (p, i, c))
+            self.assertTrue(names)
+            self.assertEqual([t // 1000 for t in df.index.asi8], [r['t_real_ns'] // 1000 for r in rows])
 
 
 class Exact(unittest.TestCase):

@@ -189,7 +189,7 @@ class Columns:
         self._meta = []
         self.rows = 0
         self._schemas, self._prev_schema, self._carry = {}, None, None
-        self._keep = {}   # id(schema) -> (indices, names) of the kept columns
+        self._keep = {}   # id(schema) -> (schema, indices, columns) of the kept columns
 
     # -- blocks of DATA records ------------------------------------------------------
 
@@ -248,10 +248,10 @@ class Columns:
                 raise _Damage()
             self._carry = w[-1].copy()
             keep = self._keep.get(id(s))
-            if keep is None:
+            if keep is None or keep[0] is not s:   # (the schema is held: its id is not reused)
                 idx = [i for i, c in enumerate(s.cols) if self.want(c.name)]
-                keep = self._keep[id(s)] = (idx, [s.cols[i] for i in idx])
-            idx, cols_kept = keep
+                keep = self._keep[id(s)] = (s, idx, [s.cols[i] for i in idx])
+            _, idx, cols_kept = keep
             for j, c in zip(idx, cols_kept):
                 parts = self._parts.get(c.name)
                 if parts is None:
