@@ -5,6 +5,7 @@
     df = vmsampler.load('run.vms')      # binary stream -> pandas DataFrame
     df = vmsampler.load('out.csv')      # CSV (wide layout) -> the same
     df = vmsampler.load('run-20261125T063000Z.vms.zst')  # compressed (rotate, compress: zstd)
+    df = vmsampler.load('day.vms', columns=['cpu.all.*', 'vm.*.cpu_time'])  # only these
     for frame in vmsampler.Ring('/dev/shm/vmsampler').follow():
         print(frame.seq, frame['cpu.all.user'])
 
@@ -13,7 +14,9 @@ returns a DataFrame indexed by time (the frames' wall-clock time, UTC, to
 the microsecond as in the CSV),
 otherwise a list of dicts.  Counters keep their exact 64-bit values
 (pandas' nullable UInt64); a missing value is NA (None without pandas);
-a column with a scale (load.1m: scale 2) is a float.
+a column with a scale (load.1m: scale 2) is a float.  A stream is then
+read in blocks into numpy arrays (vmsampler.columnar): the memory is that
+of the columns asked for, not of the file.
 
 The binary decoder follows vmsampler-format(5) (CRC-32C checked, deltas,
 keyframes, concatenated streams); a zstd-compressed file (.vms.zst,
