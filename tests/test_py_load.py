@@ -31,7 +31,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_py_lib as L  # noqa: E402
 
-L.require(['numpy', 'pandas'])
+L.require(['numpy', 'pandas'], venv=True)
 import pandas  # noqa: E402
 
 import vmsampler  # noqa: E402
