@@ -246,4 +246,4 @@ class Exact(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    unittest.main()
+    L.main()
