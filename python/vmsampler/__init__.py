@@ -5,6 +5,7 @@
     df = vmsampler.load('run.vms')      # binary stream -> pandas DataFrame
     df = vmsampler.load('out.csv')      # CSV (wide layout) -> the same
     df = vmsampler.load('run-20261125T063000Z.vms.zst')  # compressed (rotate, compress: zstd)
+    df = vmsampler.load('day.vms', columns=['cpu.all.*', 'vm.*.cpu_time'])  # only these
     for frame in vmsampler.Ring('/dev/shm/vmsampler').follow():
         print(frame.seq, frame['cpu.all.user'])
 
@@ -13,7 +14,9 @@ returns a DataFrame indexed by time (the frames' wall-clock time, UTC, to
 the microsecond as in the CSV),
 otherwise a list of dicts.  Counters keep their exact 64-bit values
 (pandas' nullable UInt64); a missing value is NA (None without pandas);
-a column with a scale (load.1m: scale 2) is a float.
+a column with a scale (load.1m: scale 2) is a float.  A stream is then
+read in blocks into numpy arrays (vmsampler.columnar): the memory is that
+of the columns asked for, not of the file.
 
 The binary decoder follows vmsampler-format(5) (CRC-32C checked, deltas,
 keyframes, concatenated streams); a zstd-compressed file (.vms.zst,
@@ -427,30 +430,122 @@ def _num(s):
 
 # ---- load ----------------------------------------------------------------------------
 
-def _records_vms(path):
+def _selector(columns):
+    """A predicate on column names for load(columns=...): None (every
+    column), a name, or a list of names and fnmatch patterns (cpu.*,
+    vm.*.cpu_time); and the set of exact names asked for."""
+    if columns is None:
+        return (lambda name: True), set()
+    if isinstance(columns, str):
+        columns = [columns]
+    exact = {c for c in columns if not any(ch in c for ch in '*?[')}
+    globs = [c for c in columns if c not in exact]
+    import fnmatch
+
+    def want(name):
+        return name in exact or any(fnmatch.fnmatchcase(name, g) for g in globs)
+    return want, exact
+
+
+def _records_vms(path, want=None):
     for f in read_frames(path):
-        yield f.as_dict()
+        d = f.as_dict()
+        if want is not None:
+            d = {k: v for k, v in d.items() if k in _FRAME_FIELDS or want(k)}
+        yield d
 
 
-def _records_csv(path):
+def _records_csv(path, want=None):
     for row in _csv_rows(path):
         d = {}
         for k, v in row.items():
+            if want is not None and k not in _FRAME_FIELDS and k != 'time' and not want(k):
+                continue
             d[k] = v if k == 'time' else _num(v)
         yield d
 
 
-def load(path, pandas=True):
+_FRAME_FIELDS = frozenset(META + ('t_real_ns',))
+
+
+def _missing(exact, seen, path):
+    gone = sorted(exact - set(seen))
+    if gone:
+        raise KeyError('%s: no column %s in any frame' % (path, ', '.join(gone)))
+
+
+def _load_columns(path, fh, want, exact, pd):
+    """load() of a stream through vmsampler.columnar: numpy arrays filled
+    block by block, the frames never held as Python objects."""
+    import numpy as np
+    from . import columnar
+    c = columnar.read(path, fh, want)
+    _missing(exact, c.names, path)
+    if not c.rows:
+        return pd.DataFrame()
+    meta = c.meta()
+    none = np.zeros(c.rows, dtype=bool)
+    data = {m: pd.arrays.IntegerArray(meta[m].astype(np.uint64), none) for m in META}
+    for name in c.names:
+        v, ok, scales = c.column(name)
+        if scales is None:
+            data[name] = pd.arrays.IntegerArray(v, ~ok)
+        else:  # a scaled value: float64, NaN where missing (as v / 10 ** scale)
+            f = v.astype(np.float64) / np.power(10.0, scales)
+            f[~ok] = np.nan
+            data[name] = f
+        del v, ok, scales
+    # microseconds, as the CSV's time column has them (t_mono_ns is exact)
+    idx = pd.to_datetime(meta['t_real_ns'] // 1000 * 1000, unit='ns', utc=True)
+    df = pd.DataFrame(data, index=idx, copy=False)
+    df.index.name = 'time'
+    return df
+
+
+def load(path, pandas=True, columns=None):
     """Load a .vms stream, a ring file's current frames, or a vmsampler
     CSV.  Returns a pandas DataFrame indexed by time when pandas is there
     (and pandas=True), else a list of dicts.  Raises FormatError for a
-    damaged stream (naming the record and offset)."""
+    damaged stream (naming the record and offset).
+
+    columns: only these columns (names, or fnmatch patterns such as
+    'cpu.all.*' or 'vm.*.cpu_time'; a name that no frame has raises
+    KeyError), in the file's order; the frame fields (seq, t_mono_ns, gen,
+    flags, missed_ticks, lost_frames, late_ns, self_cpu_ns) always.
+
+    A stream (.vms, .vms.zst) with pandas and numpy is read in blocks into
+    numpy arrays (vmsampler.columnar): memory is that of the columns
+    asked for (9 bytes a value) and a constant, whatever the size of the
+    file (a .zst is decompressed in memory first); otherwise, and for a
+    CSV, a ring and pandas=False, every frame is a dict first."""
+    want, exact = _selector(columns)
     with open(path, 'rb') as fh:
         magic = fh.read(7)
-    if magic[:4] == ZSTD_MAGIC:
-        magic = _read(path)[0][:7]
-    is_bin = magic in (FMT_MAGIC, RING_MAGIC)
-    rows = list(_records_vms(path) if is_bin else _records_csv(path))
+        data = torn = None
+        if magic[:4] == ZSTD_MAGIC:
+            data, torn = _read(path)
+            magic = data[:7]
+        is_bin = magic in (FMT_MAGIC, RING_MAGIC)
+        pd = None
+        if pandas and magic == FMT_MAGIC:
+            try:
+                import numpy  # noqa: F401
+                import pandas as pd
+            except ImportError:
+                pd = None
+        if pd is not None:
+            if data is not None:
+                import io
+                fh = io.BytesIO(data)
+            fh.seek(0)
+            df = _load_columns(path, fh, want, exact, pd)
+            if torn is not None:
+                raise torn
+            return df
+    sel = want if columns is not None else None
+    rows = list(_records_vms(path, sel) if is_bin else _records_csv(path, sel))
+    if columns is not None:
+        _missing(exact, {k for r in rows for k in r}, path)
     if not pandas:
         return rows
     try:

@@ -192,7 +192,7 @@ def _pandas_meta(schema, ext):
 
 class Writer:
     def __init__(self, path, out, wide=False, compression='zstd', vmsampler=None, warn=tool.default_warn,
-                 block_bytes=16 << 20):
+                 block_bytes=4 << 20):
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.csv as pacsv
@@ -202,6 +202,11 @@ class Writer:
         self.compression = None if compression in (None, 'none') else compression
         self.bin = tool.find_bin(vmsampler)
         self.warn = warn
+        # CSV read and reshaped a block at a time: each block's work
+        # arrays (the long layout: ~20 bytes a value, times the blocks in
+        # flight: being read, waiting, being written) set the peak RSS;
+        # 4 MiB: 400 MiB on 45k frames x 293 columns, 16 MiB: 480-520 MiB,
+        # for the same CPU time (bench/python/load.sh)
         self.block_bytes = block_bytes
         self.info = column_info(path)
         self.rows = self.frames = 0
