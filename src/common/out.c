@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "out.h"
 #include "grow.h"
+#include "safefile.h"
 
 #include <vmsampler/format.h>
 #include <vmsampler/ring.h>
@@ -158,7 +159,12 @@ int vms_out_open_fd(const char *path, unsigned how)
 	}
 	struct stat st;
 	int r = fstat(fd, &st) < 0 ? -errno : 0;
-	if (r == 0 && S_ISREG(st.st_mode)) {
+	/* another user's file (one they made in /tmp, say, before we came):
+	 * they could alter what we write; never, even with --force (checked
+	 * on the fd: no race with a rename) */
+	if (r == 0 && vms_safe_foreign(&st, refusal, sizeof(refusal)))
+		r = -EEXIST;
+	else if (r == 0 && S_ISREG(st.st_mode)) {
 		r = check_target(fd, &st, how);
 		if (r == 0 && !(how & VMS_OUT_APPEND) && st.st_size > 0 && ftruncate(fd, 0) < 0)
 			r = -errno;

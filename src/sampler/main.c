@@ -132,7 +132,9 @@ static int run(const struct vms_config *conf)
 		vms_loop_fini(&loop);
 		if (vms_out_stop)
 			return 0; /* stopped while an output FIFO waited for its reader */
-		return r == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		/* an output or ring refused (not ours, a link, a live ring: said
+		 * in one line) is a configuration error, not one to restart on */
+		return r == -EINVAL || vms_out_refused(r) ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	r = vms_loop_signals(&loop);
 	if (r < 0) {
