@@ -17,13 +17,14 @@ on stderr and the files themselves (their bytes, their owner):
     vmsampler's own "seq,time," header, with and without --force, and as
     --ring: never written into, exit 2 (root's sampler truncated and
     wrote the output, which stayed theirs; the ring kept it from starting
-    with exit 1).  The user's own file under --user is still written, and
+    with exit 1); nor is export's CURSOR.tmp (it became the cursor, theirs).  The user's own file under --user is still written, and
     so is a file root made for itself.
 The other-user cases need root: without it they are skipped and the run
 exits 77 (a failure with VMS_REQUIRE_ROOT=1)."""
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -190,6 +191,44 @@ class ForeignOwner(Base):
                          'is owned by another user (uid %d, not 0)' % self.uid)
             self.assertEqual(read(path), text.encode())
             self.assertFalse(read(path).startswith(RING_MAGIC))
+
+    def test_rw_cursor_temporary_made_by_another_user(self):
+        """The cursor is written to CURSOR.tmp and renamed into place: a
+        CURSOR.tmp another user made was truncated, written and renamed,
+        so the cursor was theirs to alter (seen through their hard link)."""
+        import http.server
+        import threading
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get('Content-Length', 0)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+        srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            run_vms = self.p('run.vms')
+            self.assertEqual(run('-q', '-i', '10ms', '-n', '5', '-o', run_vms)[0], 0)
+            cur = self.p('cursor')
+            self.theirs('cursor.tmp', 'theirs\n')
+            # their second name for the same file: what root writes into it shows
+            r = self.as_user('ln', self.p('cursor.tmp'), self.p('keep'))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            status, err = run('export', '--file', run_vms, '--no-follow', '--rw-cursor', cur,
+                              '-w', 'http://127.0.0.1:%d/write' % srv.server_address[1], timeout=30)
+            if 'no remote write' in err:
+                self.skipTest('this build has no remote write')
+            self.assertEqual(status, 0, err)
+        finally:
+            srv.shutdown()
+            srv.server_close()
+        self.assertEqual(read(self.p('keep')), b'theirs\n')
+        st = os.stat(cur)
+        self.assertEqual((st.st_uid, stat.S_IMODE(st.st_mode)), (0, 0o600))
+        self.assertTrue(read(cur).startswith(b'vmsampler-export-cursor 1\n'), read(cur))
 
     def test_own_files_still_written(self):
         # root's own output, made before: replaced as ever

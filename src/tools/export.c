@@ -850,9 +850,11 @@ int vms_export_main(int argc, char **argv)
 		goto out;
 	if (rw_auth && load_auth("--rw-basic-auth", rw_auth, &rw_user, &rw_pass) < 0)
 		goto out;
-	if (rw_ca && access(rw_ca, R_OK) != 0) {
-		fprintf(stderr, "vmsampler export: --rw-ca %s: %s\n", rw_ca, strerror(errno));
-		goto out;
+	if (rw_ca) { /* read by libcurl later: a regular file (a FIFO would hang it) */
+		char *ca = load("--rw-ca", rw_ca, 0, 1 << 20);
+		if (!ca)
+			goto out;
+		free(ca);
 	}
 	if (cert) {
 		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {

@@ -207,7 +207,10 @@ static int cursor_write(struct xrw *x)
 	char tmp[4096];
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* a new file of ours: never one someone else left at that name (in a
+	 * sticky directory: another user's, to alter the cursor through) */
+	(void)unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
 	FILE *f = fdopen(fd, "w");
