@@ -535,7 +535,7 @@ static void test_load_file(void **state)
 	assert_string_equal(err, want);
 
 	assert_int_equal(vms_config_load_file(&c, dir, err, sizeof(err)), -EISDIR);
-	snprintf(want, sizeof(want), "%s: is a directory, not a file", dir);
+	snprintf(want, sizeof(want), "%s: Is a directory", dir);
 	assert_string_equal(err, want);
 
 	/* a FIFO without a writer: refused at once (issue 23: it held the

@@ -89,14 +89,14 @@ class Startup(Base):
         line = self.refused(['-c', self.p('fifo'), '-n', '1', '-o', self.p('x.csv')],
                             'is a FIFO, not a regular file')
         self.assertTrue(line.startswith(self.p('fifo') + ': '), line)
-        self.refused(['-c', self.p('dir'), '--print-config'], 'is a directory')
+        self.refused(['-c', self.p('dir'), '--print-config'], '%s: Is a directory' % self.p('dir'))
         self.assertFalse(os.path.exists(self.p('x.csv')))
 
     def test_export_secrets_fifo_and_directory(self):
         self.refused(self.export('-l', '127.0.0.1:0', '--basic-auth', self.p('fifo')),
                      '--basic-auth %s: is a FIFO, not a regular file' % self.p('fifo'))
         self.refused(self.export('-l', '127.0.0.1:0', '--basic-auth', self.p('dir')),
-                     '--basic-auth %s: is a directory' % self.p('dir'))
+                     '--basic-auth %s: Is a directory' % self.p('dir'))
         with open(self.p('crt'), 'w') as f:
             f.write('not read: the key comes first to fail\n')
         self.refused(self.export('-l', '127.0.0.1:0', '--tls-cert', self.p('crt'), '--tls-key', self.p('fifo')),

@@ -49,14 +49,9 @@ struct vms_out {
 #define VMS_OUT_CSV    0x8u
 
 /* Set by the SIGINT/SIGTERM handler that main() installs for start-up:
- * an open that waits for the other end of a FIFO gives up with -EINTR. */
+ * an output's open that waits for the reader of a FIFO gives up with
+ * -EINTR.  (Files read at start-up are never FIFOs: safefile.h.) */
 extern volatile sig_atomic_t vms_out_stop;
-/* open(2) that waits for the other end of a FIFO without ever blocking in
- * the kernel: a FIFO is opened non-blocking and its other end awaited in
- * steps of 20 ms, so that vms_out_stop, set by a signal at any moment
- * (also just before the open), ends the wait (-EINTR).  Anything else is
- * opened as open(2) would.  The fd returned is blocking.  fd or -errno. */
-int vms_open_wait(const char *path, int flags, mode_t mode);
 
 /* Open `path` ("-" = stdout) for writing, as `how` says (VMS_OUT_*).
  * Regular files are opened O_CLOEXEC (O_APPEND when appending); a FIFO

@@ -38,7 +38,7 @@ int vms_safe_open(const char *path, unsigned how, size_t max, struct stat *st, c
 	if (fstat(fd, st) < 0)
 		r = say(why, whylen, -errno, "%s", strerror(errno));
 	else if (S_ISDIR(st->st_mode))
-		r = say(why, whylen, -EISDIR, "is a directory, not a file");
+		r = say(why, whylen, -EISDIR, "%s", strerror(EISDIR)); /* as read(2) says it */
 	else if (!S_ISREG(st->st_mode))
 		r = say(why, whylen, -EINVAL, "is %s, not a regular file", file_kind(st->st_mode));
 	else if ((uint64_t)st->st_size > max)
