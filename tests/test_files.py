@@ -118,7 +118,7 @@ class Startup(Base):
                         '-days', '1', '-subj', '/CN=127.0.0.1'], check=True, capture_output=True)
         os.chmod(key, 0o644)
         self.refused(self.export('-l', '127.0.0.1:0', '--tls-cert', crt, '--tls-key', key),
-                     '--tls-key %s: readable or writable by others (chmod o-rw)' % key)
+                     '--tls-key %s: readable by others (chmod o-rw)' % key)
         os.chmod(key, 0o600)
         with open(self.p('bad.crt'), 'w') as f:
             f.write('-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n')

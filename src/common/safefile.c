@@ -44,7 +44,7 @@ int vms_safe_open(const char *path, unsigned how, size_t max, struct stat *st, c
 	else if ((uint64_t)st->st_size > max)
 		r = say(why, whylen, -EFBIG, "larger than %zu bytes", max);
 	else if ((how & VMS_SAFE_SECRET) && (st->st_mode & (S_IROTH | S_IWOTH)))
-		r = say(why, whylen, -EACCES, "readable or writable by others (chmod o-rw)");
+		r = say(why, whylen, -EACCES, "readable by others (chmod o-rw)");
 	else if ((how & VMS_SAFE_SECRET) && st->st_uid != geteuid() && st->st_uid != 0)
 		r = say(why, whylen, -EPERM, "owned by uid %u, not by this user (uid %u) or root",
 			(unsigned)st->st_uid, (unsigned)geteuid());
