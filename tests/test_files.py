@@ -244,8 +244,10 @@ class ForeignOwner(Base):
         self.assertEqual(len(rows), 3, rows)
         self.assertTrue(rows[0].startswith(b'seq,time,'))
         self.assertEqual(os.stat(path).st_uid, self.uid)
-        # and, as that user, root's file is another user's, even one the
-        # mode lets them write
+        # and, as that user, root's file is another user's: said so (it was
+        # "Permission denied"), and so even when the mode lets them write
+        self.refused(['-q', '--user', self.user, '-i', '10ms', '-n', '2', '-o', mine],
+                     'is owned by another user (uid 0, not %d)' % self.uid)
         os.chmod(mine, 0o666)
         self.refused(['-q', '--user', self.user, '-i', '10ms', '-n', '2', '-o', mine],
                      'is owned by another user (uid 0, not %d)' % self.uid)

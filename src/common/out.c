@@ -150,6 +150,11 @@ int vms_out_open_fd(const char *path, unsigned how)
 	if ((fd = open_wait(path, flags, 0644)) < 0) {
 		if (fd == -ELOOP && !(how & VMS_OUT_FORCE))
 			return refuse(-ELOOP, "is a symbolic link; not following it (--force follows it)");
+		/* "Permission denied" for another user's file (its mode, or the
+		 * kernel's fs.protected_regular in a sticky directory): say whose */
+		struct stat lst;
+		if (fd == -EACCES && stat(path, &lst) == 0 && vms_safe_foreign(&lst, refusal, sizeof(refusal)))
+			return -EEXIST;
 		return fd;
 	}
 	struct stat st;
