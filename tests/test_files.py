@@ -35,11 +35,11 @@ BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
 RING_MAGIC = b'VMSRING'  # include/vmsampler/ring.h, VMS_RING_MAGIC
 
 
-def run(*args, timeout=10):
+def run(*args, timeout=10, env=None):
     """(status, stderr); status None if it was still running after timeout
     seconds (then killed)."""
     p = subprocess.Popen([BIN] + list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, text=True)
+                         stdin=subprocess.DEVNULL, text=True, env=env)
     try:
         _, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -64,8 +64,8 @@ class Base(unittest.TestCase):
     def p(self, name):
         return os.path.join(self.tmp, name)
 
-    def refused(self, args, words):
-        status, err = run(*args)
+    def refused(self, args, words, env=None):
+        status, err = run(*args, env=env)
         self.assertEqual(status, 2, (args, err))
         lines = [ln for ln in err.splitlines() if ln.strip()]
         self.assertEqual(len(lines), 1, (args, err))
@@ -122,8 +122,11 @@ class Startup(Base):
         os.chmod(key, 0o600)
         with open(self.p('bad.crt'), 'w') as f:
             f.write('-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n')
+        # (libmicrohttpd 0.9.75 leaks GnuTLS's certificate when it refuses
+        # it, at exit: not ours to find under ASan)
+        env = dict(os.environ, ASAN_OPTIONS=os.environ.get('ASAN_OPTIONS', '') + ':detect_leaks=0')
         self.refused(self.export('-l', '127.0.0.1:0', '--tls-cert', self.p('bad.crt'), '--tls-key', key),
-                     'not a valid PEM certificate and its key')
+                     'not a valid PEM certificate and its key', env=env)
 
     def test_symlinked_output(self):
         with open(self.p('target'), 'w') as f:
