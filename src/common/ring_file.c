@@ -3,6 +3,7 @@
  * atomic replacement, the schema area, and the reader's read-only view.
  * Layout and protocols: include/vmsampler/ring.h, vmsampler-ring(5). */
 #include "ring.h"
+#include "safefile.h"
 
 #include <fcntl.h>
 #include <libgen.h>
@@ -331,6 +332,13 @@ static int check_existing(const char *path, struct stat *st, char *err, size_t e
 	}
 	if (!S_ISREG(st->st_mode)) {
 		say(err, errlen, "exists and is not a regular file; not replacing it");
+		return -EEXIST;
+	}
+	/* another user's file in /dev/shm (safefile.h): even a stale ring
+	 * is theirs to remove, not ours to write a flag into */
+	char why[128];
+	if (vms_safe_foreign(st, why, sizeof(why))) {
+		say(err, errlen, "%s (remove it, or give another --ring path)", why);
 		return -EEXIST;
 	}
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

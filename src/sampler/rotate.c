@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "safefile.h"
 #include "vms_build.h"
 
 #if HAVE_ZSTD
@@ -311,8 +312,18 @@ int vms_rotate_compress(int dirfd, const char *in, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(errno));
 		goto out;
 	}
-	ofd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, st.st_mode & 0666);
-	if (ofd < 0) {
+	/* truncated only once it is known to be ours (safefile.h: another
+	 * user's file of that name, in /tmp say, is left alone) */
+	ofd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, st.st_mode & 0666);
+	struct stat ost;
+	char why[128];
+	if (ofd >= 0 && fstat(ofd, &ost) == 0 && vms_safe_foreign(&ost, why, sizeof(why))) {
+		r = -EEXIST;
+		snprintf(err, errlen, "%s %s", tmp, why);
+		tmp[0] = '\0'; /* not ours to remove */
+		goto out;
+	}
+	if (ofd < 0 || fstat(ofd, &ost) < 0 || ftruncate(ofd, 0) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		goto out;
@@ -337,7 +348,7 @@ int vms_rotate_compress(int dirfd, const char *in, char *err, size_t errlen)
 		snprintf(err, errlen, "%s compressed, but cannot be removed: %s", in, strerror(errno));
 	}
 out:
-	if (r < 0)
+	if (r < 0 && tmp[0])
 		(void)unlinkat(dirfd, tmp, 0);
 	if (ifd >= 0)
 		close(ifd);

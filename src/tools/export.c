@@ -22,6 +22,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "ring.h"
+#include "safefile.h"
 #include "tool.h"
 #include "vms.h"
 #include "vms_build.h"
@@ -572,57 +573,27 @@ static int listen_on(const char *spec, char *bound, size_t boundlen, const char 
 	return fd;
 }
 
-/* a whole small file, NUL-terminated: NULL with errno */
-static char *slurp(const char *path, size_t max, struct stat *st)
+/* A whole small file (safefile.h: a regular file; VMS_SAFE_SECRET: not
+ * readable or writable by others, ours or root's), NUL-terminated: NULL,
+ * said as "OPT PATH: why", if it is refused or cannot be read. */
+static char *load(const char *opt, const char *path, unsigned how, size_t max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char why[128], *s;
+	size_t len;
+	if (vms_safe_read(path, how, max, &s, &len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "vmsampler export: %s %s: %s\n", opt, path, why);
 		return NULL;
-	char *p = NULL;
-	if (fstat(fd, st) < 0)
-		goto out;
-	if (!S_ISREG(st->st_mode) || (size_t)st->st_size > max) {
-		errno = S_ISREG(st->st_mode) ? EFBIG : EINVAL;
-		goto out;
 	}
-	p = malloc((size_t)st->st_size + 1);
-	if (!p)
-		goto out;
-	size_t n = 0;
-	while (n < (size_t)st->st_size) {
-		ssize_t k = read(fd, p + n, (size_t)st->st_size - n);
-		if (k <= 0) {
-			free(p);
-			p = NULL;
-			if (k == 0)
-				errno = EIO;
-			goto out;
-		}
-		n += (size_t)k;
-	}
-	p[n] = '\0';
-out:;
-	int e = errno;
-	close(fd);
-	errno = e;
-	return p;
+	return s;
 }
 
 /* The first line of a file of secrets (NULL, said, if it cannot be read,
  * is readable or writable by others, or has an empty first line). */
 static char *read_secret(const char *opt, const char *path)
 {
-	struct stat st;
-	char *s = slurp(path, 4096, &st);
-	if (!s) {
-		fprintf(stderr, "vmsampler export: %s %s: %s\n", opt, path, strerror(errno));
+	char *s = load(opt, path, VMS_SAFE_SECRET, 4096);
+	if (!s)
 		return NULL;
-	}
-	if (st.st_mode & (S_IROTH | S_IWOTH)) {
-		fprintf(stderr, "vmsampler export: %s %s: readable by others (chmod o-rw)\n", opt, path);
-		free(s);
-		return NULL;
-	}
 	s[strcspn(s, "\r\n")] = '\0';
 	if (!s[0]) {
 		fprintf(stderr, "vmsampler export: %s %s: the first line is empty\n", opt, path);
@@ -879,24 +850,20 @@ int vms_export_main(int argc, char **argv)
 		goto out;
 	if (rw_auth && load_auth("--rw-basic-auth", rw_auth, &rw_user, &rw_pass) < 0)
 		goto out;
-	if (rw_ca && access(rw_ca, R_OK) != 0) {
-		fprintf(stderr, "vmsampler export: --rw-ca %s: %s\n", rw_ca, strerror(errno));
-		goto out;
+	if (rw_ca) { /* read by libcurl later: a regular file (a FIFO would hang it) */
+		char *ca = load("--rw-ca", rw_ca, 0, 1 << 20);
+		if (!ca)
+			goto out;
+		free(ca);
 	}
 	if (cert) {
-		struct stat st;
 		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
 			fprintf(stderr, "vmsampler export: this libmicrohttpd has no TLS\n");
 			goto out;
 		}
-		if (!(certpem = slurp(cert, 1 << 20, &st))) {
-			fprintf(stderr, "vmsampler export: --tls-cert %s: %s\n", cert, strerror(errno));
+		if (!(certpem = load("--tls-cert", cert, 0, 1 << 20)) ||
+		    !(keypem = load("--tls-key", key, VMS_SAFE_SECRET, 1 << 20)))
 			goto out;
-		}
-		if (!(keypem = slurp(key, 1 << 20, &st))) {
-			fprintf(stderr, "vmsampler export: --tls-key %s: %s\n", key, strerror(errno));
-			goto out;
-		}
 	}
 	if (listen_spec) {
 		fd = listen_on(listen_spec, bound, sizeof(bound), &why);
@@ -997,9 +964,11 @@ int vms_export_main(int argc, char **argv)
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (cert ? MHD_USE_TLS : 0);
 	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &sh, MHD_OPTION_ARRAY, mopts, MHD_OPTION_END);
 	if (!d) {
+		/* the socket is bound already: with TLS, what fails is the
+		 * certificate and key (a configuration error, not one to restart on) */
 		fprintf(stderr, "vmsampler export: cannot start the HTTP server on %s%s\n", bound,
-			cert ? " (is the certificate and key pair valid PEM?)" : "");
-		rc = 1;
+			cert ? ": --tls-cert and --tls-key are not a valid PEM certificate and its key" : "");
+		rc = cert ? 2 : 1;
 		goto out;
 	}
 	fd = -1; /* the daemon's now */

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "remote_write.h"
+#include "safefile.h"
 #include "vms.h"
 
 #include <vmsampler/reader.h>
@@ -206,7 +207,10 @@ static int cursor_write(struct xrw *x)
 	char tmp[4096];
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* a new file of ours: never one someone else left at that name (in a
+	 * sticky directory: another user's, to alter the cursor through) */
+	(void)unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
 	FILE *f = fdopen(fd, "w");
@@ -247,16 +251,22 @@ static int cursor_write(struct xrw *x)
 	return 0;
 }
 
-/* 1 read, 0 none, -1 malformed (said) */
+/* 1 read, 0 none, -1 malformed or unreadable, -2 refused or another URL's (said) */
 static int cursor_read(struct xrw *x, struct cursor *c)
 {
 	const char *path = x->c->cursor;
-	FILE *f = fopen(path, "re");
+	/* a regular file (safefile.h): a FIFO would hold the start for ever */
+	char why[128];
+	struct stat st;
+	int fd = vms_safe_open(path, 0, 1 << 16, &st, why, sizeof(why));
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	if (!f) {
-		if (errno == ENOENT)
+		if (fd == -ENOENT)
 			return 0;
-		vms_err("export: --rw-cursor %s: %s", path, strerror(errno));
-		return -1;
+		if (fd >= 0)
+			close(fd);
+		vms_err("export: --rw-cursor %s: %s", path, fd < 0 ? why : strerror(errno));
+		return fd < 0 ? -2 : -1; /* a path that is not a file: a configuration error */
 	}
 	char line[4200], url[4200] = "";
 	int ver = 0, got = 0;
