@@ -19,8 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "metrics.h"
+#include "reader_int.h"
 #include "ring.h"
 #include "tool.h"
 #include "vms.h"
@@ -137,15 +139,41 @@ struct shared {
 	bool have;
 	char *user, *pass; /* basic auth, or NULL */
 	uint64_t *rwstats; /* remote write's counters (VMS_MMETA_RW_*), atomic; or NULL */
+	/* staleness: the newest frame's time on CLOCK_MONOTONIC (when it
+	 * was taken, by its wall-time age when it was read), and how long
+	 * after it the input counts as stale */
+	uint64_t frame_mono, stale_ns;
 };
 
-/* The newest frame to the server. */
-static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *sh)
+/* no new frame for this many intervals: the input is stale */
+#define STALE_INTERVALS 3
+#define STALE_MIN_NS VMS_NSEC_PER_SEC
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* The newest frame to the server; iv_ns: the input's interval (0: not known). */
+static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *sh, uint64_t iv_ns)
 {
 	vms_mstate_reader(f, rd);
+	/* when the frame was taken, on the monotonic clock: now, less how
+	 * old its wall time is (an old file read at start is stale at once) */
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	int64_t now_real = (int64_t)rt.tv_sec * (int64_t)VMS_NSEC_PER_SEC + rt.tv_nsec;
+	uint64_t t = f->meta[VMS_MMETA_TIME], mono = mono_now(), behind = 0;
+	if (t != VMS_NONE && now_real > (int64_t)t)
+		behind = (uint64_t)(now_real - (int64_t)t);
+	uint64_t stale = (iv_ns ? iv_ns : VMS_NSEC_PER_SEC) * STALE_INTERVALS;
 	struct vms_metrics old = {0};
 	uint64_t *oldv = NULL;
 	pthread_mutex_lock(&sh->mu);
+	sh->frame_mono = behind < mono ? mono - behind : 0;
+	sh->stale_ns = stale > STALE_MIN_NS ? stale : STALE_MIN_NS;
 	if (f->fresh) {
 		/* the server gets its own copy of the samples; the values
 		 * array is sized for them */
@@ -472,7 +500,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (sh->rwstats)
 			for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
 				meta[k] = __atomic_load_n(&sh->rwstats[k], __ATOMIC_RELAXED);
-		vms_metrics_expose(&sh->m, sh->v, meta, fmt, &b);
+		/* a stale input: only export's own series, no stale values as fresh */
+		uint64_t now = mono_now(), age = now > sh->frame_mono ? now - sh->frame_mono : 0;
+		bool up = age <= sh->stale_ns;
+		meta[VMS_MMETA_SOURCE_UP] = up;
+		meta[VMS_MMETA_FRAME_AGE] = age;
+		if (!up)
+			for (unsigned k = VMS_MMETA_TIME; k <= VMS_MMETA_INTERVAL; k++)
+				meta[k] = VMS_NONE;
+		vms_metrics_expose(&sh->m, up ? sh->v : NULL, meta, fmt, &b);
 	}
 	pthread_mutex_unlock(&sh->mu);
 	if (!have)
@@ -669,18 +705,28 @@ static int follow_input(struct vms_mstate *f, struct vms_reader *rd, struct shar
 	if (pause > 250 * VMS_NSEC_PER_MSEC)
 		pause = 250 * VMS_NSEC_PER_MSEC;
 	bool pending = false;
+	/* a file's interval, for staleness: from successive frames */
+	uint64_t pseq = 0, pmono = 0;
 	while (!stop) {
 		int r = vms_reader_next(rd);
+		const char *note = vms_rdr_follow_note(rd);
+		if (note)
+			vms_info("%s", note);
 		if (r > 0) {
 			if ((r = vms_mstate_take(f, rd)) < 0) {
 				vms_err("%s", strerror(-r));
 				return 1;
 			}
+			const struct vms_frame *fr = vms_reader_frame(rd);
+			if (!ring && fr->seq > pseq && pseq && fr->t_mono_ns > pmono)
+				iv = (fr->t_mono_ns - pmono) / (fr->seq - pseq);
+			pseq = fr->seq;
+			pmono = fr->t_mono_ns;
 			pending = true;
 			continue;
 		}
 		if (pending) {
-			publish(f, rd, sh);
+			publish(f, rd, sh, iv);
 			pending = false;
 		}
 		if (r == 0) {
@@ -909,7 +955,7 @@ int vms_export_main(int argc, char **argv)
 	/* /metrics from the ring if there is one, remote write from the file if there is one */
 	const char *in = ring ? ring : file;
 	if (listen_spec) {
-		int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW);
+		int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW_NAME);
 		if (r < 0) {
 			vms_err("%s", rd ? vms_reader_error(rd) : strerror(-r));
 			rc = 1;

@@ -310,7 +310,7 @@ int vms_tail_main(int argc, char **argv)
 	struct tail t = {0};
 	char hostname[256] = "";
 	bool host_given = false;
-	unsigned flags = VMS_READER_FOLLOW;
+	unsigned flags = VMS_READER_FOLLOW_NAME;
 	bool follow = true, events = false;
 	uint64_t count = 0;
 	int c;
@@ -356,7 +356,7 @@ int vms_tail_main(int argc, char **argv)
 			break;
 		case OPT_NO_FOLLOW:
 			follow = false;
-			flags &= ~VMS_READER_FOLLOW;
+			flags &= ~(VMS_READER_FOLLOW | VMS_READER_FOLLOW_NAME);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -415,6 +415,9 @@ int vms_tail_main(int argc, char **argv)
 	uint64_t rows = 0;
 	while (!stop) {
 		r = vms_reader_next(t.rd);
+		const char *note = vms_rdr_follow_note(t.rd);
+		if (note)
+			vms_info("%s", note);
 		if (r > 0 && events) {
 			if (r == 2) {
 				if (vms_event_row(stdout, vms_rdr_event(t.rd)) < 0 && errno == EPIPE)
