@@ -20,12 +20,14 @@ Each of these failed before: export and tail stayed on the first file
 forever (up to date in appearance: HTTP 200, the old frame), and the
 rewritten file ended them with "record header CRC mismatch"."""
 import csv
+import http.server
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
@@ -82,6 +84,37 @@ def gauge(metrics, name):
     return v[0][1] if v else None
 
 
+def rw_built():
+    ver = subprocess.run([BIN, '--version'], capture_output=True, text=True).stdout
+    return 'remote write: yes' in ver
+
+
+class Receiver:
+    """a remote-write receiver on 127.0.0.1 (a free port) that takes every
+    request (204) and counts them"""
+    def __init__(self):
+        rec = self
+        self.requests = 0
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers['Content-Length']))
+                rec.requests += 1
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+        self.srv = http.server.HTTPServer(('127.0.0.1', 0), H)
+        self.url = 'http://127.0.0.1:%d/api/v1/write' % self.srv.server_address[1]
+        self.t = threading.Thread(target=self.srv.serve_forever, daemon=True)
+        self.t.start()
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
 def dump(path):
     """{seq: row} of `vmsampler dump path` (what is there now)"""
     out = subprocess.run([BIN, 'dump', path], capture_output=True, text=True, timeout=60)
@@ -125,8 +158,8 @@ class Follow(unittest.TestCase):
         return self.start([BIN, '-c', self.conf, '-i', INTERVAL, '-o', self.out] + list(extra),
                           'sampler%d' % len(self.procs))
 
-    def export(self, path):
-        p = self.start([BIN, 'export', '--file', path, '--listen', '127.0.0.1:0'], 'export')
+    def export(self, path, *extra):
+        p = self.start([BIN, 'export', '--file', path, '--listen', '127.0.0.1:0'] + list(extra), 'export')
 
         def port():
             p.err.seek(0)
@@ -143,14 +176,21 @@ class Follow(unittest.TestCase):
         p.err.seek(0)
         return p.err.read()
 
-    def check_frame(self, port, path, seqs):
-        """a scrape whose frame is one of seqs, its values those of dump(path)"""
+    def check_frame(self, port, paths, seqs):
+        """a scrape whose frame is one of seqs, its values those of the
+        dump of the one of paths() that holds it"""
         def got():
             st, m = scrape(port)
             seq = gauge(m, 'vmsampler_frame_sequence')
             return (m, int(seq)) if st == 200 and seq is not None and int(seq) in seqs else None
-        m, seq = wait_for(got, 20, 'a frame of %s (seqs %d..%d) on /metrics' % (path, min(seqs), max(seqs)))
-        row = wait_for(lambda: dump(path).get(seq), 10, 'frame %d in the dump of %s' % (seq, path))
+        m, seq = wait_for(got, 20, 'a frame (seqs %d..) on /metrics' % min(seqs))
+
+        def row_of():
+            for path in paths():
+                r = dump(path).get(seq)
+                if r:
+                    return r
+        row = wait_for(row_of, 10, 'frame %d in the dumps' % seq)
         self.assertEqual(gauge(m, 'node_context_switches_total'), float(row['stat.ctxt']))
         self.assertAlmostEqual(gauge(m, 'node_load1'), float(row['load.1m']), places=6)
         self.assertEqual(gauge(m, 'vmsampler_export_source_up'), 1)
@@ -162,12 +202,10 @@ class Follow(unittest.TestCase):
         ex, port = self.export(os.path.join(self.tmp, first))
         tail = self.start([BIN, 'tail', '-c', 'stat.ctxt', os.path.join(self.tmp, first)], 'tail')
         wait_for(lambda: len(self.files()) >= 3, 30, 'three files')
-        third = os.path.join(self.tmp, self.files()[2])
-        # the frames of the third file: those it holds once it is closed
-        wait_for(lambda: len(self.files()) >= 4, 30, 'a fourth file')
-        seqs = set(dump(third))
-        self.assertTrue(seqs)
-        self.check_frame(port, third, seqs)
+        # a frame of the third file or a later one (the first two closed)
+        done = max(dump(os.path.join(self.tmp, self.files()[1])))
+        self.check_frame(port, lambda: [os.path.join(self.tmp, n) for n in self.files()[2:]],
+                         set(range(done + 1, done + 100000)))
         s.send_signal(signal.SIGTERM)
         self.assertEqual(s.wait(timeout=20), 0)
         # tail: every frame of every file once, in order, as dump has them
@@ -192,6 +230,28 @@ class Follow(unittest.TestCase):
 
     def test_rotate_time(self):
         self.rotation('1s')
+
+    def test_remote_write_rotation(self):
+        """remote write of a rotated file goes on in the next files: every
+        frame of every file acknowledged (vmsampler_export_rw_frames_total
+        against the dumps of the files)"""
+        if not rw_built():
+            self.skipTest('no remote write in this build')
+        rec = Receiver()
+        try:
+            s = self.sampler('--rotate', '8K')
+            first = wait_for(lambda: self.files(), 10, 'the first file')[0]
+            ex, port = self.export(os.path.join(self.tmp, first), '--remote-write', rec.url, '--rw-batch', '5')
+            wait_for(lambda: len(self.files()) >= 3, 30, 'three files')
+            s.send_signal(signal.SIGTERM)
+            self.assertEqual(s.wait(timeout=20), 0)
+            total = sum(len(dump(os.path.join(self.tmp, n))) for n in self.files())
+            wait_for(lambda: gauge(scrape(port)[1], 'vmsampler_export_rw_frames_total') == total, 15,
+                     'remote write to deliver all %d frames' % total)
+            self.assertGreater(rec.requests, 0)
+            self.assertIsNone(ex.poll(), self.stderr_of(ex))
+        finally:
+            rec.close()
 
     def test_sampler_stopped_is_stale(self):
         s = self.sampler()
@@ -239,7 +299,7 @@ class Follow(unittest.TestCase):
         # had) on /metrics with the values the new file holds
         wait_for(lambda: len(dump(self.out)) >= 10, 20, 'frames of the new run')
         new_seqs = set(range(5, len(first_run)))
-        self.check_frame(port, self.out, new_seqs)
+        self.check_frame(port, lambda: [self.out], new_seqs)
         self.assertIsNone(ex.poll(), self.stderr_of(ex))
         self.assertNotIn('CRC', self.stderr_of(ex))
         self.assertIn('rewritten', self.stderr_of(ex))
