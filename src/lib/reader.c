@@ -100,14 +100,18 @@ struct vms_reader {
 	unsigned rflags;
 };
 
-VMS_PRINTF(2, 3)
-static void seterr(struct vms_reader *r, const char *fmt, ...)
+VMS_PRINTF(3, 4)
+static void put_line(char *dst, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	vsnprintf(dst, cap, fmt, ap);
 	va_end(ap);
 }
+/* the last failure (vms_reader_error) */
+#define seterr(r, ...) put_line((r)->err, sizeof((r)->err), __VA_ARGS__)
+/* a change of file (vms_rdr_follow_note) */
+#define note(r, ...) put_line((r)->note, sizeof((r)->note), __VA_ARGS__)
 
 /* ---- opening ---------------------------------------------------------------- */
 
@@ -508,13 +512,6 @@ unsigned vms_reader_rate_flags(const struct vms_reader *r)
 
 /* ---- following a file by its name (VMS_READER_FOLLOW_NAME) ---------------------- */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static const char *base_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -522,18 +519,28 @@ static const char *base_of(const char *path)
 }
 
 /* The file was rewritten in place (a new run truncated it): it is now
- * shorter than what was read, or its file header is another. */
+ * shorter than its records read whole, or its file header is another. */
 static bool rewritten(struct vms_reader *r)
 {
 	struct stat st;
 	if (r->z || fstat(r->fd, &st) < 0)
 		return false;
-	off_t pos = lseek(r->fd, 0, SEEK_CUR);
-	if (pos > st.st_size)
+	uint64_t whole = r->dec.base + r->dec.pos; /* the end of the last whole record */
+	if ((uint64_t)st.st_size < whole)
 		return true;
 	uint8_t h[VMS_FMT_HEADER_SIZE];
-	return r->have_hdr0 && pread(r->fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-	       memcmp(h, r->hdr0, sizeof(h)) != 0;
+	if (r->have_hdr0 && pread(r->fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    memcmp(h, r->hdr0, sizeof(h)) != 0)
+		return true;
+	off_t pos = lseek(r->fd, 0, SEEK_CUR);
+	if (pos > st.st_size) {
+		/* the writer cut the incomplete record it could not finish (a
+		 * full disk: out.c): drop what was read of it, and read on
+		 * from the last whole record, where the writer goes on */
+		r->dec.end = r->dec.pos;
+		lseek(r->fd, (off_t)whole, SEEK_SET);
+	}
+	return false;
 }
 
 /* The file that follows this one, if it has begun (malloc'd), or NULL:
@@ -637,15 +644,6 @@ static int name_open(struct vms_reader *r, const char *path)
 	return file_setup(r);
 }
 
-VMS_PRINTF(2, 3)
-static void note(struct vms_reader *r, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(r->note, sizeof(r->note), fmt, ap);
-	va_end(ap);
-}
-
 /* At the end of the file: 1 go on decoding (another file is open, or
  * the old one is to be read to its end first), 0 nothing new, -errno. */
 static int name_follow(struct vms_reader *r, bool now)
@@ -668,7 +666,7 @@ static int name_follow(struct vms_reader *r, bool now)
 			seterr(r, "%s: %s", r->fpath, strerror(-e));
 		return e < 0 ? e : 1;
 	}
-	uint64_t t = mono_ns();
+	uint64_t t = vms_mono_now();
 	if (!now && t - r->checked_ns < NAME_CHECK_NS)
 		return 0;
 	r->checked_ns = t;

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "log.h"
 #include "metrics.h"
 #include "reader_int.h"
@@ -151,12 +150,6 @@ struct shared {
 #define STALE_INTERVALS 3
 #define STALE_MIN_NS VMS_NSEC_PER_SEC
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /* The newest frame to the server; iv_ns: the input's interval (0: not known). */
 static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *sh, uint64_t iv_ns)
@@ -167,7 +160,7 @@ static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	int64_t now_real = (int64_t)rt.tv_sec * (int64_t)VMS_NSEC_PER_SEC + rt.tv_nsec;
-	uint64_t t = f->meta[VMS_MMETA_TIME], mono = mono_now(), behind = 0;
+	uint64_t t = f->meta[VMS_MMETA_TIME], mono = vms_mono_now(), behind = 0;
 	if (t != VMS_NONE && now_real > (int64_t)t)
 		behind = (uint64_t)(now_real - (int64_t)t);
 	uint64_t stale = (iv_ns ? iv_ns : VMS_NSEC_PER_SEC) * STALE_INTERVALS;
@@ -503,7 +496,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
 				meta[k] = __atomic_load_n(&sh->rwstats[k], __ATOMIC_RELAXED);
 		/* a stale input: only export's own series, no stale values as fresh */
-		uint64_t now = mono_now(), age = now > sh->frame_mono ? now - sh->frame_mono : 0;
+		uint64_t now = vms_mono_now(), age = now > sh->frame_mono ? now - sh->frame_mono : 0;
 		bool up = age <= sh->stale_ns;
 		meta[VMS_MMETA_SOURCE_UP] = up;
 		meta[VMS_MMETA_FRAME_AGE] = age;
