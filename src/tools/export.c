@@ -140,10 +140,9 @@ struct shared {
 	bool have;
 	char *user, *pass; /* basic auth, or NULL */
 	uint64_t *rwstats; /* remote write's counters (VMS_MMETA_RW_*), atomic; or NULL */
-	/* staleness: the newest frame's time on CLOCK_MONOTONIC (when it
-	 * was taken, by its wall-time age when it was read), and how long
-	 * after it the input counts as stale */
-	uint64_t frame_mono, stale_ns;
+	/* staleness: when the newest frame was read (CLOCK_MONOTONIC), and
+	 * how long after that with no other the input counts as stale */
+	uint64_t read_mono, stale_ns;
 };
 
 /* no new frame for this many intervals: the input is stale */
@@ -155,19 +154,11 @@ struct shared {
 static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *sh, uint64_t iv_ns)
 {
 	vms_mstate_reader(f, rd);
-	/* when the frame was taken, on the monotonic clock: now, less how
-	 * old its wall time is (an old file read at start is stale at once) */
-	struct timespec rt;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	int64_t now_real = (int64_t)rt.tv_sec * (int64_t)VMS_NSEC_PER_SEC + rt.tv_nsec;
-	uint64_t t = f->meta[VMS_MMETA_TIME], mono = vms_mono_now(), behind = 0;
-	if (t != VMS_NONE && now_real > (int64_t)t)
-		behind = (uint64_t)(now_real - (int64_t)t);
 	uint64_t stale = (iv_ns ? iv_ns : VMS_NSEC_PER_SEC) * STALE_INTERVALS;
 	struct vms_metrics old = {0};
 	uint64_t *oldv = NULL;
 	pthread_mutex_lock(&sh->mu);
-	sh->frame_mono = behind < mono ? mono - behind : 0;
+	sh->read_mono = vms_mono_now();
 	sh->stale_ns = stale > STALE_MIN_NS ? stale : STALE_MIN_NS;
 	if (f->fresh) {
 		/* the server gets its own copy of the samples; the values
@@ -496,10 +487,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
 				meta[k] = __atomic_load_n(&sh->rwstats[k], __ATOMIC_RELAXED);
 		/* a stale input: only export's own series, no stale values as fresh */
-		uint64_t now = vms_mono_now(), age = now > sh->frame_mono ? now - sh->frame_mono : 0;
-		bool up = age <= sh->stale_ns;
+		bool up = vms_mono_now() - sh->read_mono <= sh->stale_ns;
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		int64_t now = (int64_t)rt.tv_sec * (int64_t)VMS_NSEC_PER_SEC + rt.tv_nsec;
+		uint64_t t = meta[VMS_MMETA_TIME];
 		meta[VMS_MMETA_SOURCE_UP] = up;
-		meta[VMS_MMETA_FRAME_AGE] = age;
+		meta[VMS_MMETA_FRAME_AGE] = t == VMS_NONE ? VMS_NONE : now > (int64_t)t ? (uint64_t)(now - (int64_t)t) : 0;
 		if (!up)
 			for (unsigned k = VMS_MMETA_TIME; k <= VMS_MMETA_INTERVAL; k++)
 				meta[k] = VMS_NONE;
