@@ -36,6 +36,8 @@ import urllib.request
 SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
 INTERVAL = '100ms'
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_export import wait_for  # noqa: E402
 NAME = re.compile(r'^run-\d{8}T\d{6}Z(_\d{3})?\.vms$')
 
 
@@ -48,16 +50,6 @@ def host_only():
 def export_built():
     ver = subprocess.run([BIN, '--version'], capture_output=True, text=True).stdout
     return 'export: yes' in ver
-
-
-def wait_for(pred, timeout=20.0, what='condition'):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError('timed out waiting for ' + what)
 
 
 def scrape(port):
@@ -169,6 +161,12 @@ class Follow(unittest.TestCase):
             return int(m.group(1)) if m else None
         return p, wait_for(port, what='export to listen')
 
+    def tailed(self, tail):
+        """(seq, last column) of each row tail printed so far"""
+        tail.out.seek(0)
+        rows = [r for r in csv.reader(tail.out.read().splitlines()) if r and r[0] != 'seq']
+        return [(int(r[0]), r[-1]) for r in rows]
+
     def files(self):
         return sorted(n for n in os.listdir(self.tmp) if NAME.match(n))
 
@@ -215,9 +213,7 @@ class Follow(unittest.TestCase):
             want += [(seq, d[seq]['stat.ctxt']) for seq in sorted(d)]
 
         def tailed():
-            tail.out.seek(0)
-            rows = [r for r in csv.reader(tail.out.read().splitlines()) if r and r[0] != 'seq']
-            return [(int(r[0]), r[-1]) for r in rows]
+            return self.tailed(tail)
         wait_for(lambda: len(tailed()) >= len(want), 10, 'tail to print every frame')
         self.assertEqual(tailed(), want)
         self.assertEqual(want[0][0], 1)
@@ -310,9 +306,7 @@ class Follow(unittest.TestCase):
                 [(q, second_run[q]['stat.ctxt']) for q in sorted(second_run)])
 
         def tailed():
-            tail.out.seek(0)
-            rows = [r for r in csv.reader(tail.out.read().splitlines()) if r and r[0] != 'seq']
-            return [(int(r[0]), r[-1]) for r in rows]
+            return self.tailed(tail)
         wait_for(lambda: len(tailed()) >= len(want), 10, 'tail to print both runs')
         self.assertEqual(tailed(), want)
         self.assertIsNone(tail.poll(), self.stderr_of(tail))
