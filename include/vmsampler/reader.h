@@ -57,6 +57,16 @@ struct vms_reader;
 #define VMS_READER_NEW_ONLY 0x2u /* a ring: start after the newest frame (default:
 				  * the oldest frame still in the ring); a file:
 				  * skip to its end */
+#define VMS_READER_FOLLOW_NAME 0x4u /* a file: FOLLOW, and follow it by its name, as
+				  * tail -F does: at its end, go on in the next file
+				  * of a rotation (vmsampler --rotate's STEM-STAMP.EXT
+				  * names, .zst too) or in a new file at its path
+				  * (renamed away: logrotate), each once the old one is
+				  * read to its end and the new one has begun; a file
+				  * rewritten in place (a new run on the same -o: a new
+				  * file header, or shorter than what was read) is read
+				  * again from its start.  Frames go on as after a
+				  * new stream: schema_changed, no rates across. */
 
 /* what was opened */
 enum vms_reader_kind {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rotname.h"
 #include "safefile.h"
 #include "vms_build.h"
 
@@ -24,7 +25,6 @@
 #endif
 
 #define ZSTD_LEVEL 3       /* zstd's default: bench/rotate */
-#define STAMP_LEN 16       /* YYYYmmddTHHMMSSZ */
 #define TMP_SUFFIX ".zst.tmp"
 
 /* ---- names ---------------------------------------------------------------------- */
@@ -67,37 +67,9 @@ static bool exists_at(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-static bool all_digits(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
 bool vms_rotate_match(const struct vms_rotate *r, const char *name, bool *zst)
 {
-	size_t sl = strlen(r->stem), el = strlen(r->ext);
-	if (strncmp(name, r->stem, sl) != 0 || name[sl] != '-')
-		return false;
-	const char *p = name + sl + 1;
-	if (strlen(p) < STAMP_LEN || !all_digits(p, 8) || p[8] != 'T' || !all_digits(p + 9, 6) || p[15] != 'Z')
-		return false;
-	p += STAMP_LEN;
-	if (p[0] == '_' && all_digits(p + 1, 3) && p[1] && p[2] && p[3])
-		p += 4;
-	if (strncmp(p, r->ext, el) != 0)
-		return false;
-	p += el;
-	if (*p == '\0') {
-		*zst = false;
-		return true;
-	}
-	if (strcmp(p, ".zst") == 0) {
-		*zst = true;
-		return true;
-	}
-	return false;
+	return vms_rotname_match(r->stem, r->ext, name, zst);
 }
 
 /* The file for a first frame at t_real_ns: never an earlier second than

@@ -21,6 +21,7 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "reader_int.h"
 #include "ring.h"
 #include "safefile.h"
 #include "tool.h"
@@ -60,7 +61,8 @@ static const char usage_text[] =
 	"...), vmsampler_* for the rest; every name is in vmsampler(1), EXPORT.\n"
 	"\n"
 	"  -r, --ring=PATH        follow the live ring at PATH\n"
-	"  -f, --file=FILE        follow the binary stream FILE (.vms) as it grows\n"
+	"  -f, --file=FILE        follow the binary stream FILE (.vms) as it grows, and\n"
+	"                         on through rotation and rewrites, like tail -F\n"
 	"  -l, --listen=ADDR:PORT where to listen (default 127.0.0.1:9465: loopback\n"
 	"                         only; [::1]:PORT for IPv6, 0.0.0.0:PORT for every\n"
 	"                         interface; port 0 picks a free one, said on stderr)\n"
@@ -97,8 +99,9 @@ static const char usage_text[] =
 	"Formats by the Accept header: OpenMetrics 1.0.0 when it names\n"
 	"application/openmetrics-text (as Prometheus does), else the Prometheus text\n"
 	"format 0.0.4; gzip when Accept-Encoding allows it.  Samples carry the\n"
-	"frame's wall time.  Other paths answer 404.  With --remote-write, /metrics\n"
-	"also has the pusher's counters (vmsampler_export_rw_*).\n"
+	"frame's wall time; no frame for 3 intervals: vmsampler_export_source_up 0 and\n"
+	"none of the sampler's series.  Other paths answer 404.  With --remote-write,\n"
+	"/metrics also has the pusher's counters (vmsampler_export_rw_*).\n"
 	"\n"
 	"Exit status: 0 stopped (SIGINT, SIGTERM, or the writer exited cleanly), 1 the\n"
 	"input failed (the writer died, damaged input, an I/O error), 2 usage error.\n"
@@ -138,15 +141,26 @@ struct shared {
 	bool have;
 	char *user, *pass; /* basic auth, or NULL */
 	uint64_t *rwstats; /* remote write's counters (VMS_MMETA_RW_*), atomic; or NULL */
+	/* staleness: when the newest frame was read (CLOCK_MONOTONIC), and
+	 * how long after that with no other the input counts as stale */
+	uint64_t read_mono, stale_ns;
 };
 
-/* The newest frame to the server. */
-static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *sh)
+/* no new frame for this many intervals: the input is stale */
+#define STALE_INTERVALS 3
+#define STALE_MIN_NS VMS_NSEC_PER_SEC
+
+
+/* The newest frame to the server; iv_ns: the input's interval (0: not known). */
+static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *sh, uint64_t iv_ns)
 {
 	vms_mstate_reader(f, rd);
+	uint64_t stale = (iv_ns ? iv_ns : VMS_NSEC_PER_SEC) * STALE_INTERVALS;
 	struct vms_metrics old = {0};
 	uint64_t *oldv = NULL;
 	pthread_mutex_lock(&sh->mu);
+	sh->read_mono = vms_mono_now();
+	sh->stale_ns = stale > STALE_MIN_NS ? stale : STALE_MIN_NS;
 	if (f->fresh) {
 		/* the server gets its own copy of the samples; the values
 		 * array is sized for them */
@@ -473,7 +487,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (sh->rwstats)
 			for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
 				meta[k] = __atomic_load_n(&sh->rwstats[k], __ATOMIC_RELAXED);
-		vms_metrics_expose(&sh->m, sh->v, meta, fmt, &b);
+		/* a stale input: only export's own series, no stale values as fresh */
+		bool up = vms_mono_now() - sh->read_mono <= sh->stale_ns;
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		int64_t now = (int64_t)rt.tv_sec * (int64_t)VMS_NSEC_PER_SEC + rt.tv_nsec;
+		uint64_t t = meta[VMS_MMETA_TIME];
+		meta[VMS_MMETA_SOURCE_UP] = up;
+		meta[VMS_MMETA_FRAME_AGE] = t == VMS_NONE ? VMS_NONE : now > (int64_t)t ? (uint64_t)(now - (int64_t)t) : 0;
+		if (!up)
+			for (unsigned k = VMS_MMETA_TIME; k <= VMS_MMETA_INTERVAL; k++)
+				meta[k] = VMS_NONE;
+		vms_metrics_expose(&sh->m, up ? sh->v : NULL, meta, fmt, &b);
 	}
 	pthread_mutex_unlock(&sh->mu);
 	if (!have)
@@ -640,18 +665,28 @@ static int follow_input(struct vms_mstate *f, struct vms_reader *rd, struct shar
 	if (pause > 250 * VMS_NSEC_PER_MSEC)
 		pause = 250 * VMS_NSEC_PER_MSEC;
 	bool pending = false;
+	/* a file's interval, for staleness: from successive frames */
+	uint64_t pseq = 0, pmono = 0;
 	while (!stop) {
 		int r = vms_reader_next(rd);
+		const char *note = vms_rdr_follow_note(rd);
+		if (note)
+			vms_info("%s", note);
 		if (r > 0) {
 			if ((r = vms_mstate_take(f, rd)) < 0) {
 				vms_err("%s", strerror(-r));
 				return 1;
 			}
+			const struct vms_frame *fr = vms_reader_frame(rd);
+			if (!ring && fr->seq > pseq && pseq && fr->t_mono_ns > pmono)
+				iv = (fr->t_mono_ns - pmono) / (fr->seq - pseq);
+			pseq = fr->seq;
+			pmono = fr->t_mono_ns;
 			pending = true;
 			continue;
 		}
 		if (pending) {
-			publish(f, rd, sh);
+			publish(f, rd, sh, iv);
 			pending = false;
 		}
 		if (r == 0) {
@@ -876,7 +911,7 @@ int vms_export_main(int argc, char **argv)
 	/* /metrics from the ring if there is one, remote write from the file if there is one */
 	const char *in = ring ? ring : file;
 	if (listen_spec) {
-		int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW);
+		int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW_NAME);
 		if (r < 0) {
 			vms_err("%s", rd ? vms_reader_error(rd) : strerror(-r));
 			rc = 1;

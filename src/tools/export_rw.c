@@ -631,7 +631,7 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 		vms_err("export: remote write: cannot start libcurl: %s", strerror(-e));
 		goto out;
 	}
-	e = vms_reader_open(&x.rd, c->input, c->follow ? VMS_READER_FOLLOW : 0);
+	e = vms_reader_open(&x.rd, c->input, c->follow ? VMS_READER_FOLLOW_NAME : 0);
 	if (e < 0) {
 		vms_err("export: %s", x.rd ? vms_reader_error(x.rd) : strerror(-e));
 		goto out;

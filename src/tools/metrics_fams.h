@@ -384,6 +384,11 @@ F(EXPORT_MISSED, "vmsampler_export_frames_missed", COUNTER, "", "",
   "Frames overwritten in the ring before this exporter read them.", "the reader")
 F(EXPORT_UNMAPPED, "vmsampler_export_unmapped_columns", GAUGE, "", "",
   "Columns of the newest frame's schema that no metric family takes (left out).", "the schema")
+F(EXPORT_UP, "vmsampler_export_source_up", GAUGE, "", "",
+  "1 while the input brings frames; 0 when none was read for 3 intervals (at least 1 s): the "
+  "sampler stopped or its file ended, and the input's own series are left out.", "the reader")
+F(EXPORT_AGE, "vmsampler_export_last_frame_age_seconds", GAUGE, "seconds", "",
+  "How old the newest frame is at the scrape: now less its wall time.", "the reader")
 /* ---- export --remote-write (only with it, on /metrics) ---- */
 F(RW_FRAMES, "vmsampler_export_rw_frames", COUNTER, "", "",
   "Frames remote write delivered (acknowledged by the receiver).", "remote write")
