@@ -145,6 +145,38 @@ class HostId(unittest.TestCase):
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
 
+class Python(unittest.TestCase):
+    """The package's vmsampler.host() and load().attrs['host'] give what
+    dump --info --json gives, for a file, a ring and an older file."""
+
+    def test_host_equals_dump_info(self):
+        import vmsampler
+        path = L.record(os.path.join(TMP, 'py.vms'), '-i', '50ms', '-n', '3')
+        ref, _ = info(path)
+        self.assertEqual(vmsampler.host(path), ref)
+        self.assertEqual(vmsampler.host(OLD), {})
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            return  # load() without pandas returns rows, no attrs
+        self.assertEqual(vmsampler.load(path).attrs['host'], ref)
+        self.assertEqual(vmsampler.load(path, columns=['cpu.all.user']).attrs['host'], ref)
+
+    def test_ring(self):
+        import vmsampler
+        ring = os.path.join(TMP, 'py.ring')
+        p = subprocess.Popen([BIN, '-q', '-i', '50ms', '-o', os.devnull, '--force', '--ring', ring],
+                             env=L.host_env())
+        try:
+            self.assertTrue(L.wait_for(lambda: os.path.exists(ring)))
+            time.sleep(0.3)
+            ref, _ = info('--ring', ring)
+            self.assertEqual(vmsampler.host(ring), ref)
+        finally:
+            p.terminate()
+            p.wait(timeout=30)
+
+
 @unittest.skipUnless(L.have_libvirt() and shutil.which('virsh'), 'needs libvirt support and virsh')
 class Libvirt(unittest.TestCase):
     def test_libvirt_part(self):

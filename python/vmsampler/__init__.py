@@ -44,7 +44,7 @@ FMT_MAGIC = b'VMSAMPL'
 ZSTD_MAGIC = b'\x28\xb5\x2f\xfd'
 RING_MAGIC = b'VMSRING'
 VALUE_NONE = (1 << 64) - 1
-REC_SCHEMA, REC_DATA, REC_EVENT = 1, 2, 3
+REC_SCHEMA, REC_DATA, REC_EVENT, REC_HOST = 1, 2, 3, 4
 RECF_KEYFRAME = 1
 META = ('seq', 't_mono_ns', 'gen', 'flags', 'missed_ticks', 'lost_frames', 'late_ns', 'self_cpu_ns')
 
@@ -343,14 +343,43 @@ def schemas(path):
     size (a few bytes read per record; the file is not mapped, so its
     pages do not count in this process's memory).  For a ring, its current
     schema."""
-    out = []
+    return _meta(path)[0]
+
+
+def host(path):
+    """The identity of the host a run was recorded on: its first HOST
+    record (vmsampler-format(5); the sampler writes one before every
+    SCHEMA), as a dict of strings -- hostname, machine_id, boot_id, kernel,
+    cpu_model, cpus_online, numa_nodes, user_hz, page_size, timezone,
+    vmsampler_version, build_features and, once libvirt was connected,
+    libvirt_uri, libvirt_version, hypervisor, hypervisor_version -- or {}
+    for a file written before format 1.1.  For a ring, its writer's.  What
+    `vmsampler dump --info --json` prints."""
+    return _meta(path, stop_at_host=True)[1]
+
+
+def _host(pl):
+    """A HOST payload: varint n, n x (string key, string value)."""
+    n, p = _varint(pl, 0, len(pl))
+    if n > 256:
+        raise ValueError('HOST declares %d pairs' % n)
+    kv = []
+    for _ in range(2 * n):
+        s, p = _string(pl, p, len(pl))
+        kv.append(s)
+    return dict(zip(kv[0::2], kv[1::2]))
+
+
+def _meta(path, stop_at_host=False):
+    """(schemas, host) of a stream file or ring, read as schemas() says."""
+    out, hostd = [], {}
     with open(path, 'rb', buffering=0) as fh:
         magic = fh.read(7)
         if magic == RING_MAGIC:
             r = Ring(path)
             gen = struct.unpack_from('<I', r._m, 200)[0]
             s = r._schema(gen)
-            return [s] if s else []
+            return ([s] if s else []), getattr(r, 'host', {})
         if magic[:4] == ZSTD_MAGIC:
             data, torn = _read(path)  # decompressed whole: read from memory
             n = len(data)
@@ -383,17 +412,24 @@ def schemas(path):
             ln, typ, _ = struct.unpack_from('<IHH', head, 0)
             if n - p < 16 + ln:
                 break  # torn
-            if typ == REC_SCHEMA:
+            if typ in (REC_SCHEMA, REC_HOST):
                 rec_b = pread(fd, 16 + ln, p)
                 pl = rec_b[12:12 + ln]
                 if struct.unpack_from('<I', rec_b, 12 + ln)[0] != crc32c(pl):
                     raise FormatError('payload CRC mismatch', p, rec)
                 try:
-                    out.append(_schema(pl))
+                    if typ == REC_SCHEMA:
+                        out.append(_schema(pl))
+                    elif not hostd:
+                        hostd = _host(pl)
+                        if stop_at_host:
+                            break
                 except (ValueError, struct.error) as e:
                     raise FormatError(str(e), p, rec) from None
+            elif typ == REC_DATA and stop_at_host:
+                break  # the HOST record comes before the first frame
             p += 16 + ln
-    return out
+    return out, hostd
 
 
 # ---- CSV ---------------------------------------------------------------------------
@@ -541,6 +577,7 @@ def load(path, pandas=True, columns=None):
             df = _load_columns(path, fh, want, exact, pd)
             if torn is not None:
                 raise torn
+            df.attrs['host'] = host(path)
             return df
     sel = want if columns is not None else None
     rows = list(_records_vms(path, sel) if is_bin else _records_csv(path, sel))
@@ -577,6 +614,8 @@ def load(path, pandas=True, columns=None):
     df.index.name = 'time'
     if 't_real_ns' in df.columns:
         df = df.drop(columns=['t_real_ns'])
+    if is_bin:
+        df.attrs['host'] = host(path)
     return df
 
 
@@ -597,6 +636,7 @@ class Ring:
         self.missed = self.torn = 0
         self.gone = None
         self._schemas = {}
+        self.host = {}  # the writer's identity (HOST), once a schema is read
         self._snapshot = _data is not None
         self._open(_data)
         w = self._u64(128)
@@ -642,8 +682,11 @@ class Ring:
             if g != gen:
                 return None
             sch = None
-            for s in _schemas_of(area):
-                sch = s
+            for typ, pl in _records_of(area):
+                if typ == REC_SCHEMA:
+                    sch = _schema(pl)
+                elif typ == REC_HOST:
+                    self.host = _host(pl)
             self._schemas[gen] = sch
             return sch
         return None
@@ -762,9 +805,9 @@ class Ring:
             yield f
 
 
-def _schemas_of(stream):
-    """Schemas of a stream that holds only a header and SCHEMA records
-    (a ring's schema area)."""
+def _records_of(stream):
+    """(type, payload) of each record of a stream that holds only a header
+    and a few records (a ring's schema area: HOST and SCHEMA)."""
     p, n = 0, len(stream)
     if stream[:7] != FMT_MAGIC or n < 32:
         raise FormatError('ring schema area is not a stream', 0, 0)
@@ -776,6 +819,5 @@ def _schemas_of(stream):
         pl = stream[p + 12:p + 12 + ln]
         if struct.unpack_from('<I', stream, p + 12 + ln)[0] != crc32c(pl):
             raise FormatError('ring schema area: payload CRC mismatch', p, 1)
-        if typ == REC_SCHEMA:
-            yield _schema(pl)
+        yield typ, pl
         p += 16 + ln

@@ -42,7 +42,8 @@ import threading
 
 import numpy as np
 
-from . import __version__, schemas, tool
+from . import FormatError, __version__, schemas, tool
+from . import host as _host_of
 
 UNITS = ['none', 'count', 'ticks', 'ns', 'us', 'ms', 'bytes', 'KiB', 'sectors', 'pages', 'tasks', 'load',
          'state', 'ns_realtime']
@@ -199,6 +200,12 @@ class Writer:
         import pyarrow.parquet as pq
         self.pa, self.pc, self.pacsv, self.pq = pa, pc, pacsv, pq
         self.path, self.out, self.wide = path, out, wide
+        # the recorded host's identity (the HOST record) in the file's
+        # metadata, b'vmsampler' -> 'host'; {} for an older run or a CSV
+        try:
+            self.host = _host_of(path)
+        except (FormatError, OSError, ValueError):
+            self.host = {}
         self.compression = None if compression in (None, 'none') else compression
         self.bin = tool.find_bin(vmsampler)
         self.warn = warn
@@ -234,7 +241,8 @@ class Writer:
         return sch.with_metadata({b'pandas': _pandas_meta(sch, ext),
                                   b'vmsampler': json.dumps({'source': os.path.basename(self.path),
                                                             'layout': 'wide' if self.wide else 'long',
-                                                            'version': __version__}).encode()})
+                                                            'version': __version__,
+                                                            'host': self.host}).encode()})
 
     def _dicts(self):
         pa = self.pa
