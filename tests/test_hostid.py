@@ -177,12 +177,25 @@ class Python(unittest.TestCase):
             p.wait(timeout=30)
 
 
-@unittest.skipUnless(L.have_libvirt() and shutil.which('virsh'), 'needs libvirt support and virsh')
 class Libvirt(unittest.TestCase):
+    def test_without_libvirt(self):
+        """A build without libvirt says so in build_features and has no
+        libvirt key (run in the build-nolibvirt stage; with libvirt, the
+        test below)."""
+        if L.have_libvirt():
+            return
+        h, _ = info(L.record(os.path.join(TMP, 'novirt.vms'), '-i', '50ms', '-n', '3'))
+        self.assertNotIn('libvirt', h['build_features'].split())
+        self.assertFalse([k for k in h if k.startswith('libvirt') or k.startswith('hypervisor')])
+
     def test_libvirt_part(self):
         """With libvirt's test driver: the URI, the driver, its version and
         libvirt's, as `virsh` reports them on the same connection; in the
         HOST record of the generation that has the VMs' columns."""
+        if not L.have_libvirt():
+            return  # test_without_libvirt
+        if not shutil.which('virsh'):
+            self.skipTest('virsh (libvirt-clients) is needed')
         env = L.testdrv_env(TMP, 2)
         out = L.record(os.path.join(TMP, 'vm.vms'), '-i', '200ms', '-n', '10', env=env)
         uri = env['LIBVIRT_DEFAULT_URI']
