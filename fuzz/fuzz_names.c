@@ -358,6 +358,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rn[i] = malloc(cap);
 		raw[i] = s->cols[i];
 		raw[i].name = rn[i];
+		raw[i].field = NULL; /* no identity in an older file: derived */
 	}
 	snprintf(rn[0], cap, "net.%s.rx_bytes", in);
 	snprintf(rn[1], cap, "disk.%s.rd_ios", in);

@@ -153,8 +153,7 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 		e->ncols = n;
 		for (unsigned k = 0; k < n; k++) {
 			unsigned f = dk_field(e->nfields, k);
-			vms_schema_addf(b, &dk_def[f], "disk.%s.%s", part,
-					vms_disk_field_names[f]);
+			vms_schema_addc(b, &dk_def[f], VMS_G_DISK, part, NULL, vms_disk_field_names[f]);
 		}
 		slot += n;
 	}
