@@ -2,10 +2,9 @@
 /* rates.h - per-interval rates from raw counters, the way sysstat's sar,
  * mpstat and iostat define them (reader side: `vmsampler dump --rates`).
  *
- * A plan is derived from a schema by the column name convention of the
- * sources (cpu.<id>.<field>, disk.<name>.<field>, net.<name>.<field>,
- * stat.<name>, vm.<name>.*, mem.<key>, vmstat.<key>, psi.<res>.<some|full>.total,
- * anything else): each output column has a name, an
+ * A plan is derived from a schema by the columns' identities (catalog.h:
+ * the cpu, disk and net groups, stat, a VM's groups, mem, vmstat, psi,
+ * anything else): each output column has an identity and a name, an
  * operation and the input columns it reads.  vms_rate_compute_dt()
  * evaluates one interval per column: each column's last value before the
  * frame (VMS_NONE where it had none) and the seconds since it was taken,
@@ -47,7 +46,12 @@ enum vms_cpu_pct {
 };
 
 struct vms_rate_col {
-	char *name;
+	char *name;         /* vms_colname(group, entity, sub, out), or out without a group */
+	/* its identity: the inputs' group, entity and sub (the schema's
+	 * strings), and what it is ("%usr", "r/s", "kbmemused", a gauge's
+	 * field), the end of name */
+	uint8_t group;      /* enum vms_group */
+	const char *entity, *sub, *out;
 	uint8_t op;         /* enum vms_rate_op */
 	uint8_t field;      /* VMS_ROP_CPU: enum vms_cpu_pct */
 	int8_t scale;       /* VMS_ROP_GAUGE: the input's scale */
