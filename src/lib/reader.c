@@ -859,6 +859,15 @@ int vms_reader_col_info(const struct vms_reader *r, uint32_t col, struct vms_rea
 	return 0;
 }
 
+int vms_reader_col_id(const struct vms_reader *r, uint32_t col, struct vms_reader_colid *out)
+{
+	if (!r->sch || col >= r->sch->ncols)
+		return -ERANGE;
+	const struct vms_col *c = &r->sch->cols[col];
+	*out = (struct vms_reader_colid){vms_catalog[c->group].name, c->entity, c->sub, c->field};
+	return 0;
+}
+
 int vms_reader_value(const struct vms_reader *r, uint32_t col, uint64_t *v)
 {
 	if (!r->cur || col >= r->cur->ncols)
