@@ -145,10 +145,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv.h"
-#include "cursor.h"
-#include "fmt.h"
-#include "log.h"
 
 /* ---- plans ------------------------------------------------------------- */
 
@@ -1023,157 +1019,6 @@ unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, cons
 	return x.flags;
 }
 
-/* ---- the CSV writer ---------------------------------------------------- */
-
-#define RATES_META "seq,time,t_mono_ns,interval_s,rate_flags"
-#define RATE_DIGITS 2     /* sysstat prints two decimals */
-#define FIELD_MAX 32      /* one formatted value */
-
-struct vms_rates {
-	struct vms_out out;
-	char **names;         /* the header's derived columns */
-	uint32_t nnames, capnames;
-	bool header_done;
-	uint64_t rows;
-	/* the current generation */
-	const struct vms_schema *sch;
-	struct vms_rate_plan *plan;
-	int32_t *map;         /* names[i] -> plan column, -1 */
-	double *vals;
-	struct vms_rate_last last; /* each column's last value and when */
-	uint64_t pseq, pt_mono; /* the previous frame */
-	bool have_prev;
-};
-
-int vms_rates_open(struct vms_rates **out, const char *path, unsigned how)
-{
-	struct vms_rates *r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	int e = vms_out_open(&r->out, path, how, 1 << 16);
-	if (e < 0) {
-		free(r);
-		return e;
-	}
-	*out = r;
-	return 0;
-}
-
-static int find_name(const struct vms_rates *r, const char *n)
-{
-	for (uint32_t i = 0; i < r->nnames; i++)
-		if (strcmp(r->names[i], n) == 0)
-			return (int)i;
-	return -1;
-}
-
-static int add_names(struct vms_rates *r, const struct vms_rate_plan *p)
-{
-	for (uint32_t k = 0; k < p->ncols; k++) {
-		if (find_name(r, p->cols[k].name) >= 0)
-			continue;
-		if (r->nnames == r->capnames) {
-			uint32_t cap = r->capnames ? r->capnames * 2 : 64;
-			char **n = realloc(r->names, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			r->names = n;
-			r->capnames = cap;
-		}
-		r->names[r->nnames] = strdup(p->cols[k].name);
-		if (!r->names[r->nnames])
-			return -ENOMEM;
-		r->nnames++;
-	}
-	return 0;
-}
-
-int vms_rates_declare(struct vms_rates *r, const struct vms_schema *s)
-{
-	struct vms_rate_plan *p;
-	int e = vms_rate_plan_new(s, &p);
-	if (e < 0)
-		return e;
-	e = add_names(r, p);
-	vms_rate_plan_free(p);
-	return e;
-}
-
-/* Write everything buffered (a reader may block). */
-static int put(struct vms_rates *r, size_t need, char **p)
-{
-	int e = vms_out_ensure(&r->out, need);
-	if (e < 0)
-		return e;
-	if (vms_out_room(&r->out) < need) {
-		e = vms_out_drain(&r->out);
-		if (e < 0)
-			return e;
-	}
-	*p = vms_out_reserve(&r->out, need);
-	return 0;
-}
-
-static int write_header(struct vms_rates *r)
-{
-	size_t need = sizeof(RATES_META) + 4;
-	for (uint32_t i = 0; i < r->nnames; i++)
-		need += vms_csv_field_max(r->names[i]) + 1;
-	char *p, *st;
-	int e = put(r, need, &p);
-	if (e < 0)
-		return e;
-	st = p;
-	memcpy(p, RATES_META, sizeof(RATES_META) - 1);
-	p += sizeof(RATES_META) - 1;
-	for (uint32_t i = 0; i < r->nnames; i++) {
-		*p++ = ',';
-		p = vms_csv_field(p, r->names[i]);
-	}
-	*p++ = '\r';
-	*p++ = '\n';
-	vms_out_advance(&r->out, (size_t)(p - st));
-	vms_out_end_record(&r->out);
-	r->header_done = true;
-	return 0;
-}
-
-/* A new generation: its plan, the header map, the column map from the
- * previous frame's schema. */
-static int switch_schema(struct vms_rates *r, const struct vms_schema *s)
-{
-	int e = vms_rate_plan_renew(&r->plan, s);
-	if (e < 0)
-		return e;
-	const struct vms_rate_plan *p = r->plan;
-	r->sch = s;
-	if (!r->header_done && r->nnames == 0) {
-		e = add_names(r, p);
-		if (e < 0)
-			return e;
-	}
-	free(r->map);
-	free(r->vals);
-	r->map = calloc(r->nnames ? r->nnames : 1, sizeof(*r->map));
-	r->vals = calloc(p->ncols ? p->ncols : 1, sizeof(*r->vals));
-	if (!r->map || !r->vals)
-		return -ENOMEM;
-	uint32_t shown = 0;
-	for (uint32_t i = 0; i < r->nnames; i++) {
-		r->map[i] = -1;
-		for (uint32_t k = 0; k < p->ncols; k++)
-			if (strcmp(r->names[i], p->cols[k].name) == 0) {
-				r->map[i] = (int32_t)k;
-				shown++;
-				break;
-			}
-	}
-	if (shown < p->ncols)
-		vms_warn("rates: schema generation %u adds %u columns that the header (fixed) cannot show",
-			 s->gen, p->ncols - shown);
-	return 0;
-}
-
 double vms_unscale(double v, int scale)
 {
 	for (int s = 0; s < scale; s++)
@@ -1290,105 +1135,76 @@ void vms_rate_last_free(struct vms_rate_last *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static void remember(struct vms_rates *r, const struct vms_frame *f)
-{
-	vms_rate_last_put(&r->last, f);
-	r->pseq = f->seq;
-	r->pt_mono = f->t_mono_ns;
-}
+/* ---- one rate stream ---------------------------------------------------------- */
 
-int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f)
+int vms_rate_stream_schema(struct vms_rate_stream *st, const struct vms_schema *s)
 {
-	int e;
-	if (f->ncols != s->ncols)
-		return -EINVAL;
-	bool newgen = s != r->sch;
-	if (newgen) {
-		e = switch_schema(r, s);
-		if (e < 0)
-			return e;
-	}
-	if (!r->header_done) {
-		e = write_header(r);
-		if (e < 0)
-			return e;
-	}
-	bool had = r->have_prev;
-	if (!had)
-		vms_rate_last_free(&r->last); /* a new stream: nothing carries over */
-	e = vms_rate_last_align(&r->last, s);
+	if (s == st->sch && st->plan)
+		return 0;
+	int e = vms_rate_plan_renew(&st->plan, s);
 	if (e < 0)
 		return e;
-	if (!had) {
-		/* an interval needs two frames */
-		remember(r, f);
-		r->have_prev = true;
-		return 0;
-	}
-	vms_rate_last_dt(&r->last, f->t_mono_ns);
-	double dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
-	unsigned flags = vms_rate_compute_dt(r->plan, r->last.v, f->v, r->last.dt, r->vals);
-	if (newgen || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
-	    f->seq != r->pseq + 1 || dt <= 0)
-		flags |= VMS_RATE_GAP;
+	st->sch = s;
+	return 1;
+}
 
-	char *p, *st;
-	e = put(r, 2 * VMS_CSV_META_MAX + (size_t)r->nnames * FIELD_MAX + 4, &p);
+/* One frame: the interval since the previous one (values into out, or the
+ * terms of sel into t), then f remembered. */
+static int step(struct vms_rate_stream *st, const struct vms_frame *f, const uint32_t *sel, uint32_t nsel,
+		struct vms_rate_term *t, double *out)
+{
+	const struct vms_schema *s = st->sch;
+	struct vms_rate_last *l = &st->last;
+	st->dt = 0;
+	st->flags = 0;
+	if (!st->have_prev)
+		vms_rate_last_free(l); /* a new stream: nothing carries over */
+	int e = vms_rate_last_align(l, s);
 	if (e < 0)
 		return e;
-	st = p;
-	p = vms_fmt_u64(p, f->seq);
-	*p++ = ',';
-	p = vms_fmt_time(p, f->t_real_ns, vms_local_gmtoff(f->t_real_ns));
-	*p++ = ',';
-	p = vms_fmt_u64(p, f->t_mono_ns);
-	*p++ = ',';
-	if (dt > 0)
-		p = vms_fmt_double(p, dt, 6);
-	*p++ = ',';
-	p = vms_fmt_u64(p, flags);
-	for (uint32_t i = 0; i < r->nnames; i++) {
-		*p++ = ',';
-		int32_t k = r->map[i];
-		if (k < 0)
-			continue;
-		const struct vms_rate_col *c = &r->plan->cols[k];
-		if (c->op == VMS_ROP_GAUGE)
-			p = vms_csv_value(p, f->v[c->a], c->scale); /* exact */
-		else if (!isnan(r->vals[k]))
-			p = vms_fmt_double(p, r->vals[k], c->op == VMS_ROP_GEXPR ? c->field : RATE_DIGITS);
+	bool ended = st->have_prev;
+	if (ended) {
+		if (st->in)
+			vms_rate_last_dt_some(l, f->t_mono_ns, st->in, st->nin);
+		else
+			vms_rate_last_dt(l, f->t_mono_ns);
+		st->dt = f->t_mono_ns > st->pt_mono ? (double)(f->t_mono_ns - st->pt_mono) / 1e9 : 0;
+		st->flags = out ? vms_rate_compute_dt(st->plan, l->v, f->v, l->dt, out)
+				: vms_rate_terms_dt(st->plan, l->v, f->v, l->dt, sel, nsel, t);
+		if (s != st->psch || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
+		    f->seq != st->pseq + 1 || st->dt <= 0)
+			st->flags |= VMS_RATE_GAP;
 	}
-	*p++ = '\r';
-	*p++ = '\n';
-	vms_out_advance(&r->out, (size_t)(p - st));
-	vms_out_end_record(&r->out);
-	r->rows++;
-	remember(r, f);
-	return 0;
+	if (st->in)
+		vms_rate_last_put_some(l, f, st->in, st->nin);
+	else
+		vms_rate_last_put(l, f);
+	st->pseq = f->seq;
+	st->pt_mono = f->t_mono_ns;
+	st->psch = s;
+	st->have_prev = true;
+	return ended;
 }
 
-void vms_rates_restart(struct vms_rates *r)
+int vms_rate_stream_values(struct vms_rate_stream *st, const struct vms_frame *f, double *out)
 {
-	r->have_prev = false;
+	return step(st, f, NULL, 0, NULL, out);
 }
 
-uint64_t vms_rates_rows(const struct vms_rates *r)
+int vms_rate_stream_terms(struct vms_rate_stream *st, const struct vms_frame *f, const uint32_t *sel,
+			  uint32_t nsel, struct vms_rate_term *t)
 {
-	return r->rows;
+	return step(st, f, sel, nsel, t, NULL);
 }
 
-int vms_rates_close(struct vms_rates *r)
+void vms_rate_stream_restart(struct vms_rate_stream *st)
 {
-	if (!r)
-		return 0;
-	int e = vms_out_close(&r->out);
-	for (uint32_t i = 0; i < r->nnames; i++)
-		free(r->names[i]);
-	free(r->names);
-	vms_rate_plan_free(r->plan);
-	free(r->map);
-	free(r->vals);
-	vms_rate_last_free(&r->last);
-	free(r);
-	return e;
+	st->have_prev = false;
+}
+
+void vms_rate_stream_free(struct vms_rate_stream *st)
+{
+	vms_rate_plan_free(st->plan);
+	vms_rate_last_free(&st->last);
+	memset(st, 0, sizeof(*st));
 }

@@ -232,7 +232,7 @@ struct pos {
 /* one rate plan per schema generation met */
 struct genmap {
 	const struct vms_schema *sch;
-	struct vms_rate_plan *plan;
+	const struct vms_rate_plan *plan; /* the rate stream's */
 	uint32_t n;    /* plan columns read */
 	uint32_t *sel; /* their plan indices */
 	uint32_t *rc;  /* their rcols */
@@ -677,7 +677,6 @@ static int32_t rcol_get(struct report *R, unsigned sec, unsigned ci, const char 
 
 static void genmap_free(struct genmap *g)
 {
-	vms_rate_plan_free(g->plan);
 	free(g->sel);
 	free(g->rc);
 	free(g->t);
@@ -685,12 +684,13 @@ static void genmap_free(struct genmap *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static int genmap_build(struct report *R, struct genmap *g, const struct vms_schema *s)
+/* The report's columns among those of the plan of st (just renewed for
+ * schema s); st is then to keep the last values of their inputs only. */
+static int genmap_build(struct report *R, struct genmap *g, struct vms_rate_stream *st,
+			const struct vms_schema *s)
 {
 	genmap_free(g);
-	int e = vms_rate_plan_new(s, &g->plan);
-	if (e < 0)
-		return e;
+	g->plan = st->plan;
 	size_t n = g->plan->ncols ? g->plan->ncols : 1;
 	g->sel = malloc(n * sizeof(*g->sel));
 	g->rc = malloc(n * sizeof(*g->rc));
@@ -1011,7 +1011,7 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 	row_reset(R);
 
 	struct genmap gm = {0};
-	struct vms_rate_last last = {0};
+	struct vms_rate_stream st = {0};
 	struct pos start = {0}, cur;
 	bool base = false;
 	uint64_t streams = 1, nf = 0, ord = 0;
@@ -1044,14 +1044,17 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 			continue;
 		if (w > 0)
 			break;
-		if (s != gm.sch && (r = genmap_build(R, &gm, s)) < 0)
+		if ((r = vms_rate_stream_schema(&st, s)) > 0 && (r = genmap_build(R, &gm, &st, s)) == 0) {
+			st.in = gm.in;
+			st.nin = gm.nin;
+		}
+		if (r < 0)
 			break;
 		if (!base)
-			vms_rate_last_free(&last);
-		if ((r = vms_rate_last_align(&last, s)) < 0)
+			vms_rate_stream_restart(&st);
+		if ((r = vms_rate_stream_terms(&st, f, gm.sel, gm.n, gm.t)) < 0)
 			break;
 		if (!base) {
-			vms_rate_last_put_some(&last, f, gm.in, gm.nin);
 			pos_of(&start, f);
 			cur = start;
 			base = true;
@@ -1059,9 +1062,6 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 			continue;
 		}
 		ord++;
-		vms_rate_last_dt_some(&last, f->t_mono_ns, gm.in, gm.nin);
-		vms_rate_terms_dt(gm.plan, last.v, f->v, last.dt, gm.sel, gm.n, gm.t);
-		vms_rate_last_put_some(&last, f, gm.in, gm.nin);
 		for (uint32_t i = 0; i < gm.n; i++) {
 			struct rcol *c = &R->rcols[gm.rc[i]];
 			R->ents[c->ent].present = true;
@@ -1101,7 +1101,7 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 		if (c->q.h && c->q.nkb)
 			keys_flush(c, mode == M_SUMMARY);
 	}
-	vms_rate_last_free(&last);
+	vms_rate_stream_free(&st);
 	genmap_free(&gm);
 	vms_reader_close(rd);
 	return r < 0 && r != -ESRCH ? r : 0;
