@@ -10,6 +10,7 @@
 
 #include <vmsampler/format.h>
 
+#include "cursor.h"
 #include "vms.h"
 
 #define CNT(n, u, d) {n, VMS_KIND_COUNTER, VMS_UNIT_##u, d}
@@ -334,16 +335,6 @@ int vms_colname(char *buf, size_t cap, unsigned group, const char *entity, const
 
 /* ---- old data: the identity from the name ------------------------------------ */
 
-static bool all_digits(const char *s, size_t n)
-{
-	if (!n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
 /* The known field that ends rest (after a dot, leaving at least min bytes
  * before it): its index and offset, or false. */
 static bool field_suffix(unsigned g, const char *rest, size_t len, size_t min, unsigned *fi, size_t *off)
@@ -406,7 +397,7 @@ static bool fits(unsigned g, const char *name, size_t pos[3], size_t len[3], uns
 			return false;
 		pos[1] = p;
 		len[1] = off - 1;
-		if (c->sub == 2 && !all_digits(name + p, len[1]))
+		if (c->sub == 2 && !vms_all_digits(name + p, len[1]))
 			return false;
 		p += off;
 	}

@@ -12,6 +12,7 @@
 
 #include <vmsampler/reader.h>
 #include "catalog.h"
+#include "cursor.h"
 #include "vms.h"
 
 enum vms_mfam_id {
@@ -215,6 +216,19 @@ static const struct rule vm_block_rules[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
+/* a VM's columns of a sub-entity: group, held, rules, the sub's label */
+static const struct {
+	uint8_t group;
+	bool hold;
+	const struct rule *rules;
+	const char *label;
+} vm_sub_rules[] = {
+	{VMS_G_VCPU, false, vcpu_rules, "vcpu"},
+	{VMS_G_VMLVVCPU, true, lv_vcpu_rules, "vcpu"},
+	{VMS_G_VMNET, false, vm_net_rules, "target_device"},
+	{VMS_G_VMBLOCK, true, vm_block_rules, "target_device"},
+};
+
 static const struct rule *find_rule(const struct rule *r, const char *field, size_t len)
 {
 	for (; r->field; r++)
@@ -316,16 +330,6 @@ static int set(struct vms_mcol *o, const struct rule *r, int fam, int scale, dou
 	return o->labels ? 1 : -ENOMEM;
 }
 
-static bool all_digits(const char *s, size_t n)
-{
-	if (!n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
 static int map_perf(const char *field, struct lbuf *l, int fam_ev, int fam_en, int fam_run, int scale,
 		    double user_hz, struct vms_mcol *out)
 {
@@ -355,19 +359,13 @@ static int map_vm(const struct vms_colid *id, const char *key, int scale, double
 		for (int j = 0; j < k; j++)
 			out[j].hold = true;
 		return k;
-	case VMS_G_VCPU:
-	case VMS_G_VMLVVCPU:
-		hold = id->group == VMS_G_VMLVVCPU;
-		r = find_rule(hold ? lv_vcpu_rules : vcpu_rules, id->field, strlen(id->field));
-		label_z(&l, "vcpu", id->sub);
-		break;
-	case VMS_G_VMNET:
-	case VMS_G_VMBLOCK:
-		hold = id->group == VMS_G_VMBLOCK;
-		r = find_rule(hold ? vm_block_rules : vm_net_rules, id->field, strlen(id->field));
-		label_z(&l, "target_device", id->sub);
-		break;
 	default:
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_sub_rules); i++)
+			if (vm_sub_rules[i].group == id->group) {
+				r = find_rule(vm_sub_rules[i].rules, id->field, strlen(id->field));
+				hold = vm_sub_rules[i].hold;
+				label_z(&l, vm_sub_rules[i].label, id->sub);
+			}
 		for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_rules); i++)
 			if (vm_rules[i].group == id->group && strcmp(vm_rules[i].r.field, id->field) == 0) {
 				r = &vm_rules[i].r;
@@ -439,7 +437,7 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 			struct rule all = {id->field, FAM_CPU_ALL, CV_HZ, "mode", id->field};
 			return set(out, &all, FAM_CPU_ALL, scale, user_hz, &l);
 		}
-		if (!all_digits(e, strlen(e)))
+		if (!vms_all_digits(e, strlen(e)))
 			return 0;
 		label_z(&l, "cpu", e);
 		return set(out, r, r->fam, scale, user_hz, &l);
@@ -455,7 +453,7 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 			return map_perf(id->field, &l, FAM_PERF_ALL_EVENTS, FAM_PERF_ALL_ENABLED, FAM_PERF_ALL_RUNNING,
 					scale, user_hz, out);
 		/* the perf source's per-CPU entities are "cpuN" */
-		if (strncmp(e, "cpu", 3) != 0 || !all_digits(e + 3, strlen(e) - 3))
+		if (strncmp(e, "cpu", 3) != 0 || !vms_all_digits(e + 3, strlen(e) - 3))
 			return 0;
 		label_z(&l, "cpu", e + 3);
 		return map_perf(id->field, &l, FAM_PERF_EVENTS, FAM_PERF_ENABLED, FAM_PERF_RUNNING, scale, user_hz,
