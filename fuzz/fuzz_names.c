@@ -256,7 +256,7 @@ static void write_lines(const struct vms_schema *s)
 	const struct vms_lp_meta meta = {.seq = 1, .t_wall_ns = 1700000000000000000, .gen = 1};
 	for (int fmt = VMS_LP_INFLUX; fmt <= VMS_LP_JSON; fmt++) {
 		struct vms_lp *lp;
-		CHECK(vms_lp_new(&lp, (enum vms_lp_format)fmt, s->ncols, names, keys, "h") == 0);
+		CHECK(vms_lp_new(&lp, (enum vms_lp_format)fmt, s->ncols, names, ids, keys, "h") == 0);
 		char *buf = malloc(vms_lp_max(lp, 0) + 1);
 		CHECK(buf);
 		char *e = vms_lp_frame(lp, buf, &meta, vals);

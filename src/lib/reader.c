@@ -407,6 +407,11 @@ uint32_t vms_reader_nrates(const struct vms_reader *r)
 	return r->rates && r->st.plan && r->st.sch == r->sch ? r->st.plan->ncols : 0;
 }
 
+const struct vms_rate_col *vms_rdr_rate_col(const struct vms_reader *r, uint32_t i)
+{
+	return i < vms_reader_nrates(r) ? &r->st.plan->cols[i] : NULL;
+}
+
 const char *vms_reader_rate_name(const struct vms_reader *r, uint32_t i)
 {
 	return i < vms_reader_nrates(r) ? r->st.plan->cols[i].name : NULL;
