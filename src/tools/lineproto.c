@@ -146,7 +146,7 @@ static int map(const char *name, const struct vms_colid *id, const char *key, st
 	if (!id || id->group == VMS_G_NONE) {
 		/* not in the catalogue: GROUP.REST as it comes, unless GROUP is
 		 * one of the catalogue's (a name of its that does not fit it) */
-		const char *dot = strchr(name, '.');
+		const char *dot = strchr(name, '.'); /* a column without identity */
 		if (!dot || dot == name || !dot[1] || vms_catalog_group(name, (size_t)(dot - name)) != VMS_G_NONE)
 			return -EINVAL;
 		if (put(o->measurement, sizeof(o->measurement), name, (size_t)(dot - name)) < 0)
