@@ -5,8 +5,8 @@
  *     and every identity's name derives back to the same identity;
  *   - every column of the recorded runs (tests/fixtures/runs/, format
  *     1.0: no identities in the file) has one;
- *   - a run recorded by the binary now (format 1.1) carries the identities
- *     its sources declared, and the same file rewritten as format 1.0 (the
+ *   - a run recorded by the binary now (format 1.2) carries the identities
+ *     its sources declared, and the same file rewritten as format 1.1 (the
  *     identities stripped) reads back with the same identities;
  *   - vmsampler(1)'s COLUMNS section has an entry for each group and each
  *     field, and none that the catalogue does not have. */
@@ -130,17 +130,17 @@ static void test_recorded_runs(void **state)
 	assert_true(files > 0);
 }
 
-/* The stream of len bytes at b as format 1.0: SCHEMA payloads cut after
+/* The stream of len bytes at b as format 1.1: SCHEMA payloads cut after
  * their columns (their identities dropped), headers with minor 0, the
  * CRCs recomputed.  Returns the new length (b is rewritten in place). */
-static size_t as_v10(uint8_t *b, size_t len)
+static size_t as_v11(uint8_t *b, size_t len)
 {
 	size_t in = 0, out = 0;
 	while (in < len) {
 		if (len - in >= 8 && memcmp(b + in, VMS_FMT_MAGIC, VMS_FMT_MAGIC_LEN) == 0) {
 			uint8_t *h = b + out;
 			memmove(h, b + in, VMS_FMT_HEADER_SIZE);
-			vms_le_put16(h + 10, 0);
+			vms_le_put16(h + 10, 1);
 			vms_le_put32(h + 28, vms_crc32c(0, h, 28));
 			in += VMS_FMT_HEADER_SIZE;
 			out += VMS_FMT_HEADER_SIZE;
@@ -186,8 +186,8 @@ static void test_declared_and_derived(void **state)
 		assert_int_equal(run_cmd(argv, NULL, tp("run.out"), tp("run.err")), 0);
 		size_t len;
 		uint8_t *b = slurp(out, &len);
-		assert_int_equal(vms_le_get16(b + 10), 1); /* written as format 1.1 */
-		spit(old, b, as_v10(b, len));
+		assert_int_equal(vms_le_get16(b + 10), 2); /* written as format 1.2 */
+		spit(old, b, as_v11(b, len));
 		free(b);
 		struct vms_reader *rn, *ro;
 		assert_int_equal(vms_reader_open(&rn, out, 0), 0);

@@ -6,8 +6,8 @@ printed by tests/catalog_dump.c):
   - derive() gives, name by name, the identity vms_catalog_derive() gives:
     every column of the recorded runs (format 1.0), of a run recorded now,
     and names the catalogue does not know;
-  - the loader reads the identities of a format 1.1 file (what the sources
-    declared), and they are what derive() gives for each name (what a 1.0
+  - the loader reads the identities of a format 1.2 file (what the sources
+    declared), and they are what derive() gives for each name (what a 1.0 or 1.1
     file's columns get);
   - Parquet's entity and metric come from the identity."""
 import os
@@ -77,7 +77,7 @@ class Catalog(unittest.TestCase):
 
     def test_declared_is_derived(self):
         with open(self.new, 'rb') as f:
-            self.assertEqual(f.read(12)[10:12], b'\x01\x00')  # format 1.1
+            self.assertEqual(f.read(12)[10:12], b'\x02\x00')  # format 1.2
         n = 0
         for s in vmsampler.schemas(self.new):
             for col in s.cols:

@@ -139,7 +139,7 @@ int vms_reader_col_info(const struct vms_reader *r, uint32_t col, struct vms_rea
 
 /* What a column is, from the column catalogue (vmsampler(1), COLUMNS):
  * its group, the entity it belongs to, a VM's sub-entity, its field.  A
- * file of format 1.0 has the identities derived from the names. */
+ * file of format 1.0 or 1.1 has the identities derived from the names. */
 struct vms_reader_colid {
 	const char *group;  /* "cpu", "disk", "vcpu", ...; "" when the catalogue
 			     * does not know the column */

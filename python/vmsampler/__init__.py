@@ -95,7 +95,7 @@ def crc32c(data, crc=0):
 
 class Column:
     """A column of a schema; .id is its identity (catalog.ColId): from the
-    file (format 1.1), else derived from the name."""
+    file (format 1.2), else derived from the name."""
     __slots__ = ('name', 'key', 'kind', 'unit', 'wrap_bits', 'scale', 'id')
 
     def __init__(self, name, key, kind, unit, wrap_bits, scale, id=None):
@@ -203,7 +203,7 @@ def _schema(pl):
 
 
 def _identities(pl, p, end, cols):
-    """The columns' identities after them (format 1.1, see
+    """The columns' identities after them (format 1.2, see
     vmsampler-format(5)): the group and where entity, sub and field are in
     the name."""
     ids = []

@@ -2,8 +2,8 @@
 
 Each column has an identity: a group (cpu, disk, vcpu, ...), the entity it
 belongs to (a CPU, a device, a VM's name), a VM's sub-entity (a vCPU, a
-tap, a disk) and a field.  A file of format 1.1 carries it in its SCHEMA
-records (the loader reads it from there); for a file of format 1.0,
+tap, a disk) and a field.  A file of format 1.2 carries it in its SCHEMA
+records (the loader reads it from there); for a file of format 1.0 or 1.1,
 derive() recovers it from the name, as libvmsampler's reader does.  This
 table mirrors the C one: tests/test_py_catalog.py compares them, and
 derive() with vms_catalog_derive(), name by name.

@@ -23,7 +23,7 @@ Long layout (the default), one row per frame and column:
 
 entity + '.' + metric is the column's name (entity alone for a column the
 catalogue does not know); both come from the column's identity in the file
-(derived from the name for a file of format 1.0).  --wide: one row per frame:
+(derived from the name for a file of format 1.0 or 1.1).  --wide: one row per frame:
 time, seq, t_mono_ns, gen, flags, missed_ticks, lost_frames, late_ns,
 self_cpu_ns, then one column per column of the run (every generation's,
 null where a generation lacks it): uint64 (counters, and gauges without a

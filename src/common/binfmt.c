@@ -123,7 +123,7 @@ size_t vms_bin_schema_enc(uint8_t *out, const struct vms_schema *s)
 		p = put_string(p, c->name, strlen(c->name));
 		p = put_string(p, c->key, strlen(c->key));
 	}
-	/* minor version 1: each column's identity after the columns */
+	/* minor version 2: each column's identity after the columns */
 	for (uint32_t i = 0; i < s->ncols; i++) {
 		const struct vms_col *c = &s->cols[i];
 		size_t off[5];
@@ -466,8 +466,8 @@ static int push_schema(struct vms_bin_dec *d, struct vms_schema *s)
 	return 0;
 }
 
-/* The columns' identities that follow them (minor version 1; none in a
- * payload of version 1.0, whose columns get theirs from their names in
+/* The columns' identities that follow them (minor version 2; none in a
+ * payload of an older version, whose columns get theirs from their names in
  * vms_schema_new).  The parts are copied from the names to sp. */
 static int dec_identity(struct vms_bin_dec *d, struct vms_bytes *c, uint32_t ncols, struct vms_col *cols,
 			char *sp)
