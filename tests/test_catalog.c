@@ -20,6 +20,7 @@
 #include "catalog.h"
 #include "crc32c.h"
 #include "le.h"
+#include "parse.h"
 #include "runbin.h"
 #include "schema.h"
 #include "testutil.h"
@@ -54,6 +55,20 @@ static void test_tables(void **state)
 			assert_string_equal(id.entity, ent ? ent : "");
 			assert_string_equal(id.sub, sub ? sub : "");
 		}
+	}
+	/* the parsers' field names are the catalogue's, in its order (the
+	 * rates index the cpu, disk and net fields by it) */
+	static const struct {
+		unsigned g, n;
+		const char *const *names;
+	} parsed[] = {{VMS_G_CPU, VMS_STAT_CPU_FIELDS, vms_stat_cpu_field_names},
+		      {VMS_G_DISK, VMS_DISK_FIELDS, vms_disk_field_names},
+		      {VMS_G_NET, VMS_NET_FIELDS, vms_net_field_names},
+		      {VMS_G_VMNET, VMS_NET_FIELDS, vms_net_field_names}};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(parsed); i++) {
+		assert_int_equal(vms_catalog[parsed[i].g].nfields, parsed[i].n);
+		for (unsigned f = 0; f < parsed[i].n; f++)
+			assert_string_equal(vms_catalog[parsed[i].g].fields[f].name, parsed[i].names[f]);
 	}
 	/* the agent's metrics are catalogue entries */
 	unsigned n = 0;
