@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "binfmt.h"
+#include "compare.h"
 #include "dump.h"
 #include "events.h"
 #include "fmt.h"
@@ -212,15 +213,6 @@ struct ev {
 	uint64_t ord; /* frames of the range read before it */
 };
 
-/* a time given with --from / --to */
-struct tspec {
-	enum { T_NONE, T_REL, T_ABS, T_TOD } kind;
-	double rel;      /* seconds from the first frame */
-	int64_t abs_ns;  /* T_ABS, and T_TOD once resolved */
-	double tod;      /* seconds since local midnight */
-	const char *text;
-};
-
 enum mode { M_TEXT, M_JSON, M_SUMMARY, M_REFINE };
 
 struct pos {
@@ -245,7 +237,7 @@ struct report {
 	const char *in;
 	bool ring, summary, vm, json;
 	double interval;
-	struct tspec from, to;
+	struct vms_tspec from, to;
 	/* the input, when it is not reopened */
 	uint8_t *mem;
 	size_t memlen;
@@ -376,20 +368,20 @@ static int parse_tod(const char *s, double *sec, const char **rest)
 	return 0;
 }
 
-static int parse_time(const char *s, struct tspec *t)
+int vms_report_parse_time(const char *s, struct vms_tspec *t)
 {
 	const char *e;
 	double v;
 	t->text = s;
 	/* seconds from the first frame */
 	if (parse_num(s, &v, &e) == 0 && (*e == '\0' || strcmp(e, "s") == 0)) {
-		t->kind = T_REL;
+		t->kind = VMS_T_REL;
 		t->rel = v;
 		return 0;
 	}
 	/* a time of day */
 	if (parse_tod(s, &v, &e) == 0 && *e == '\0') {
-		t->kind = T_TOD;
+		t->kind = VMS_T_TOD;
 		t->tod = v;
 		return 0;
 	}
@@ -422,15 +414,15 @@ static int parse_time(const char *s, struct tspec *t)
 		}
 		secs = timegm(&tm) - off;
 	}
-	t->kind = T_ABS;
+	t->kind = VMS_T_ABS;
 	t->abs_ns = (int64_t)secs * 1000000000LL + (int64_t)((v - (double)whole) * 1e9 + 0.5);
 	return 0;
 }
 
 /* a time of day on the first frame's (local) date */
-static void resolve_tod(struct tspec *t, int64_t t0_real)
+void vms_report_resolve_tod(struct vms_tspec *t, int64_t t0_real)
 {
-	if (t->kind != T_TOD)
+	if (t->kind != VMS_T_TOD)
 		return;
 	time_t s = (time_t)(t0_real / 1000000000LL);
 	struct tm tm;
@@ -441,7 +433,7 @@ static void resolve_tod(struct tspec *t, int64_t t0_real)
 	tm.tm_sec = (int)(whole % 60);
 	tm.tm_isdst = -1;
 	t->abs_ns = (int64_t)mktime(&tm) * 1000000000LL + (int64_t)((t->tod - (double)whole) * 1e9 + 0.5);
-	t->kind = T_ABS;
+	t->kind = VMS_T_ABS;
 }
 
 #define TOL_NS 1000000 /* 1 ms: a frame taken a little after the time given */
@@ -450,11 +442,11 @@ static void resolve_tod(struct tspec *t, int64_t t0_real)
 static int in_range(const struct report *R, const struct vms_frame *f)
 {
 	double rel = ((double)f->t_mono_ns - (double)R->t0_mono) / 1e9;
-	if ((R->from.kind == T_REL && rel * 1e9 < R->from.rel * 1e9 - TOL_NS) ||
-	    (R->from.kind == T_ABS && f->t_real_ns < R->from.abs_ns - TOL_NS))
+	if ((R->from.kind == VMS_T_REL && rel * 1e9 < R->from.rel * 1e9 - TOL_NS) ||
+	    (R->from.kind == VMS_T_ABS && f->t_real_ns < R->from.abs_ns - TOL_NS))
 		return -1;
-	if ((R->to.kind == T_REL && rel * 1e9 > R->to.rel * 1e9 + TOL_NS) ||
-	    (R->to.kind == T_ABS && f->t_real_ns > R->to.abs_ns + TOL_NS))
+	if ((R->to.kind == VMS_T_REL && rel * 1e9 > R->to.rel * 1e9 + TOL_NS) ||
+	    (R->to.kind == VMS_T_ABS && f->t_real_ns > R->to.abs_ns + TOL_NS))
 		return 1;
 	return 0;
 }
@@ -1052,8 +1044,8 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 			R->t0_set = true;
 			R->t0_mono = f->t_mono_ns;
 			R->t0_real = f->t_real_ns;
-			resolve_tod(&R->from, f->t_real_ns);
-			resolve_tod(&R->to, f->t_real_ns);
+			vms_report_resolve_tod(&R->from, f->t_real_ns);
+			vms_report_resolve_tod(&R->to, f->t_real_ns);
 		}
 		int w = in_range(R, f);
 		if (w < 0)
@@ -1506,6 +1498,9 @@ int vms_report_main(int argc, char **argv)
 	const char *ring = NULL;
 	int c;
 
+	if (vms_compare_wanted(argc, argv))
+		return vms_compare_main(argc, argv);
+
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
@@ -1517,7 +1512,7 @@ int vms_report_main(int argc, char **argv)
 			break;
 		case 'F':
 		case 'T':
-			if (parse_time(optarg, c == 'F' ? &R.from : &R.to) < 0)
+			if (vms_report_parse_time(optarg, c == 'F' ? &R.from : &R.to) < 0)
 				return vms_tool_usage("report", c == 'F' ? "bad --from time" : "bad --to time", optarg);
 			break;
 		case 'S':
@@ -1543,10 +1538,10 @@ int vms_report_main(int argc, char **argv)
 		return vms_tool_usage("report", "give either --ring PATH or a FILE, not both", NULL);
 	if (!ring && optind != argc - 1)
 		return vms_tool_usage("report", optind == argc ? "missing FILE" : "more than one FILE", NULL);
-	if (R.from.kind == R.to.kind && R.from.kind != T_NONE && R.from.kind != T_TOD &&
-	    (R.from.kind == T_REL ? R.from.rel > R.to.rel : R.from.abs_ns > R.to.abs_ns))
+	if (R.from.kind == R.to.kind && R.from.kind != VMS_T_NONE && R.from.kind != VMS_T_TOD &&
+	    (R.from.kind == VMS_T_REL ? R.from.rel > R.to.rel : R.from.abs_ns > R.to.abs_ns))
 		return vms_tool_usage("report", "--from is after --to", NULL);
-	if (R.from.kind == T_TOD && R.to.kind == T_TOD && R.from.tod > R.to.tod)
+	if (R.from.kind == VMS_T_TOD && R.to.kind == VMS_T_TOD && R.from.tod > R.to.tod)
 		return vms_tool_usage("report", "--from is after --to", NULL);
 	R.in = ring ? ring : argv[optind];
 	R.ring = ring != NULL;
