@@ -665,7 +665,7 @@ static void jstr(FILE *o, const char *s)
 static void jnum(FILE *o, double v)
 {
 	if (isfinite(v))
-		fprintf(o, "%.6g", v);
+		fprintf(o, "%.10g", v);
 	else
 		fputs("null", o);
 }
