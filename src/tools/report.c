@@ -236,6 +236,8 @@ struct report {
 	/* options */
 	const char *in;
 	bool ring, summary, vm, json;
+	unsigned only;      /* the sections asked for (--section, sar's flags) */
+	const char *cpus;   /* -P: NULL the "all" row, "ALL" every CPU's too, or one CPU */
 	double interval;
 	struct vms_tspec from, to;
 	/* the input, when it is not reopened */
@@ -610,7 +612,8 @@ static bool match(const struct report *R, const char *name, unsigned *sec, unsig
 				continue;
 			const char *e = name + pl;
 			size_t el = nl - sl - 1 - pl;
-			if (S->only && (el != strlen(S->only) || memcmp(e, S->only, el) != 0))
+			const char *only = s == S_CPU && R->cpus ? R->cpus : S->only;
+			if (only && strcmp(only, "ALL") != 0 && (el != strlen(only) || memcmp(e, only, el) != 0))
 				continue;
 			if (s == S_VM && memchr(e, '.', el))
 				continue; /* a vCPU's or a tap's column, not the VM's */
@@ -817,10 +820,12 @@ static void refine_add(struct rcol *c)
 		key_add(c, false);
 }
 
-/* Print the events read before frame `ord` of the range. */
+/* Print the events read before the frame `ord` of the range: those read
+ * after frame ord - 1 have ord - 1 (the first reading, which meets them
+ * after that row is printed, and the next ones place them alike). */
 static void events_upto(struct report *R, uint64_t ord)
 {
-	for (; R->ev_next < R->nev && R->evs[R->ev_next].ord <= ord; R->ev_next++)
+	for (; R->ev_next < R->nev && R->evs[R->ev_next].ord < ord; R->ev_next++)
 		if (R->mode == M_TEXT)
 			text_event(R, &R->evs[R->ev_next]);
 }
@@ -1300,7 +1305,7 @@ static int refine_alloc(struct report *R)
 static int summarize(struct report *R)
 {
 	/* min, max, the averages and a log-linear histogram of each column */
-	int r = run_pass(R, M_SUMMARY, (1u << S_N) - 1);
+	int r = run_pass(R, M_SUMMARY, R->only);
 	if (r < 0 || R->oerr)
 		return r;
 	for (uint32_t i = 0; i < R->nrc; i++) {
@@ -1315,7 +1320,7 @@ static int summarize(struct report *R)
 	/* then linear histograms over the p95's bucket, until one key */
 	bool more = refine_step(R, true);
 	for (unsigned k = 0; more && k < QPASSES; k++) {
-		if ((r = refine_alloc(R)) < 0 || (r = run_pass(R, M_REFINE, (1u << S_N) - 1)) < 0)
+		if ((r = refine_alloc(R)) < 0 || (r = run_pass(R, M_REFINE, R->only)) < 0)
 			return r;
 		more = refine_step(R, false);
 	}
@@ -1421,6 +1426,54 @@ static int parse_interval(const char *s, double *v)
 	return *v > 0 && *v <= 366 * 86400.0 ? 0 : -EINVAL;
 }
 
+/* sar's section flags: the section (-1: not one, -2: -n other than DEV) */
+static int sar_section(int c, const char *arg)
+{
+	switch (c) {
+	case 'u':
+		return S_CPU;
+	case 'q':
+		return S_QUEUE;
+	case 'w':
+	case 'I':
+		return S_TASK; /* proc/s and cswch/s (-w), intr/s (-I SUM) */
+	case 'd':
+		return S_DISK;
+	case 'n':
+		return strcmp(arg, "DEV") == 0 ? S_NET : -2;
+	case 'r':
+		return S_MEMORY;
+	case 'W':
+		return S_SWAPPING;
+	case 'B':
+		return S_PAGING;
+	default:
+		return -1;
+	}
+}
+
+/* --section cpu,disk,...: the sections' JSON names */
+static int parse_sections(const char *list, struct report *R)
+{
+	const char *p = list;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		unsigned s;
+		for (s = 0; s < S_N; s++)
+			if (strlen(sections[s].id) == n && strncmp(p, sections[s].id, n) == 0)
+				break;
+		if (s == S_N)
+			return -EINVAL;
+		R->only |= 1u << s;
+		if (s == S_VM)
+			R->vm = true;
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			return -EINVAL;
+	}
+	return p == list ? -EINVAL : 0;
+}
+
 static void report_free(struct report *R)
 {
 	for (uint32_t e = 0; e < R->nents; e++)
@@ -1491,10 +1544,13 @@ int vms_report_main(int argc, char **argv)
 		{"vm", no_argument, NULL, 'V'},
 		{"json", no_argument, NULL, 'j'},
 		{"ring", required_argument, NULL, 'R'},
+		{"section", required_argument, NULL, 'X'},
+		{"cpu", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct report R = {.out = stdout};
+	const char *file = NULL;
 	const char *ring = NULL;
 	int c;
 
@@ -1503,13 +1559,43 @@ int vms_report_main(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:hf:s:e:P:uqwIdn:rWB", opts, NULL)) != -1) {
+		int sec = sar_section(c, optarg);
+		if (sec >= 0) {
+			R.only |= 1u << sec;
+			if (sec == S_VM)
+				R.vm = true;
+			continue;
+		}
+		if (sec == -2)
+			return vms_tool_usage("report", "-n shows DEV only (the interfaces)", optarg);
 		switch (c) {
+		case 'X':
+			if (parse_sections(optarg, &R) < 0)
+				return vms_tool_usage("report", "--section wants a list of cpu, queue, task, disk, net, paging, swapping, memory, swapspace, pressure, vm",
+						   optarg);
+			break;
+		case 'P':
+			if (strcmp(optarg, "ALL") != 0 && strcmp(optarg, "all") != 0 &&
+			    strspn(optarg, "0123456789") != strlen(optarg))
+				return vms_tool_usage("report", "-P wants ALL or a CPU number", optarg);
+			R.cpus = optarg;
+			break;
+		case 'f':
+			if (file)
+				return vms_tool_usage("report", "-f given twice", optarg);
+			file = optarg;
+			break;
 		case 'i':
 			if (parse_interval(optarg, &R.interval) < 0)
 				return vms_tool_usage("report", "--interval wants a positive number of seconds (or with a unit s, m, h)",
 						   optarg);
 			break;
+		case 's':
+		case 'e':
+			/* sar's -s and -e: --from and --to */
+			c = c == 's' ? 'F' : 'T';
+			/* fall through */
 		case 'F':
 		case 'T':
 			if (vms_report_parse_time(optarg, c == 'F' ? &R.from : &R.to) < 0)
@@ -1534,16 +1620,20 @@ int vms_report_main(int argc, char **argv)
 			return vms_tool_bad_option("report", c, argv);
 		}
 	}
-	if (ring && optind < argc)
+	if (file && optind < argc)
+		return vms_tool_usage("report", "more than one FILE", NULL);
+	if (ring && (optind < argc || file))
 		return vms_tool_usage("report", "give either --ring PATH or a FILE, not both", NULL);
-	if (!ring && optind != argc - 1)
+	if (!ring && !file && optind != argc - 1)
 		return vms_tool_usage("report", optind == argc ? "missing FILE" : "more than one FILE", NULL);
+	if (!R.only)
+		R.only = (1u << S_N) - 1;
 	if (R.from.kind == R.to.kind && R.from.kind != VMS_T_NONE && R.from.kind != VMS_T_TOD &&
 	    (R.from.kind == VMS_T_REL ? R.from.rel > R.to.rel : R.from.abs_ns > R.to.abs_ns))
 		return vms_tool_usage("report", "--from is after --to", NULL);
 	if (R.from.kind == VMS_T_TOD && R.to.kind == VMS_T_TOD && R.from.tod > R.to.tod)
 		return vms_tool_usage("report", "--from is after --to", NULL);
-	R.in = ring ? ring : argv[optind];
+	R.in = ring ? ring : file ? file : argv[optind];
 	R.ring = ring != NULL;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -1574,11 +1664,11 @@ int vms_report_main(int argc, char **argv)
 		 * learns which sections have columns */
 		enum mode m = R.json ? M_JSON : M_TEXT;
 		R.mode = m;
-		R.seen = 1u << S_CPU;
+		R.seen = R.only & -R.only; /* the first section asked for: its reading learns the others */
 		if (R.json)
 			title(&R);
 		for (unsigned s = 0; s < S_N && !R.oerr; s++) {
-			if (!((R.seen >> s) & 1) || (s == S_VM && !R.vm))
+			if (!((R.seen >> s) & 1) || (s == S_VM && !R.vm) || !((R.only >> s) & 1))
 				continue;
 			r = run_pass(&R, m, 1u << s);
 			if (r < 0 && R.npass == 1 && !R.rows)
