@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "lineproto.h"
 #include "log.h"
 #include "reader_int.h"
@@ -174,26 +175,18 @@ struct side {
 	uint64_t t0_mono;
 	int64_t t0_real;
 	struct ival *iv;
-	size_t niv, capiv;
+	size_t niv;
+	uint32_t capiv;
 	struct vms_event *marks;
-	size_t nmarks, capmarks;
+	size_t nmarks;
+	uint32_t capmarks;
 	struct series *s;
-	size_t ns, caps;
+	size_t ns;
+	uint32_t caps;
 	size_t nin;        /* intervals in the window */
 	double span_s;     /* their total length */
 	char err[600];
 };
-
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return p;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *q = realloc(p, c * size);
-	if (q)
-		*cap = c;
-	return q;
-}
 
 static int series_get(struct side *S, unsigned rule, const char *ent, size_t el, const char *uuid)
 {
@@ -202,7 +195,7 @@ static int series_get(struct side *S, unsigned rule, const char *ent, size_t el,
 		    strlen(S->s[i].ent) == el && memcmp(S->s[i].ent, ent, el) == 0 &&
 		    strcmp(S->s[i].uuid, uuid) == 0)
 			return (int)i;
-	struct series *n = grow(S->s, &S->caps, S->ns, sizeof(*n));
+	struct series *n = vms_grow_array(S->s, &S->caps, (uint32_t)S->ns + 1, sizeof(*n), 16);
 	if (!n)
 		return -ENOMEM;
 	S->s = n;
@@ -311,7 +304,7 @@ static int read_side(struct side *S)
 			const struct vms_event *e = vms_rdr_event(rd);
 			if (e->type != VMS_EV_MARK)
 				continue;
-			struct vms_event *n = grow(S->marks, &S->capmarks, S->nmarks, sizeof(*n));
+			struct vms_event *n = vms_grow_array(S->marks, &S->capmarks, (uint32_t)S->nmarks + 1, sizeof(*n), 16);
 			if (!n) {
 				r = -ENOMEM;
 				break;
@@ -334,7 +327,7 @@ static int read_side(struct side *S)
 		if (vms_reader_schema_changed(rd) && (r = remap(S, rd, &m)) < 0)
 			break;
 		if (nf++ && vms_reader_rate_interval(rd) > 0) {
-			struct ival *n = grow(S->iv, &S->capiv, S->niv, sizeof(*n));
+			struct ival *n = vms_grow_array(S->iv, &S->capiv, (uint32_t)S->niv + 1, sizeof(*n), 16);
 			if (!n) {
 				r = -ENOMEM;
 				break;
@@ -932,19 +925,6 @@ bool vms_compare_wanted(int argc, char **argv)
 	return false;
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *e;
-	errno = 0;
-	if (!(*s >= '0' && *s <= '9'))
-		return -EINVAL;
-	unsigned long long x = strtoull(s, &e, 10);
-	if (errno || *e)
-		return -EINVAL;
-	*v = x;
-	return 0;
-}
-
 int vms_compare_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -991,11 +971,11 @@ int vms_compare_main(int argc, char **argv)
 			C.format = F_JSON;
 			break;
 		case 's':
-			if (parse_u64(optarg, &C.opt.seed) < 0)
+			if (vms_tool_parse_u64(optarg, &C.opt.seed) < 0)
 				return vms_tool_usage("report", "--seed wants a non-negative integer", optarg);
 			break;
 		case 'B':
-			if (parse_u64(optarg, &v) < 0 || v < 100 || v > 100000)
+			if (vms_tool_parse_u64(optarg, &v) < 0 || v < 100 || v > 100000)
 				return vms_tool_usage("report", "--replicates wants an integer from 100 to 100000", optarg);
 			C.opt.B = (unsigned)v;
 			break;
