@@ -365,6 +365,43 @@ def _events(data, axes, fig):
         t.set_gid('event-label')
 
 
+def overlay(a, b, column='cpu.all.%usr', align_a=None, align_b=None, labels=('A', 'B'), title=None):
+    """Two runs on one figure (report --compare's picture): column's
+    per-interval rates (vmsampler.rates, no C tools) against the seconds
+    from the alignment point of each run (align_*: None the first frame,
+    or a t_mono_ns such as a mark's from dump --events), and beside them
+    the two distributions (empirical CDFs, the means dashed).  Returns the
+    Figure; its lines carry gid 'overlay-a'/'overlay-b' and 'cdf-a'/'cdf-b'."""
+    import matplotlib.pyplot as plt
+    from . import rates
+    fig, (ax, axd) = plt.subplots(1, 2, figsize=(12, 4), gridspec_kw={'width_ratios': [3, 1]})
+    for path, align, label, side, color in ((a, align_a, labels[0], 'a', '#1f77b4'),
+                                            (b, align_b, labels[1], 'b', '#d62728')):
+        ivs = list(rates.intervals(path))
+        if not ivs:
+            continue
+        t0 = ivs[0].prev_mono_ns if align is None else align
+        x = np.array([(iv.t_mono_ns - t0) / 1e9 for iv in ivs])
+        y = np.array([iv.values.get(column, np.nan) for iv in ivs], dtype=float)
+        ln, = ax.plot(x, y, color=color, lw=1, label='%s (mean %.2f)' % (label, np.nanmean(y)))
+        ln.set_gid('overlay-' + side)
+        v = np.sort(y[~np.isnan(y)])
+        if len(v):
+            c, = axd.step(v, np.arange(1, len(v) + 1) / len(v), where='post', color=color, label=label)
+            c.set_gid('cdf-' + side)
+            axd.axvline(v.mean(), color=color, ls='--', lw=0.8)
+    ax.axvline(0, color='grey', lw=0.6)
+    ax.set_xlabel('seconds from ' + ('the start' if align_a is None and align_b is None else 'the alignment point'))
+    ax.set_ylabel(column)
+    ax.legend(fontsize=8)
+    axd.set_xlabel(column)
+    axd.set_ylabel('share of intervals')
+    axd.set_title('distribution', fontsize=9)
+    fig.suptitle(title or '%s: %s against %s' % (column, labels[1], labels[0]), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def save(fig, out):
     ext = os.path.splitext(out)[1].lower()
     if ext not in ('.png', '.svg', '.pdf'):

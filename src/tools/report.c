@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "binfmt.h"
+#include "compare.h"
 #include "dump.h"
 #include "events.h"
 #include "fmt.h"
@@ -52,8 +53,10 @@
 
 static const char usage_text[] =
 	"Usage: vmsampler report FILE.vms|RING [--interval N] [--from T] [--to T]\n"
-	"                        [--summary] [--vm] [--json]\n"
+	"                        [--summary] [--vm] [--json] [--section LIST] [-P ALL|N]\n"
 	"       vmsampler report --ring PATH [OPTIONS]\n"
+	"       vmsampler report --compare A.vms B.vms [--window W] [--format FMT]\n"
+	"       vmsampler report FILE.vms --window W1 --window W2 [--format FMT]\n"
 	"What sar prints, from a binary stream (FILE '-' reads standard input) or a\n"
 	"live ring: CPU, queue, tasks and interrupts, disks, interfaces, paging,\n"
 	"swapping, memory, swap space and pressure (and VMs),\n"
@@ -72,6 +75,20 @@ static const char usage_text[] =
 	"                    cap, throttled share)\n"
 	"      --json        the same content as JSON\n"
 	"      --ring=PATH   read the live ring at PATH (the frames it holds now)\n"
+	"      --section=LIST  only these sections: cpu, queue, task, disk, net,\n"
+	"                    paging, swapping, memory, swapspace, pressure, vm\n"
+	"  -P, --cpu=ALL|N   a row per CPU as well (ALL), or CPU N's rows only\n"
+	"  sar's spelling:   -f FILE is FILE, -s T --from T, -e T --to T; the\n"
+	"                    sections: -u cpu, -q queue, -w and -I task, -d disk,\n"
+	"                    and -n DEV net, -r memory, -W swapping, -B paging\n"
+	"Comparing two runs (--compare A.vms B.vms) or two windows of one run:\n"
+	"      --compare     the two files given are A and B\n"
+	"      --window=W    FROM..TO, each end a time as --from, mark:TEXT or\n"
+	"                    nothing (the start, the end); once, or once per side\n"
+	"      --format=FMT  text (default), csv or json\n"
+	"      --seed=N      the bootstrap's seed (default 1)\n"
+	"      --replicates=N  bootstrap replicates (default 1000)\n"
+	"      --level=P     the interval's confidence (default 0.95)\n"
 	"  -h, --help        show this help\n"
 	"\n"
 	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged or\n"
@@ -213,15 +230,6 @@ struct ev {
 	uint64_t ord; /* frames of the range read before it */
 };
 
-/* a time given with --from / --to */
-struct tspec {
-	enum { T_NONE, T_REL, T_ABS, T_TOD } kind;
-	double rel;      /* seconds from the first frame */
-	int64_t abs_ns;  /* T_ABS, and T_TOD once resolved */
-	double tod;      /* seconds since local midnight */
-	const char *text;
-};
-
 enum mode { M_TEXT, M_JSON, M_SUMMARY, M_REFINE };
 
 struct pos {
@@ -245,8 +253,10 @@ struct report {
 	/* options */
 	const char *in;
 	bool ring, summary, vm, json;
+	unsigned only;      /* the sections asked for (--section, sar's flags) */
+	const char *cpus;   /* -P: NULL the "all" row, "ALL" every CPU's too, or one CPU */
 	double interval;
-	struct tspec from, to;
+	struct vms_tspec from, to;
 	/* the input, when it is not reopened */
 	uint8_t *mem;
 	size_t memlen;
@@ -377,20 +387,20 @@ static int parse_tod(const char *s, double *sec, const char **rest)
 	return 0;
 }
 
-static int parse_time(const char *s, struct tspec *t)
+int vms_report_parse_time(const char *s, struct vms_tspec *t)
 {
 	const char *e;
 	double v;
 	t->text = s;
 	/* seconds from the first frame */
 	if (parse_num(s, &v, &e) == 0 && (*e == '\0' || strcmp(e, "s") == 0)) {
-		t->kind = T_REL;
+		t->kind = VMS_T_REL;
 		t->rel = v;
 		return 0;
 	}
 	/* a time of day */
 	if (parse_tod(s, &v, &e) == 0 && *e == '\0') {
-		t->kind = T_TOD;
+		t->kind = VMS_T_TOD;
 		t->tod = v;
 		return 0;
 	}
@@ -423,15 +433,15 @@ static int parse_time(const char *s, struct tspec *t)
 		}
 		secs = timegm(&tm) - off;
 	}
-	t->kind = T_ABS;
+	t->kind = VMS_T_ABS;
 	t->abs_ns = (int64_t)secs * 1000000000LL + (int64_t)((v - (double)whole) * 1e9 + 0.5);
 	return 0;
 }
 
 /* a time of day on the first frame's (local) date */
-static void resolve_tod(struct tspec *t, int64_t t0_real)
+void vms_report_resolve_tod(struct vms_tspec *t, int64_t t0_real)
 {
-	if (t->kind != T_TOD)
+	if (t->kind != VMS_T_TOD)
 		return;
 	time_t s = (time_t)(t0_real / 1000000000LL);
 	struct tm tm;
@@ -442,7 +452,7 @@ static void resolve_tod(struct tspec *t, int64_t t0_real)
 	tm.tm_sec = (int)(whole % 60);
 	tm.tm_isdst = -1;
 	t->abs_ns = (int64_t)mktime(&tm) * 1000000000LL + (int64_t)((t->tod - (double)whole) * 1e9 + 0.5);
-	t->kind = T_ABS;
+	t->kind = VMS_T_ABS;
 }
 
 #define TOL_NS 1000000 /* 1 ms: a frame taken a little after the time given */
@@ -451,11 +461,11 @@ static void resolve_tod(struct tspec *t, int64_t t0_real)
 static int in_range(const struct report *R, const struct vms_frame *f)
 {
 	double rel = ((double)f->t_mono_ns - (double)R->t0_mono) / 1e9;
-	if ((R->from.kind == T_REL && rel * 1e9 < R->from.rel * 1e9 - TOL_NS) ||
-	    (R->from.kind == T_ABS && f->t_real_ns < R->from.abs_ns - TOL_NS))
+	if ((R->from.kind == VMS_T_REL && rel * 1e9 < R->from.rel * 1e9 - TOL_NS) ||
+	    (R->from.kind == VMS_T_ABS && f->t_real_ns < R->from.abs_ns - TOL_NS))
 		return -1;
-	if ((R->to.kind == T_REL && rel * 1e9 > R->to.rel * 1e9 + TOL_NS) ||
-	    (R->to.kind == T_ABS && f->t_real_ns > R->to.abs_ns + TOL_NS))
+	if ((R->to.kind == VMS_T_REL && rel * 1e9 > R->to.rel * 1e9 + TOL_NS) ||
+	    (R->to.kind == VMS_T_ABS && f->t_real_ns > R->to.abs_ns + TOL_NS))
 		return 1;
 	return 0;
 }
@@ -599,7 +609,9 @@ static bool match(const struct report *R, const struct vms_rate_col *pc, unsigne
 		const struct section *S = &sections[s];
 		if (s == S_VM && !R->vm)
 			continue;
-		if (S->only && strcmp(pc->entity, S->only) != 0)
+		/* -P N|ALL (sar): the CPU section's entities; else a section's own */
+		const char *only = s == S_CPU && R->cpus ? R->cpus : S->only;
+		if (only && strcmp(only, "ALL") != 0 && strcmp(pc->entity, only) != 0)
 			continue;
 		for (unsigned c = 0; c < S->ncols; c++) {
 			const struct rspec *rs = &S->c[c];
@@ -809,10 +821,12 @@ static void refine_add(struct rcol *c)
 		key_add(c, false);
 }
 
-/* Print the events read before frame `ord` of the range. */
+/* Print the events read before the frame `ord` of the range: those read
+ * after frame ord - 1 have ord - 1 (the first reading, which meets them
+ * after that row is printed, and the next ones place them alike). */
 static void events_upto(struct report *R, uint64_t ord)
 {
-	for (; R->ev_next < R->nev && R->evs[R->ev_next].ord <= ord; R->ev_next++)
+	for (; R->ev_next < R->nev && R->evs[R->ev_next].ord < ord; R->ev_next++)
 		if (R->mode == M_TEXT)
 			text_event(R, &R->evs[R->ev_next]);
 }
@@ -1036,8 +1050,8 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 			R->t0_set = true;
 			R->t0_mono = f->t_mono_ns;
 			R->t0_real = f->t_real_ns;
-			resolve_tod(&R->from, f->t_real_ns);
-			resolve_tod(&R->to, f->t_real_ns);
+			vms_report_resolve_tod(&R->from, f->t_real_ns);
+			vms_report_resolve_tod(&R->to, f->t_real_ns);
 		}
 		int w = in_range(R, f);
 		if (w < 0)
@@ -1292,7 +1306,7 @@ static int refine_alloc(struct report *R)
 static int summarize(struct report *R)
 {
 	/* min, max, the averages and a log-linear histogram of each column */
-	int r = run_pass(R, M_SUMMARY, (1u << S_N) - 1);
+	int r = run_pass(R, M_SUMMARY, R->only);
 	if (r < 0 || R->oerr)
 		return r;
 	for (uint32_t i = 0; i < R->nrc; i++) {
@@ -1307,7 +1321,7 @@ static int summarize(struct report *R)
 	/* then linear histograms over the p95's bucket, until one key */
 	bool more = refine_step(R, true);
 	for (unsigned k = 0; more && k < QPASSES; k++) {
-		if ((r = refine_alloc(R)) < 0 || (r = run_pass(R, M_REFINE, (1u << S_N) - 1)) < 0)
+		if ((r = refine_alloc(R)) < 0 || (r = run_pass(R, M_REFINE, R->only)) < 0)
 			return r;
 		more = refine_step(R, false);
 	}
@@ -1413,6 +1427,54 @@ static int parse_interval(const char *s, double *v)
 	return *v > 0 && *v <= 366 * 86400.0 ? 0 : -EINVAL;
 }
 
+/* sar's section flags: the section (-1: not one, -2: -n other than DEV) */
+static int sar_section(int c, const char *arg)
+{
+	switch (c) {
+	case 'u':
+		return S_CPU;
+	case 'q':
+		return S_QUEUE;
+	case 'w':
+	case 'I':
+		return S_TASK; /* proc/s and cswch/s (-w), intr/s (-I SUM) */
+	case 'd':
+		return S_DISK;
+	case 'n':
+		return strcmp(arg, "DEV") == 0 ? S_NET : -2;
+	case 'r':
+		return S_MEMORY;
+	case 'W':
+		return S_SWAPPING;
+	case 'B':
+		return S_PAGING;
+	default:
+		return -1;
+	}
+}
+
+/* --section cpu,disk,...: the sections' JSON names */
+static int parse_sections(const char *list, struct report *R)
+{
+	const char *p = list;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		unsigned s;
+		for (s = 0; s < S_N; s++)
+			if (strlen(sections[s].id) == n && strncmp(p, sections[s].id, n) == 0)
+				break;
+		if (s == S_N)
+			return -EINVAL;
+		R->only |= 1u << s;
+		if (s == S_VM)
+			R->vm = true;
+		p += n;
+		if (*p == ',' && *++p == '\0')
+			return -EINVAL;
+	}
+	return p == list ? -EINVAL : 0;
+}
+
 static void report_free(struct report *R)
 {
 	for (uint32_t e = 0; e < R->nents; e++)
@@ -1483,25 +1545,61 @@ int vms_report_main(int argc, char **argv)
 		{"vm", no_argument, NULL, 'V'},
 		{"json", no_argument, NULL, 'j'},
 		{"ring", required_argument, NULL, 'R'},
+		{"section", required_argument, NULL, 'X'},
+		{"cpu", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct report R = {.out = stdout};
+	const char *file = NULL;
 	const char *ring = NULL;
 	int c;
 
+	if (vms_compare_wanted(argc, argv))
+		return vms_compare_main(argc, argv);
+
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:hf:s:e:P:uqwIdn:rWB", opts, NULL)) != -1) {
+		int sec = sar_section(c, optarg);
+		if (sec >= 0) {
+			R.only |= 1u << sec;
+			if (sec == S_VM)
+				R.vm = true;
+			continue;
+		}
+		if (sec == -2)
+			return vms_tool_usage("report", "-n shows DEV only (the interfaces)", optarg);
 		switch (c) {
+		case 'X':
+			if (parse_sections(optarg, &R) < 0)
+				return vms_tool_usage("report", "--section wants a list of cpu, queue, task, disk, net, paging, swapping, memory, swapspace, pressure, vm",
+						   optarg);
+			break;
+		case 'P':
+			if (strcmp(optarg, "ALL") != 0 && strcmp(optarg, "all") != 0 &&
+			    strspn(optarg, "0123456789") != strlen(optarg))
+				return vms_tool_usage("report", "-P wants ALL or a CPU number", optarg);
+			R.cpus = optarg;
+			break;
+		case 'f':
+			if (file)
+				return vms_tool_usage("report", "-f given twice", optarg);
+			file = optarg;
+			break;
 		case 'i':
 			if (parse_interval(optarg, &R.interval) < 0)
 				return vms_tool_usage("report", "--interval wants a positive number of seconds (or with a unit s, m, h)",
 						   optarg);
 			break;
+		case 's':
+		case 'e':
+			/* sar's -s and -e: --from and --to */
+			c = c == 's' ? 'F' : 'T';
+			/* fall through */
 		case 'F':
 		case 'T':
-			if (parse_time(optarg, c == 'F' ? &R.from : &R.to) < 0)
+			if (vms_report_parse_time(optarg, c == 'F' ? &R.from : &R.to) < 0)
 				return vms_tool_usage("report", c == 'F' ? "bad --from time" : "bad --to time", optarg);
 			break;
 		case 'S':
@@ -1523,16 +1621,20 @@ int vms_report_main(int argc, char **argv)
 			return vms_tool_bad_option("report", c, argv);
 		}
 	}
-	if (ring && optind < argc)
+	if (file && optind < argc)
+		return vms_tool_usage("report", "more than one FILE", NULL);
+	if (ring && (optind < argc || file))
 		return vms_tool_usage("report", "give either --ring PATH or a FILE, not both", NULL);
-	if (!ring && optind != argc - 1)
+	if (!ring && !file && optind != argc - 1)
 		return vms_tool_usage("report", optind == argc ? "missing FILE" : "more than one FILE", NULL);
-	if (R.from.kind == R.to.kind && R.from.kind != T_NONE && R.from.kind != T_TOD &&
-	    (R.from.kind == T_REL ? R.from.rel > R.to.rel : R.from.abs_ns > R.to.abs_ns))
+	if (!R.only)
+		R.only = (1u << S_N) - 1;
+	if (R.from.kind == R.to.kind && R.from.kind != VMS_T_NONE && R.from.kind != VMS_T_TOD &&
+	    (R.from.kind == VMS_T_REL ? R.from.rel > R.to.rel : R.from.abs_ns > R.to.abs_ns))
 		return vms_tool_usage("report", "--from is after --to", NULL);
-	if (R.from.kind == T_TOD && R.to.kind == T_TOD && R.from.tod > R.to.tod)
+	if (R.from.kind == VMS_T_TOD && R.to.kind == VMS_T_TOD && R.from.tod > R.to.tod)
 		return vms_tool_usage("report", "--from is after --to", NULL);
-	R.in = ring ? ring : argv[optind];
+	R.in = ring ? ring : file ? file : argv[optind];
 	R.ring = ring != NULL;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -1563,11 +1665,11 @@ int vms_report_main(int argc, char **argv)
 		 * learns which sections have columns */
 		enum mode m = R.json ? M_JSON : M_TEXT;
 		R.mode = m;
-		R.seen = 1u << S_CPU;
+		R.seen = R.only & -R.only; /* the first section asked for: its reading learns the others */
 		if (R.json)
 			title(&R);
 		for (unsigned s = 0; s < S_N && !R.oerr; s++) {
-			if (!((R.seen >> s) & 1) || (s == S_VM && !R.vm))
+			if (!((R.seen >> s) & 1) || (s == S_VM && !R.vm) || !((R.only >> s) & 1))
 				continue;
 			r = run_pass(&R, m, 1u << s);
 			if (r < 0 && R.npass == 1 && !R.rows)

@@ -16,7 +16,24 @@
 #ifndef VMS_REPORT_H
 #define VMS_REPORT_H
 
+#include <stdint.h>
+
 /* argv[0] is "report". */
 int vms_report_main(int argc, char **argv);
+
+/* A time given with --from / --to (and report --window): seconds from
+ * the first frame, a time (YYYY-MM-DDTHH:MM[:SS[.frac]][Z|+HH:MM], local
+ * without a zone) or a time of day HH:MM[:SS] on the first frame's date. */
+struct vms_tspec {
+	enum { VMS_T_NONE, VMS_T_REL, VMS_T_ABS, VMS_T_TOD } kind;
+	double rel;      /* seconds from the first frame */
+	int64_t abs_ns;  /* VMS_T_ABS, and VMS_T_TOD once resolved */
+	double tod;      /* seconds since local midnight */
+	const char *text;
+};
+/* 0 or -EINVAL */
+int vms_report_parse_time(const char *s, struct vms_tspec *t);
+/* A time of day becomes a time on the (local) date of t0_real. */
+void vms_report_resolve_tod(struct vms_tspec *t, int64_t t0_real);
 
 #endif

@@ -338,10 +338,8 @@ int vms_tail_main(int argc, char **argv)
 			events = true;
 			break;
 		case 'n': {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || optarg[0] == '-')
+			uint64_t v;
+			if (vms_tool_parse_u64(optarg, &v) < 0)
 				return vms_tool_usage("tail", "--count needs a non-negative integer", optarg);
 			count = v;
 			break;

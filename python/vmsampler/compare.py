@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: MIT
+"""compare(): `vmsampler report --compare` in Python, without the C tools.
+
+    from vmsampler.compare import compare
+    df = compare('baseline.vms', 'consolidated.vms')
+    df = compare('run.vms', 'run.vms', window_a=(5, 'mark:3 busy guests start'),
+                 window_b=('mark:3 busy guests start', None), marks={...})
+    df[df.real].sort_values('rank', ascending=False)
+
+One row per quantity and entity, with the columns of report --format csv
+(quantity, entity, a_mean, b_mean, delta, ci_low, ci_high, real) and
+a_n, a_p50, a_p95, a_max (and b_), rel, rank and uuid: the same numbers
+as the C command on the same input (the same rates, src/lib/rates.c, here
+rates.py; the same circular block bootstrap, src/tools/stats.c, with the
+same splitmix64 draws: the same seed gives the same interval), for the
+quantities rates.py computes (not the host memory gauges, paging,
+swapping, caps, throttling and IPC).  A window is (FROM, TO): each None
+(the start, the end), seconds from the first frame, or 'mark:TEXT' looked
+up in marks (text -> the mark's t_mono_ns, e.g. from dump --events).
+"""
+
+import math
+
+from . import rates as _rates
+
+GOLDEN = 0x9e3779b97f4a7c15
+MASK = (1 << 64) - 1
+MIN_N = 5
+TOL_NS = 1000000
+
+# src/tools/compare.c qrules: quantity, prefix (None: the name exactly,
+# entity "host"), suffix
+QRULES = [('cpu.' + f, 'cpu.', '.' + f) for f in ('%usr', '%nice', '%sys', '%iowait', '%steal', '%irq', '%soft',
+                                                  '%guest', '%idle')] + [
+    ('queue.runq-sz', None, 'load.runnable'), ('queue.plist-sz', None, 'load.tasks'),
+    ('queue.ldavg-1', None, 'load.1m'), ('queue.blocked', None, 'stat.procs_blocked'),
+    ('task.proc/s', None, 'stat.proc/s'), ('task.cswch/s', None, 'stat.cswch/s'),
+    ('task.intr/s', None, 'stat.intr/s')] + [
+    ('disk.' + f, 'disk.', '.' + f) for f in ('tps', 'rkB/s', 'wkB/s', 'aqu-sz', 'await', '%util')] + [
+    ('net.' + f, 'net.', '.' + f) for f in ('rxpck/s', 'txpck/s', 'rxkB/s', 'txkB/s')] + [
+    ('memory.kbmemused', None, 'mem.kbmemused'), ('memory.%memused', None, 'mem.%memused'),
+    ('memory.kbavail', None, 'mem.kbavail'), ('memory.%commit', None, 'mem.%commit'),
+    ('paging.fault/s', None, 'vmstat.pgfault/s'), ('paging.majflt/s', None, 'vmstat.pgmajfault/s'),
+    ('paging.pgscank/s', None, 'vmstat.pgscank/s'), ('swapping.pswpin/s', None, 'vmstat.pswpin/s'),
+    ('swapping.pswpout/s', None, 'vmstat.pswpout/s'),
+    ('pressure.%scpu', None, 'psi.cpu.%some'), ('pressure.%sio', None, 'psi.io.%some'),
+    ('pressure.%fio', None, 'psi.io.%full'), ('pressure.%smem', None, 'psi.memory.%some'),
+    ('pressure.%fmem', None, 'psi.memory.%full')] + [
+    ('vm.' + q, 'vm.', s) for q, s in (('%cpu', '.%cpu'), ('%steal', '.%steal'), ('dlyms/s', '.dlyms/s'),
+                                       ('%thrtl', '.%thrtl'), ('%cap', '.%cap'), ('rkB/s', '.io.rkB/s'),
+                                       ('wkB/s', '.io.wkB/s'), ('rxkB/s', '.rxkB/s'), ('txkB/s', '.txkB/s'))]
+QORDER = {}
+for _i, (_q, _p, _s) in enumerate(QRULES):
+    QORDER.setdefault(_q, _i)
+
+
+def quantity_of(name):
+    """(quantity, entity) of a rate column, or None (compare.c quantity_of)."""
+    for q, prefix, suffix in QRULES:
+        if prefix is None:
+            if name == suffix:
+                return q, 'host'
+            continue
+        if len(name) > len(prefix) + len(suffix) and name.startswith(prefix) and name.endswith(suffix):
+            ent = name[len(prefix):len(name) - len(suffix)]
+            if '.' not in ent:
+                return q, ent
+    return None
+
+
+# ---- statistics: src/tools/stats.c, draw for draw --------------------------
+
+def _sum(xs):
+    s = 0.0
+    for x in xs:
+        s += x
+    return s
+
+
+def rank(sorted_vals, q):
+    k = max(1, math.ceil(q * len(sorted_vals) - 1e-9))
+    return sorted_vals[min(k, len(sorted_vals)) - 1]
+
+
+def summary(x):
+    x = [v for v in x if v == v]
+    if not x:
+        return dict(n=0, mean=math.nan, p50=math.nan, p95=math.nan, max=math.nan)
+    s = sorted(x)
+    return dict(n=len(x), mean=_sum(x) / len(x), p50=rank(s, 0.5), p95=rank(s, 0.95), max=s[-1])
+
+
+def _acov(x, n, m, k):
+    s = 0.0
+    for t in range(k, n):
+        s += (x[t] - m) * (x[t - k] - m)
+    return s / n
+
+
+def block_len(x):
+    """Politis and White (2004) / Patton, Politis and White (2009), as stats.c."""
+    n = len(x)
+    if n < 8:
+        return 1
+    m = _sum(x) / n
+    r0 = _acov(x, n, m, 0)
+    if not r0 > 0:
+        return 1
+    kn = 5
+    mmax = min(int(math.ceil(math.sqrt(n))) + kn, n - 1)
+    bmax = math.ceil(min(3 * math.sqrt(n), n / 3))
+    thr = 2 * math.sqrt(math.log10(n) / n)
+    rho = [0.0] + [_acov(x, n, m, k) / r0 for k in range(1, mmax + 1)]
+    last_sig = max([k for k in range(1, mmax + 1) if abs(rho[k]) >= thr], default=0)
+    mhat = 0
+    for j in range(1, mmax - kn + 2):
+        if all(abs(rho[j + k]) < thr for k in range(kn)):
+            mhat = j
+            break
+    if not mhat:
+        mhat = last_sig
+    M = min(2 * mhat, mmax)
+    if M == 0:
+        return 1
+    G, g0 = 0.0, r0
+    for k in range(1, M + 1):
+        t = k / M
+        lam = 1.0 if t <= 0.5 else 2.0 * (1.0 - t)
+        rk = _acov(x, n, m, k)
+        G += 2 * lam * k * rk
+        g0 += 2 * lam * rk
+    dcb = 4.0 / 3.0 * g0 * g0
+    if not dcb > 0 or G == 0:
+        return 1
+    b = math.floor(math.cbrt(2 * G * G / dcb) * math.cbrt(n) + 0.5)
+    if not b >= 1:
+        return 1
+    return int(min(b, bmax))
+
+
+def _replicate_means(np, x, L, states):
+    """The circular block bootstrap means of x for each stream state (one
+    per replicate), as stats.c replicate()."""
+    n = len(x)
+    nb = -(-n // L)
+    st = states.copy()
+    starts = np.empty((len(st), nb), dtype=np.int64)
+    with np.errstate(over='ignore'):
+        for j in range(nb):
+            st += np.uint64(GOLDEN)
+            z = st.copy()
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+            z = z ^ (z >> np.uint64(31))
+            u = (z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+            starts[:, j] = (u * float(n)).astype(np.int64)
+    idx = (starts[:, :, None] + np.arange(L)[None, None, :]) % n
+    idx = idx.reshape(len(st), nb * L)[:, :n]
+    vals = np.asarray(x, dtype=np.float64)[idx]
+    return np.cumsum(vals, axis=1)[:, -1] / float(n)
+
+
+def boot_diff(a, b, B=1000, seed=1, level=0.95, block_a=0, block_b=0):
+    """stats.c vms_stats_boot_diff: (delta, lo, hi, La, Lb, real)."""
+    import numpy as np
+    na, nb = len(a), len(b)
+    if not na or not nb:
+        return math.nan, math.nan, math.nan, 0, 0, False
+    delta = _sum(b) / nb - _sum(a) / na
+    if na < MIN_N or nb < MIN_N:
+        return delta, math.nan, math.nan, 0, 0, False
+    La = min(block_a or block_len(a), na)
+    Lb = min(block_b or block_len(b), nb)
+    r = np.arange(B, dtype=np.uint64)
+    with np.errstate(over='ignore'):
+        sa = np.uint64(seed & MASK) ^ (np.uint64(GOLDEN) * (np.uint64(2) * r + np.uint64(1)))
+        sb = np.uint64(seed & MASK) ^ (np.uint64(GOLDEN) * (np.uint64(2) * r + np.uint64(2)))
+    d = np.sort(_replicate_means(np, b, Lb, sb) - _replicate_means(np, a, La, sa))
+    k = int(math.floor(B * (1 - level) / 2 + 1e-9))
+    lo, hi = float(d[k]), float(d[B - 1 - k])
+    return delta, lo, hi, La, Lb, lo > 0 or hi < 0
+
+
+# ---- the comparison ---------------------------------------------------------
+
+def _edge(e, t0, marks, start):
+    if e is None:
+        return None
+    if isinstance(e, str) and e.startswith('mark:'):
+        if not marks or e[5:] not in marks:
+            raise ValueError('no mark "%s"' % e[5:])
+        return marks[e[5:]], 0
+    return t0 + int(float(e) * 1e9), TOL_NS
+
+
+def _series(path, window, marks):
+    """(quantity, entity) -> [values], uuid per entity, intervals in window."""
+    ivs = list(_rates.intervals(path))
+    ser, uuids, nin = {}, {}, 0
+    if not ivs:
+        return ser, uuids, 0
+    t0 = ivs[0].prev_mono_ns
+    lo = _edge(window[0], t0, marks, True) if window else None
+    hi = _edge(window[1], t0, marks, False) if window else None
+    for iv in ivs:
+        if iv.dt <= 0:
+            continue
+        if lo is not None and iv.prev_mono_ns < lo[0] - lo[1]:
+            continue
+        if hi is not None and iv.t_mono_ns > hi[0] + hi[1]:
+            continue
+        nin += 1
+        for name, v in iv.values.items():
+            qe = quantity_of(name)
+            if qe is None or v != v:
+                continue
+            ser.setdefault(qe, []).append(v)
+            if qe[0].startswith('vm.') and qe[1] in iv.keys:
+                uuids[qe] = iv.keys[qe[1]]
+    return ser, uuids, nin
+
+
+def compare(a, b, window_a=None, window_b=None, marks_a=None, marks_b=None, seed=1, B=1000, level=0.95):
+    """The table of report --compare (A the baseline) as a DataFrame."""
+    import pandas as pd
+    sa, ua, _ = _series(a, window_a, marks_a)
+    sb, ub, _ = _series(b, window_b, marks_b)
+    # VMs by UUID, then by name (compare.c match_all)
+    peer = {}
+    taken = set()
+    for pass_ in (0, 1):
+        for qe in sa:
+            if qe in peer or (pass_ == 0 and not ua.get(qe)):
+                continue
+            for qb in sb:
+                if qb in taken or qb[0] != qe[0]:
+                    continue
+                if (ua.get(qe) and ua.get(qe) == ub.get(qb)) if pass_ == 0 else qb[1] == qe[1]:
+                    peer[qe] = qb
+                    taken.add(qb)
+                    break
+    rows = []
+    order = 0
+    keys = [(qe, peer.get(qe)) for qe in sa] + [(None, qb) for qb in sb if qb not in taken]
+    for qa, qb in keys:
+        q, ent = qa or qb
+        xa, xb = (sa[qa] if qa else []), (sb[qb] if qb else [])
+        s1, s2 = summary(xa), summary(xb)
+        if qa and qb:
+            delta, lo, hi, La, Lb, real = boot_diff(xa, xb, B=B, seed=seed, level=level)
+        else:
+            delta, lo, hi, La, Lb, real = math.nan, math.nan, math.nan, 0, 0, False
+        ma, mb = abs(s1['mean']), abs(s2['mean'])
+        rel = delta / ma if qa and qb and ma > 0 else math.nan
+        mx = max(ma, mb) if qa and qb else math.nan
+        rows.append(dict(quantity=q, entity=ent, a_mean=s1['mean'], b_mean=s2['mean'], delta=delta, ci_low=lo,
+                         ci_high=hi, real=bool(real), a_n=s1['n'], a_p50=s1['p50'], a_p95=s1['p95'],
+                         a_max=s1['max'], b_n=s2['n'], b_p50=s2['p50'], b_p95=s2['p95'], b_max=s2['max'],
+                         rel=rel, rank=(abs(delta) / mx if mx > 0 else 0.0) if qa and qb else math.nan,
+                         block_a=La, block_b=Lb, uuid=(ua.get(qa) if qa else ub.get(qb)) or '',
+                         _order=(QORDER[q], order)))
+        order += 1
+    df = pd.DataFrame(rows)
+    if len(df):
+        df = df.sort_values('_order', kind='stable').drop(columns='_order').reset_index(drop=True)
+    return df

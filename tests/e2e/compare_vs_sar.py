@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""End to end: `vmsampler report --compare` and `--window` on runs
+recorded here, against sysstat's sar on the same intervals (issue 27).
+
+sadc records side by side with vmsampler (both at 1 s on the same whole
+seconds, as e2e/vs_sar.py does), so the load that is there, ours and
+whatever else the machine runs, is measured by both:
+
+  - known difference: an idle run and a run with a busy loop at a 50 %
+    duty cycle of one CPU (busy 5 ms, asleep 5 ms): the comparison's
+    cpu.%usr (all) difference is within 2 points of the difference of
+    sar -u's %user rows of the same intervals, and is marked real; the
+    load runs at nice -10 where it may (root), so that other work on the
+    machine does not starve it (a load average of 19 on 2 CPUs left it 5
+    points at nice 0), and is checked to be visible in sar (at least 10
+    points of the 25 expected), so
+    that a machine too loaded to show it fails loudly rather than
+    passing on noise;
+  - a marker-bounded load window within one run (vmsampler mark): the
+    windows ..mark:load on and mark:load on..mark:load off, against the
+    sar rows of the same intervals (found from dump --rates and dump
+    --events), within 2 points, real;
+  - two idle runs: the share of the host's rate quantities marked real
+    (the false-positive rate where nothing was changed; nominal 5 %) is
+    printed and must stay under 30 %.  Only when both runs are idle (sar:
+    at most 10 % busy): on a machine busy with other work the next run is
+    not the same as this one, and changes marked real are real (on
+    2026-11-28, a load average of 19: 14 of 33, among them cswch/s -1128
+    and lo's packets -442/s).  The level itself is measured on seeded
+    series in tests/test_stats.c.
+
+A test whose load does not show in sar (10 points of the 25) is tried
+again, three times at most, then a SKIP (a failure with VMS_REQUIRE_E2E).
+
+Needs: sysstat (sadc, sar).  Exit 77 (skip) when it is missing and
+VMS_REQUIRE_E2E is not set."""
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SADC = "/usr/lib/sysstat/sadc"
+N = 21  # frames / sadc records: 20 intervals of 1 s
+DUTY = ("import time\n"
+        "while True:\n"
+        "    t = time.monotonic() + 0.005\n"
+        "    while time.monotonic() < t:\n"
+        "        pass\n"
+        "    time.sleep(0.005)\n")
+
+
+def duty_load():
+    """The busy loop at 50 % of one CPU, at nice -10 if we may."""
+    def prio():
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, -10)
+        except OSError:
+            pass
+    return subprocess.Popen([sys.executable, "-c", DUTY], preexec_fn=prio)
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def vms_bin():
+    b = os.environ.get("VMS_BIN")
+    if b:
+        return b
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "vmsampler")
+
+
+VMS = vms_bin()
+ENV = dict(os.environ, TZ="UTC", LC_ALL="C")
+
+
+def record(tmp, name, n=N, marks=None):
+    """vmsampler and sadc side by side for n samples; marks: [(after_s,
+    text, action)] run during the run.  Returns (vms file, sa file)."""
+    out = os.path.join(tmp, name + ".vms")
+    sa = os.path.join(tmp, name + ".sa")
+    ring = os.path.join(tmp, name + ".ring")
+    for f in (out, sa):  # a try again: sadc would append to its file
+        if os.path.exists(f):
+            os.unlink(f)
+    subprocess.run([VMS, "-q", "-n", "1", "-o", "/dev/null"], check=True)
+    t0 = int(time.time()) + 2
+    time.sleep(max(0.0, t0 - 0.7 - time.time()))
+    v = subprocess.Popen([VMS, "-q", "--align", "1s", "-i", "1s", "-n", str(n), "-o", out, "--ring", ring])
+    time.sleep(max(0.0, t0 - 0.03 - time.time()))
+    s = subprocess.Popen([SADC, "1", str(n), sa])
+    for after, text, action in marks or []:
+        time.sleep(max(0.0, t0 + after - time.time()))
+        action()
+        m = subprocess.run([VMS, "mark", "--ring", ring, text], capture_output=True, text=True)
+        if m.returncode:
+            fail("mark: " + m.stderr)
+    rs, rv = s.wait(), v.wait()
+    if rs or rv:
+        fail("sadc exit %d, vmsampler exit %d" % (rs, rv))
+    return out, sa
+
+
+def sar_usr(sa):
+    """sar -u's %user of each interval row, in order."""
+    out = subprocess.run(["sar", "-f", sa, "-u"], capture_output=True, text=True, env=ENV, check=True).stdout
+    head, rows = None, []
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) < 3 or p[0].startswith("Average") or p[0] == "Linux":
+            continue
+        if p[1] == "CPU":
+            head = p[1:]
+            continue
+        if head and p[1] == "all":
+            rows.append(float(dict(zip(head, p[1:]))["%user"]))
+    if len(rows) != N - 1 and len(rows) != 30:
+        fail("sar -u %s: %d rows" % (sa, len(rows)))
+    return rows
+
+
+def compare(*args):
+    p = subprocess.run([VMS, "report"] + list(args) + ["--format", "json"], capture_output=True, text=True,
+                       env=ENV)
+    if p.returncode:
+        fail("report %s: %s" % (" ".join(args), p.stderr))
+    return json.loads(p.stdout)
+
+
+def row(j, q, ent):
+    for r in j["rows"]:
+        if r["quantity"] == q and r["entity"] == ent:
+            return r
+    fail("no row %s %s" % (q, ent))
+
+
+class NotVisible(Exception):
+    pass
+
+
+def check_usr(what, j, sar_a, sar_b):
+    r = row(j, "cpu.%usr", "all")
+    ref = sum(sar_b) / len(sar_b) - sum(sar_a) / len(sar_a)
+    print("%s: report --compare cpu.%%usr %.2f -> %.2f, delta %.2f, CI [%.2f, %.2f], real %s; "
+          "sar %%user delta %.2f (%d and %d rows)" % (what, r["a"]["mean"], r["b"]["mean"], r["delta"],
+                                                     r["ci_low"], r["ci_high"], r["real"], ref, len(sar_a),
+                                                     len(sar_b)))
+    if len(sar_a) != r["a"]["n"] or len(sar_b) != r["b"]["n"]:
+        fail("%s: %d/%d intervals, sar %d/%d" % (what, r["a"]["n"], r["b"]["n"], len(sar_a), len(sar_b)))
+    # whatever the load did, the difference is sar's to 2 points
+    if abs(r["delta"] - ref) > 2:
+        fail("%s: delta %.2f, sar's %.2f: more than 2 points apart" % (what, r["delta"], ref))
+    if ref < 10:
+        raise NotVisible("%s: the load is not visible in sar (%.2f points of the 25 expected)" % (what, ref))
+    if not r["real"]:
+        fail("%s: a difference of %.2f points (sar) not marked real" % (what, ref))
+
+
+TRIES = 3
+
+
+def tries(what, attempt):
+    """attempt() until the load shows in sar, TRIES times at most: on a
+    machine busy with other work the load may be starved, or the others'
+    own load may change between the runs by as much."""
+    for k in range(TRIES):
+        try:
+            attempt()
+            return
+        except NotVisible as e:
+            print("try %d of %d: %s" % (k + 1, TRIES, e))
+    if os.environ.get("VMS_REQUIRE_E2E"):
+        fail("%s: the load never showed in sar: the machine is too busy for this test" % what)
+    print("SKIP: %s: the machine is too busy for the load to show" % what)
+    sys.exit(77)
+
+
+IDLE_BUSY = 10.0  # % of the CPUs busy (sar -u) above which a run is not idle
+
+
+def sar_idle(sa):
+    """sar -u's Average %idle."""
+    out = subprocess.run(["sar", "-f", sa, "-u"], capture_output=True, text=True, env=ENV, check=True).stdout
+    head = None
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) > 2 and p[1] == "CPU" and head is None:
+            head = p[1:]
+        elif head and p and p[0].startswith("Average"):
+            return float(dict(zip(head, p[1:]))["%idle"])
+    fail("no Average in sar -u " + sa)
+
+
+def table(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def main():
+    if not (os.path.exists(SADC) and shutil.which("sar")):
+        if os.environ.get("VMS_REQUIRE_E2E"):
+            fail("sysstat is not installed")
+        print("SKIP: sysstat not installed")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as tmp:
+        idle = []
+
+        def two_runs():
+            # two runs: idle, then the duty-cycle load
+            idle[:] = record(tmp, "idle")
+            load = duty_load()
+            try:
+                time.sleep(1)
+                busy, sa_busy = record(tmp, "busy")
+            finally:
+                load.kill()
+                load.wait()
+            check_usr("two runs", compare("--compare", idle[0], busy), sar_usr(idle[1]), sar_usr(sa_busy))
+
+        def marked_window():
+            # one run, the load between two marks
+            procs = []
+
+            def start():
+                procs.append(duty_load())
+
+            def stop():
+                for p in procs:
+                    p.kill()
+                    p.wait()
+                procs.clear()
+
+            try:
+                marked, sa_marked = record(tmp, "marked", n=31, marks=[(9.5, "load on", start),
+                                                                        (20.5, "load off", stop)])
+            finally:
+                stop()
+            # the intervals of each window, from dump's times and marks
+            rates = table(subprocess.run([VMS, "dump", "--rates", marked], capture_output=True, text=True,
+                                         check=True).stdout)
+            raw = table(subprocess.run([VMS, "dump", marked], capture_output=True, text=True,
+                                       check=True).stdout)
+            ev = {r["subject"]: int(r["t_mono_ns"]) for r in table(subprocess.run(
+                [VMS, "dump", "--events", marked], capture_output=True, text=True, check=True).stdout)
+                if r["event"] == "mark"}
+            ends = [int(r["t_mono_ns"]) for r in raw]
+            on, off = ev["load on"], ev["load off"]
+            ia = [i for i in range(len(rates)) if ends[i + 1] <= on]
+            ib = [i for i in range(len(rates)) if ends[i] >= on and ends[i + 1] <= off]
+            su = sar_usr(sa_marked)
+            j = compare(marked, "--window", "..mark:load on", "--window", "mark:load on..mark:load off")
+            check_usr("marked window", j, [su[i] for i in ia], [su[i] for i in ib])
+
+        tries("two runs", two_runs)
+        tries("marked window", marked_window)
+
+        # two idle runs: how much is marked real where nothing changed
+        idle2, sa_idle2 = record(tmp, "idle2")
+        j = compare("--compare", idle[0], idle2)
+        rated = [r for r in j["rows"] if r["in"] == "both" and r["ci_low"] is not None
+                 and r["quantity"].split(".")[0] in ("cpu", "task", "disk", "net", "paging", "swapping",
+                                                     "pressure")
+                 and r["ci_high"] > r["ci_low"]]
+        real = [r for r in rated if r["real"]]
+        busy = [100 - sar_idle(sa) for sa in (idle[1], sa_idle2)]
+        print("two idle runs (sar: %.1f %% and %.1f %% busy): %d of %d rate quantities marked real "
+              "(%.1f %%; nominal 5 %%): %s" % (
+                  busy[0], busy[1], len(real), len(rated), 100.0 * len(real) / max(1, len(rated)),
+                  ", ".join("%s %s %+.2f" % (r["quantity"], r["entity"], r["delta"]) for r in real)))
+        if len(rated) < 20:
+            fail("only %d quantities to count" % len(rated))
+        if max(busy) > IDLE_BUSY:
+            # other work on the machine: the runs differ for real, and
+            # what is marked so is no false positive
+            msg = "the machine was not idle (%.1f %% busy): false positives not counted" % max(busy)
+            if os.environ.get("VMS_REQUIRE_E2E"):
+                fail(msg)
+            print("SKIP: " + msg)
+            sys.exit(77)
+        if len(real) > 0.30 * len(rated):
+            fail("%d of %d marked real between two idle runs" % (len(real), len(rated)))
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
