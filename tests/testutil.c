@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,34 @@ char *fixture_exact(const char *root, const char *file, size_t *len)
 	memcpy(buf, tmp, *len);
 	free(tmp);
 	return buf;
+}
+
+char *fixture_edit(const char *root, const char *file, const char *prefix, const char *with, size_t *len)
+{
+	size_t n;
+	char *b = fixture_root_read(root, file, &n);
+	size_t wl = with ? strlen(with) : 0, nl_count = 1;
+	for (size_t i = 0; i < n; i++)
+		nl_count += b[i] == '\n';
+	char *out = malloc(n + nl_count * wl + 1);
+	assert_non_null(out);
+	size_t o = 0;
+	bool first = true;
+	for (char *ln = b; ln < b + n; first = false) {
+		char *nl = memchr(ln, '\n', (size_t)(b + n - ln));
+		size_t l = nl ? (size_t)(nl - ln) + 1 : (size_t)(b + n - ln);
+		if (*prefix ? strncmp(ln, prefix, strlen(prefix)) == 0 : first) {
+			memcpy(out + o, with ? with : "", wl);
+			o += wl;
+		} else {
+			memcpy(out + o, ln, l);
+			o += l;
+		}
+		ln += l;
+	}
+	free(b);
+	*len = o;
+	return out;
 }
 
 const char *const net_fixtures[NET_FIXTURES_N] = {

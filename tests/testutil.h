@@ -23,6 +23,11 @@ char *fixture_root_read(const char *root, const char *file, size_t *len);
  * buffer (no NUL after it: ASan catches a parser reading past its end);
  * asserted to exist. */
 char *fixture_exact(const char *root, const char *file, size_t *len);
+/* The file tests/fixtures/roots/<root>/<file> with each line starting
+ * with `prefix` ("": the first line) replaced by `with` (any number of
+ * lines, each ending in a newline), or removed when `with` is NULL.
+ * Not NUL-terminated; *len its size. */
+char *fixture_edit(const char *root, const char *file, const char *prefix, const char *with, size_t *len);
 /* The proc roots with a net/dev file (the parser's and the netdev
  * source's tests read every one of them). */
 #define NET_FIXTURES_N 12

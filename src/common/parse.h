@@ -107,6 +107,26 @@ struct vms_psi_line {
 };
 int vms_psi_next(struct vms_cur *c, struct vms_psi_line *out);
 
+/* ---- /proc/interrupts and /proc/softirqs (parse_irq.c) ------------------ */
+
+/* The header line, "CPU0 CPU1 CPU3": cpu[i] = the CPU of the i-th column
+ * (online CPUs only, in increasing order), *ncpu columns.  1, -EINVAL (not
+ * a header), -E2BIG (more than cap columns), -ENODATA (no line). */
+int vms_irq_header(struct vms_cur *c, uint32_t *cpu, unsigned cap, unsigned *ncpu);
+/* A vector's line, "NAME: n n n [description]" (the line iterator
+ * convention above): the name (blanks before it dropped, at most
+ * VMS_IRQ_NAME_MAX bytes of [A-Za-z0-9_]) and its counts, v[0..n) with
+ * 1 <= n <= ncpu: n == ncpu on a per-CPU line, fewer on a line that is
+ * not per CPU (x86's ERR and MIS: one number).  Counts end at ncpu or at
+ * the first token that is not all digits (the description). */
+#define VMS_IRQ_NAME_MAX 32
+struct vms_irq_line {
+	const char *name;    /* into the buffer */
+	size_t name_len;
+	unsigned n;
+};
+int vms_irq_next(struct vms_cur *c, uint64_t *v, unsigned ncpu, struct vms_irq_line *out);
+
 /* ---- per-VM files (parse_vm.c) ----------------------------------------- */
 
 /* /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat: "pid (comm) S f4 f5

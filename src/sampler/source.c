@@ -14,6 +14,8 @@ extern const struct vms_source_ops vms_source_netdev;
 extern const struct vms_source_ops vms_source_meminfo;
 extern const struct vms_source_ops vms_source_vmstat;
 extern const struct vms_source_ops vms_source_psi;
+extern const struct vms_source_ops vms_source_interrupts;
+extern const struct vms_source_ops vms_source_softirqs;
 #if HAVE_LIBVIRT
 extern const struct vms_source_ops vms_source_vm;
 #endif
@@ -29,6 +31,8 @@ const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_meminfo,
 	&vms_source_vmstat,
 	&vms_source_psi,
+	&vms_source_interrupts,
+	&vms_source_softirqs,
 #if HAVE_LIBVIRT
 	&vms_source_vm, /* the VM set's producer (produces_vms) */
 #endif
