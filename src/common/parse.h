@@ -146,6 +146,17 @@ struct vms_taskstat {
 };
 int vms_parse_taskstat(const char *buf, size_t len, struct vms_taskstat *out);
 
+/* A CPU list as the kernel prints one ("0-3,8,10-11", cpulist_parse's
+ * format; blanks before it, a newline after it): how many CPUs it has
+ * and the lowest (0 for an empty list).  Ranges in increasing order, CPU
+ * numbers below VMS_CPULIST_MAX; anything else -EINVAL. */
+#define VMS_CPULIST_MAX 65536u
+int vms_parse_cpulist(const char *s, size_t len, uint32_t *count, uint32_t *first);
+/* /proc/<pid>/task/<tid>/status: its Cpus_allowed_list line (the
+ * thread's affinity, sched_setaffinity(2)) as vms_parse_cpulist reads
+ * it; -ENOENT without that line (before Linux 2.6.26). */
+int vms_parse_status_cpus(const char *buf, size_t len, uint32_t *count, uint32_t *first);
+
 /* /proc/<pid>/task/<tid>/schedstat: "run_ns wait_ns timeslices" on the
  * first line (exactly three numbers); later lines are ignored. */
 struct vms_schedstat {

@@ -155,6 +155,15 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 							    vms_cgfield[f].col, NULL};
 			vms_schema_addf(b, typed(&d, &cg), "vm.%s.cg.%s", n, cg.col);
 		}
+	for (unsigned i = 0; i < vm->nvcpu; i++)
+		for (unsigned f = 0; f < VMS_VM_PLACE_FIELDS; f++) {
+			static const struct vms_vmetric_info place[VMS_VM_PLACE_FIELDS] = {
+				{0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, NULL, NULL},
+				{0, 0, VMS_KIND_GAUGE, VMS_UNIT_COUNT, NULL, NULL},
+				{0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, NULL, NULL},
+			};
+			vms_schema_addf(b, typed(&d, &place[f]), "vm.%s.vcpu%u.%s", n, i, vms_vm_place_cols[f]);
+		}
 	if (r->lay.check >= 0) {
 		metric_cols(b, &d, n, "", VMS_VM_CHECK_CPU_TIME, VMS_VM_CHECK_CPU_SYSTEM);
 		for (unsigned i = 0; i < vm->nvcpu; i++) {
