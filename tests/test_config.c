@@ -331,6 +331,9 @@ static const struct err_case err_cases[] = {
 #if HAVE_PERF
 	 ", perf"
 #endif
+#if HAVE_BPF
+	 ", interference"
+#endif
 	 ")"},
 	{"sources:\n  netdevs: {}\n", "t.yaml:2:3: unknown source 'netdevs' (did you mean 'netdev'?)"},
 #if !HAVE_LIBVIRT

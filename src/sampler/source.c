@@ -22,6 +22,9 @@ extern const struct vms_source_ops vms_source_vm;
 #if HAVE_PERF
 extern const struct vms_source_ops vms_source_perf;
 #endif
+#if HAVE_BPF
+extern const struct vms_source_ops vms_source_interference;
+#endif
 
 const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_procstat,
@@ -38,6 +41,9 @@ const struct vms_source_ops *const vms_source_registry[] = {
 #endif
 #if HAVE_PERF
 	&vms_source_perf,
+#endif
+#if HAVE_BPF
+	&vms_source_interference, /* reads the VM set, like perf */
 #endif
 };
 const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);
