@@ -39,33 +39,6 @@ extern const struct vms_source_ops vms_source_interference;
  * host), from our mountinfo */
 static char cg2[512];
 
-static int last_cpu(void)
-{
-	unsigned long mask[16] = {0};
-	long r = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
-	assert_true(r > 0);
-	int cpu = -1;
-	for (int c = 0; c < (int)(8 * (size_t)r); c++)
-		if (mask[c / (8 * (int)sizeof(long))] >> (c % (8 * (int)sizeof(long))) & 1)
-			cpu = c;
-	return cpu;
-}
-
-static pid_t spin_on(int cpu)
-{
-	pid_t p = fork();
-	assert_true(p >= 0);
-	if (p == 0) {
-		unsigned long one[16] = {0};
-		one[cpu / (8 * (int)sizeof(long))] = 1ul << (cpu % (8 * (int)sizeof(long)));
-		if (syscall(SYS_sched_setaffinity, 0, sizeof(one), one) != 0)
-			_exit(1);
-		for (;;)
-			;
-	}
-	return p;
-}
-
 /* schedstat field f (1: run ns, 2: delay ns) of the thread */
 static uint64_t schedstat(pid_t pid, int f)
 {
@@ -109,6 +82,22 @@ static void check_behind(double behind, double run, double steal, uint64_t over)
 	if (behind < run * 0.98 - 5e6 || behind > run * 1.02 + 5e6 + steal + 2e7)
 		fail_msg("behind A %.1f ms, A ran %.1f ms, the CPU's steal %.1f ms (waits past the ring: %llu)",
 			 behind / 1e6, run / 1e6, steal / 1e6, (unsigned long long)over);
+}
+
+/* The kernel's side of a window: V's run delay, A's run time, the CPU's
+ * steal, read with A stopped (its last run ended 50 ms before, and so did
+ * V's last wait behind it). */
+struct kside {
+	uint64_t delay, run_a, steal;
+};
+
+static void stop_and_read(pid_t v, pid_t a, int cpu, struct kside *k)
+{
+	kill(a, SIGSTOP);
+	usleep(50 * 1000);
+	k->delay = schedstat(v, 2);
+	k->run_a = schedstat(a, 1);
+	k->steal = steal_ns(cpu);
 }
 
 /* The inode of the process's cgroup v2 directory: its cgroup id. */
@@ -194,9 +183,9 @@ static void run(enum mode mode)
 		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
 	if (!X)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
-	int cpu = last_cpu();
+	int cpu = test_last_cpu();
 	uint32_t vvm = 10 * (uint32_t)mode + 10, avm = vvm + 1;
-	pid_t v = spin_on(cpu), a = spin_on(cpu);
+	pid_t v = test_spin_on(cpu), a = test_spin_on(cpu);
 	usleep(100 * 1000); /* both pinned and running */
 	assert_int_equal(vms_interf_thread(X, (uint32_t)v, vvm, true), 0);
 	if (mode == OTHER_VM)
@@ -226,18 +215,15 @@ static void run(enum mode mode)
 	/* the interval: A stopped at both ends, so that no wait of V behind A
 	 * is in progress when it is read (V's last wait behind A ends within
 	 * the 50 ms after A stops) */
-	kill(a, SIGSTOP);
-	usleep(50 * 1000);
 	struct acc s0, s1;
+	struct kside k0, k1;
 	uint64_t w0, w1;
+	stop_and_read(v, a, cpu, &k0);
 	account(vvm, mode, avm, &s0);
 	assert_int_equal(vms_interf_waited(X, (uint32_t)v, &w0), 0);
-	uint64_t d0 = schedstat(v, 2), r0 = schedstat(a, 1), st0 = steal_ns(cpu);
 	kill(a, SIGCONT);
 	sleep(2);
-	kill(a, SIGSTOP);
-	usleep(50 * 1000);
-	uint64_t d1 = schedstat(v, 2), r1 = schedstat(a, 1), st1 = steal_ns(cpu);
+	stop_and_read(v, a, cpu, &k1);
 	assert_int_equal(vms_interf_waited(X, (uint32_t)v, &w1), 0);
 	account(vvm, mode, avm, &s1);
 	kill(v, SIGKILL);
@@ -248,8 +234,9 @@ static void run(enum mode mode)
 		assert_int_equal(rmdir(cg), 0);
 
 	uint64_t sum = s1.sum - s0.sum, behind_a = s1.behind - s0.behind;
-	double delay = (double)(d1 - d0), run_a = (double)(r1 - r0), waited = (double)(w1 - w0);
-	fprintf(stderr, "steal %.1f ms; ", (double)(st1 - st0) / 1e6);
+	double delay = (double)(k1.delay - k0.delay), run_a = (double)(k1.run_a - k0.run_a);
+	double waited = (double)(w1 - w0), steal = (double)(k1.steal - k0.steal);
+	fprintf(stderr, "steal %.1f ms; ", steal / 1e6);
 	fprintf(stderr, "mode %d: V's run delay %.1f ms, waited (BPF) %.1f ms, account %.1f ms; "
 			"A ran %.1f ms, behind A %.1f ms (%.1f %% of the account)\n",
 		(int)mode, delay / 1e6, waited / 1e6, (double)sum / 1e6, run_a / 1e6, (double)behind_a / 1e6,
@@ -267,7 +254,7 @@ static void run(enum mode mode)
 	uint64_t lost, over;
 	assert_int_equal(vms_interf_stats(X, &lost, &over), 0);
 	assert_int_equal(lost, 0);
-	check_behind((double)behind_a, run_a, (double)(st1 - st0), over);
+	check_behind((double)behind_a, run_a, steal, over);
 	vms_interf_forget_thread(X, (uint32_t)v);
 	vms_interf_forget_thread(X, (uint32_t)a);
 	vms_interf_forget_vm(X, (uint32_t)a);
@@ -304,8 +291,8 @@ static void test_source_columns(void **state)
 		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
 	if (!X)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
-	int cpu = last_cpu();
-	pid_t v = spin_on(cpu), a = spin_on(cpu);
+	int cpu = test_last_cpu();
+	pid_t v = test_spin_on(cpu), a = test_spin_on(cpu);
 	usleep(100 * 1000);
 	kill(a, SIGSTOP);
 	pid_t tv[1] = {v}, ta[1] = {a};
@@ -332,16 +319,13 @@ static void test_source_columns(void **state)
 	assert_int_equal(drv_declare(d), 0);
 	assert_true(col(d, "vm.v.intf.by.a") >= 0);
 	assert_true(col(d, "vm.a.intf.by.v") >= 0);
-	kill(a, SIGSTOP);
-	usleep(50 * 1000);
+	struct kside k0, k1;
+	stop_and_read(v, a, cpu, &k0);
 	assert_int_equal(drv_sample(d), 0);
 	uint64_t wait0 = val(d, "vm.v.intf.wait"), by0 = val(d, "vm.v.intf.by.a");
-	uint64_t d0 = schedstat(v, 2), r0 = schedstat(a, 1), st0 = steal_ns(cpu);
 	kill(a, SIGCONT);
 	sleep(2);
-	kill(a, SIGSTOP);
-	usleep(50 * 1000);
-	uint64_t d1 = schedstat(v, 2), r1 = schedstat(a, 1), st1 = steal_ns(cpu);
+	stop_and_read(v, a, cpu, &k1);
 	int s = drv_sample(d);
 	if (s == VMS_RESCHEMA) { /* A waited behind something new */
 		assert_int_equal(drv_declare(d), 0);
@@ -358,12 +342,12 @@ static void test_source_columns(void **state)
 	assert_int_equal(parts, val(d, "vm.v.intf.wait"));
 	assert_int_equal(val(d, "vm.v.intf.vms"), val(d, "vm.v.intf.by.a")); /* the only other VM */
 	double wait = (double)(val(d, "vm.v.intf.wait") - wait0), by = (double)(val(d, "vm.v.intf.by.a") - by0);
-	double delay = (double)(d1 - d0), run_a = (double)(r1 - r0);
+	double delay = (double)(k1.delay - k0.delay), run_a = (double)(k1.run_a - k0.run_a);
 	fprintf(stderr, "source: wait %.1f ms (run delay %.1f), behind a %.1f ms (a ran %.1f)\n", wait / 1e6,
 		delay / 1e6, by / 1e6, run_a / 1e6);
 	if (wait < delay * 0.98 - 1e7 || wait > delay * 1.02 + 1e7)
 		fail_msg("wait %.1f ms, run delay %.1f ms", wait / 1e6, delay / 1e6);
-	check_behind(by, run_a, (double)(st1 - st0), 0);
+	check_behind(by, run_a, (double)(k1.steal - k0.steal), 0);
 	/* the tick allocates nothing (a's waits go on meanwhile) */
 	kill(a, SIGCONT);
 	uint32_t errs;

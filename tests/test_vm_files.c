@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -752,29 +751,12 @@ static void ref_allowed(pid_t pid, unsigned *n, unsigned *first)
 static void test_reader_placement(void **state)
 {
 	(void)state;
-	unsigned long mask[16] = {0};
-	long r = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
-	assert_true(r > 0);
-	int cpu = -1;
-	for (int c = 0; c < (int)(8 * (size_t)r); c++)
-		if (mask[c / (8 * (int)sizeof(long))] >> (c % (8 * (int)sizeof(long))) & 1)
-			cpu = c;
+	int cpu = test_last_cpu();
 	struct vms_cgmounts m;
 	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
 	assert_int_equal(vms_cgmounts_load(&m, dirfd, NULL), 0);
 	for (int pin = 0; pin < 2; pin++) {
-		pid_t child = fork();
-		assert_true(child >= 0);
-		if (child == 0) {
-			if (pin) {
-				unsigned long one[16] = {0};
-				one[cpu / (8 * (int)sizeof(long))] = 1ul << (cpu % (8 * (int)sizeof(long)));
-				if (syscall(SYS_sched_setaffinity, 0, sizeof(one), one) != 0)
-					_exit(1);
-			}
-			for (;;)
-				; /* runs (or waits to run) on its CPU */
-		}
+		pid_t child = test_spin_on(pin ? cpu : -1);
 		usleep(100 * 1000);
 		pid_t tid[1] = {child};
 		struct vms_vm vm = {.uuid = "00000000-0000-0000-0000-000000000003", .name = "child", .pid = child,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 const char *fixture_path(const char *rel)
@@ -308,4 +309,39 @@ void table_free(struct table *t)
 	free(t->text);
 	free(t->head);
 	free(t->cells);
+}
+
+/* CPU masks as sched_{get,set}affinity(2) take them, without <sched.h>
+ * (src/sampler/sched.h shadows it on the tests' include path) */
+#define MASK_WORDS 16
+#define WORD_BITS (8 * (int)sizeof(unsigned long))
+
+int test_last_cpu(void)
+{
+	unsigned long mask[MASK_WORDS] = {0};
+	long r = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+	assert_true(r > 0);
+	int cpu = -1;
+	for (int c = 0; c < (int)(8 * (size_t)r); c++)
+		if (mask[c / WORD_BITS] >> (c % WORD_BITS) & 1)
+			cpu = c;
+	assert_true(cpu >= 0);
+	return cpu;
+}
+
+pid_t test_spin_on(int cpu)
+{
+	pid_t p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		if (cpu >= 0) {
+			unsigned long one[MASK_WORDS] = {0};
+			one[cpu / WORD_BITS] = 1ul << (cpu % WORD_BITS);
+			if (syscall(SYS_sched_setaffinity, 0, sizeof(one), one) != 0)
+				_exit(1);
+		}
+		for (;;)
+			; /* runs, or waits to run, on its CPU */
+	}
+	return p;
 }
