@@ -17,8 +17,7 @@
  *                                      for every bpf(2) call when
  *                                      unprivileged_bpf_disabled is set;
  *                                      CAP_PERFMON and CAP_DAC_READ_SEARCH
- *                                      to attach it, at start only
- *                                      (not measured as a real user yet) */
+ *                                      to load and attach it, at start only */
 #ifndef VMS_PRIV_H
 #define VMS_PRIV_H
 
