@@ -363,6 +363,18 @@ static void test_source_columns(void **state)
 	assert_int_equal(col(d, "vm.a.intf.wait"), -ENOENT);
 	assert_int_equal(col(d, "vm.v.intf.by.a"), -ENOENT);
 	assert_int_equal(drv_sample(d), 0);
+	/* and comes back (A stopped): its account was dropped when it left,
+	 * so it starts from 0, and V's row has no pair with it until V waits
+	 * behind it again */
+	uint64_t v_by_vms = val(d, "vm.v.intf.vms");
+	tab.n = 2;
+	tab.gen = 3;
+	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(drv_sample(d), 0);
+	assert_int_equal(val(d, "vm.a.intf.wait"), 0);
+	assert_int_equal(col(d, "vm.v.intf.by.a"), -ENOENT);
+	assert_true(val(d, "vm.v.intf.vms") < v_by_vms || v_by_vms == 0);
 	drv_close(d);
 	kill(v, SIGKILL);
 	kill(a, SIGKILL);

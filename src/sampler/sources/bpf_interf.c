@@ -9,9 +9,12 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_interf.h"
-/* the skeleton holds the program's object as one string literal */
+/* the skeleton holds the program's object as one string literal, and
+ * bpftool declares a struct for each data section, empty for a section of
+ * constants the compiler made (.rodata.cst16) */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
+#pragma GCC diagnostic ignored "-Wpedantic"
 #include "interf.skel.h"
 #pragma GCC diagnostic pop
 
@@ -106,6 +109,25 @@ int vms_interf_vm(struct vms_interf *x, uint32_t tgid, uint32_t vm)
 int vms_interf_forget_vm(struct vms_interf *x, uint32_t tgid)
 {
 	return bpf_map_delete_elem(x->fd_vms, &tgid) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+int vms_interf_forget_account(struct vms_interf *x, uint32_t vm)
+{
+	struct interf_key k, next;
+	const struct interf_key *prev = NULL;
+	bool have = false;
+	/* deleting the key just visited would lose the walk's place: delete
+	 * each one after stepping past it */
+	while (bpf_map_get_next_key(x->fd_acct, prev, &next) == 0) {
+		if (have && bpf_map_delete_elem(x->fd_acct, &k) != 0 && errno != ENOENT)
+			return -errno;
+		have = next.victim == vm || (next.kind == INTERF_VM && next.id == vm);
+		k = next;
+		prev = &k;
+	}
+	if (have && bpf_map_delete_elem(x->fd_acct, &k) != 0 && errno != ENOENT)
+		return -errno;
+	return 0;
 }
 
 int vms_interf_read(struct vms_interf *x, struct vms_interf_ent *out, unsigned cap, unsigned *n)

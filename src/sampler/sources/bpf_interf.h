@@ -32,6 +32,11 @@ int vms_interf_forget_thread(struct vms_interf *x, uint32_t tid);
 int vms_interf_vm(struct vms_interf *x, uint32_t tgid, uint32_t vm);
 int vms_interf_forget_vm(struct vms_interf *x, uint32_t tgid);
 
+/* Drop the account's entries of VM vm, as victim and as culprit (a VM
+ * that went away: the sampler never gives its index to another).  0 or
+ * -errno.  Between ticks: it walks the whole map. */
+int vms_interf_forget_account(struct vms_interf *x, uint32_t vm);
+
 /* The account so far: (victim VM, culprit kind, culprit id) -> ns, at
  * most cap entries into out (*n of them; -ENOSPC when there were more).
  * Allocates nothing. */

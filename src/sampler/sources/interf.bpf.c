@@ -62,6 +62,20 @@ static void stat_add(__u32 i, __u64 v)
 		__sync_fetch_and_add(p, v);
 }
 
+/* Add ns to the entry of k, creating it; false if the map is full. */
+static bool add(struct interf_key *k, __u64 ns)
+{
+	__u64 *v = bpf_map_lookup_elem(&acct, k);
+	if (!v && bpf_map_update_elem(&acct, k, &ns, BPF_NOEXIST) == 0)
+		return true;
+	if (!v)
+		v = bpf_map_lookup_elem(&acct, k); /* another CPU created it */
+	if (!v)
+		return false;
+	__sync_fetch_and_add(v, ns);
+	return true;
+}
+
 static void charge(__u32 victim_vm, const struct interf_culprit *c, __u64 ns)
 {
 	struct interf_key k = {.victim = victim_vm, .kind = c->kind, .id = c->id};
@@ -75,24 +89,16 @@ static void charge(__u32 victim_vm, const struct interf_culprit *c, __u64 ns)
 			k.id = c->vm;
 		}
 	}
-	__u64 *v = bpf_map_lookup_elem(&acct, &k);
-	if (v) {
-		__sync_fetch_and_add(v, ns);
+	if (add(&k, ns))
 		return;
-	}
-	if (bpf_map_update_elem(&acct, &k, &ns, BPF_NOEXIST) == 0)
-		return;
-	v = bpf_map_lookup_elem(&acct, &k); /* another CPU created it */
-	if (v) {
-		__sync_fetch_and_add(v, ns);
-		return;
-	}
-	k.kind = INTERF_UNKNOWN;
+	/* a full map: the culprit's class without its id (a host cgroup
+	 * among too many), else unknown; what is still left is counted */
 	k.id = 0;
-	v = bpf_map_lookup_elem(&acct, &k);
-	if (v)
-		__sync_fetch_and_add(v, ns);
-	stat_add(0, ns);
+	if (add(&k, ns))
+		return;
+	k.kind = INTERF_UNKNOWN;
+	if (!add(&k, ns))
+		stat_add(0, ns);
 }
 
 /* The wait of victim t on CPU cpu from t->wait_start to now: each closed

@@ -3,8 +3,9 @@
  * "interference", doc/interference.md): the account of the BPF program
  * (bpf_interf.h) as counters.
  *
- * Per VM (vm.NAME.intf.*, key its UUID), in ns since the VM was first
- * seen by this run, counters:
+ * Per VM (vm.NAME.intf.*, key its UUID), in ns since the VM appeared in
+ * the run (one that leaves has its account dropped from the program's
+ * map, and starts from 0 if it comes back), counters:
  *   wait     its vCPUs' waits (runnable, not running) as the program
  *            measured them: the sum of the parts below
  *   vms      behind other VMs' threads
@@ -42,6 +43,7 @@ struct if_known {
 	pid_t *tid;           /* registered vCPU threads */
 	unsigned ntid;
 	int32_t vm;           /* its position in the current VM set, -1: gone */
+	bool gone;            /* it left: its account was dropped (it starts again from 0 if it comes back) */
 };
 
 /* a pair (victim, culprit) with a column */
@@ -131,6 +133,7 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 			snprintf(k->uuid, sizeof(k->uuid), "%s", vm->uuid);
 		}
 		k->vm = (int32_t)i;
+		k->gone = false;
 		uint32_t idx = (uint32_t)(k - p->known);
 		bool same = k->pid == vm->pid && k->ntid == vm->nvcpu &&
 			    (!k->ntid || memcmp(k->tid, vm->vcpu_tid, k->ntid * sizeof(pid_t)) == 0);
@@ -152,9 +155,18 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 		k->ntid = vm->nvcpu;
 		memcpy(k->tid, vm->vcpu_tid, vm->nvcpu * sizeof(pid_t));
 	}
-	for (unsigned i = 0; i < p->nknown; i++)
-		if (p->known[i].vm < 0 && p->known[i].pid)
-			forget(p, &p->known[i]);
+	for (unsigned i = 0; i < p->nknown; i++) {
+		struct if_known *k = &p->known[i];
+		if (k->vm >= 0 || k->gone)
+			continue;
+		forget(p, k);
+		/* its entries would fill the account over a long run of VMs
+		 * coming and going: its index is never given again */
+		k->gone = true;
+		int r = vms_interf_forget_account(p->x, i);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
