@@ -59,6 +59,8 @@ struct interference {
 	struct if_pair *pair;     /* declared pairs, column order */
 	unsigned npair;
 	uint32_t *base;           /* per known VM: its first column, UINT32_MAX: none */
+	uint32_t *pfirst, *pn;    /* per known VM: its pairs, pair[pfirst .. pfirst + pn) */
+	uint32_t *setk;           /* per VM of the set: its known index */
 	struct vms_interf_ent *ent; /* the tick's read of the account */
 };
 
@@ -97,6 +99,9 @@ static void if_close(struct vms_source *src)
 	free(p->known);
 	free(p->pair);
 	free(p->base);
+	free(p->pfirst);
+	free(p->pn);
+	free(p->setk);
 	free(p->ent);
 	vms_interf_close(p->x);
 	memset(p, 0, sizeof(*p));
@@ -170,12 +175,14 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 	return 0;
 }
 
-static bool pair_known(const struct interference *p, uint32_t v, uint32_t c)
+/* The column of pair (v, c), -1 if it has none: v's pairs are
+ * contiguous, after its six columns. */
+static int32_t pair_col(const struct interference *p, uint32_t v, uint32_t c)
 {
-	for (unsigned i = 0; i < p->npair; i++)
-		if (p->pair[i].victim == v && p->pair[i].culprit == c)
-			return true;
-	return false;
+	for (uint32_t k = 0; k < p->pn[v]; k++)
+		if (p->pair[p->pfirst[v] + k].culprit == c)
+			return (int32_t)(p->base[v] + IF_COLS + k);
+	return -1;
 }
 
 static int if_declare(struct vms_source *src, struct vms_schema_builder *b)
@@ -194,10 +201,17 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b)
 	if (r < 0 && r != -ENOSPC)
 		return r;
 	free(p->pair);
-	p->pair = malloc((n ? n : 1) * sizeof(*p->pair));
 	free(p->base);
-	p->base = malloc((p->nknown ? p->nknown : 1) * sizeof(*p->base));
-	if (!p->pair || !p->base)
+	free(p->pfirst);
+	free(p->pn);
+	free(p->setk);
+	size_t nk = p->nknown ? p->nknown : 1;
+	p->pair = malloc((n ? n : 1) * sizeof(*p->pair));
+	p->base = malloc(nk * sizeof(*p->base));
+	p->pfirst = calloc(nk, sizeof(*p->pfirst));
+	p->pn = calloc(nk, sizeof(*p->pn));
+	p->setk = calloc(t && t->n ? t->n : 1, sizeof(*p->setk));
+	if (!p->pair || !p->base || !p->pfirst || !p->pn || !p->setk)
 		return -ENOMEM;
 	p->npair = 0;
 	uint32_t col = 0;
@@ -211,6 +225,8 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b)
 		struct vms_coldef d = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_NS, .wrap_bits = 64,
 				       .key = t->vm[i].uuid};
 		p->base[v] = col;
+		p->setk[i] = v;
+		p->pfirst[v] = p->npair;
 		for (unsigned c = 0; c < IF_COLS; c++)
 			vms_schema_addf(b, &d, "vm.%s.intf.%s", name, if_cols[c]);
 		col += IF_COLS;
@@ -219,28 +235,15 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b)
 			if (x->victim != v || x->kind != INTERF_VM || x->id >= p->nknown)
 				continue;
 			const struct if_known *ck = &p->known[x->id];
-			if (ck->vm < 0 || pair_known(p, v, (uint32_t)x->id))
+			if (ck->vm < 0 || pair_col(p, v, (uint32_t)x->id) >= 0)
 				continue;
 			vms_schema_addf(b, &d, "vm.%s.intf.by.%s", name, t->vm[ck->vm].name);
 			p->pair[p->npair++] = (struct if_pair){v, (uint32_t)x->id};
+			p->pn[v]++;
 			col++;
 		}
 	}
 	return b->err;
-}
-
-/* The column of pair (v, c): after v's six, in declaration order. */
-static int32_t pair_col(const struct interference *p, uint32_t v, uint32_t c)
-{
-	int32_t k = 0;
-	for (unsigned i = 0; i < p->npair; i++) {
-		if (p->pair[i].victim != v)
-			continue;
-		if (p->pair[i].culprit == c)
-			return (int32_t)p->base[v] + IF_COLS + k;
-		k++;
-	}
-	return -1;
 }
 
 static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
@@ -257,11 +260,9 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	 * a VM without a local process (remote, the test driver) is not
 	 * measured: its columns are missing */
 	for (unsigned i = 0; t->vms && i < t->vms->n; i++) {
-		const struct if_known *k = known_find(p, t->vms->vm[i].uuid);
-		uint32_t v = (uint32_t)(k - p->known);
-		uint32_t ncol = IF_COLS;
-		for (unsigned q = 0; q < p->npair; q++)
-			ncol += p->pair[q].victim == v;
+		uint32_t v = p->setk[i];
+		const struct if_known *k = &p->known[v];
+		uint32_t ncol = IF_COLS + p->pn[v];
 		if (k->pid > 0)
 			memset(slots + p->base[v], 0, ncol * sizeof(*slots));
 		else
