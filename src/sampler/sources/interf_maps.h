@@ -9,7 +9,7 @@
 #include <linux/types.h>
 #endif
 
-#define INTERF_RING 256       /* closed segments kept per CPU (a power of 2) */
+#define INTERF_RING 256       /* closed segments kept per CPU (a power of 2; 1024 does not load on Linux 6.18: EFAULT) */
 #define INTERF_MAX_CPUS 1024  /* the per-CPU state array */
 
 /* culprit kinds (acct_key.kind) */
