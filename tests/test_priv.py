@@ -104,6 +104,25 @@ class Priv(unittest.TestCase):
             rows = list(csv.DictReader(f))
         return r.stderr, rows
 
+    def run_user(self, conf, out, n):
+        """The sampler started by root with --user: its /proc status once
+        it wrote its first frame, and its stderr (it must exit 0)."""
+        p = subprocess.Popen([BIN, '--user', self.user, '-c', conf, '-i', '200ms', '-n', str(n),
+                              '-o', out], env=self.env(), stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and (not os.path.exists(out) or os.path.getsize(out) == 0):
+                time.sleep(0.05)
+            with open(f'/proc/{p.pid}/status') as f:
+                st = dict(line.split(':\t', 1) for line in f.read().splitlines())
+            err = p.communicate(timeout=30)[1]
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 0, err)
+        return st, err
+
     def said(self, err, expected):
         for line in ALL_LINES:
             n = sum(line in x for x in err.splitlines())
@@ -168,20 +187,7 @@ class Priv(unittest.TestCase):
         """--user: the switch keeps exactly the measured capabilities."""
         out = os.path.join(self.tmp, 'user.csv')
         k = kernel_io(self.standin.pid)
-        p = subprocess.Popen([BIN, '--user', self.user, '-c', self.conf, '-i', '200ms', '-n', '10',
-                              '-o', out], env=self.env(), stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and (not os.path.exists(out) or os.path.getsize(out) == 0):
-                time.sleep(0.05)
-            with open(f'/proc/{p.pid}/status') as f:
-                st = dict(line.split(':\t', 1) for line in f.read().splitlines())
-            err = p.communicate(timeout=30)[1]
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        self.assertEqual(p.returncode, 0, err)
+        st, err = self.run_user(self.conf, out, 10)
         uid = subprocess.run(['id', '-u', self.user], capture_output=True, text=True).stdout.strip()
         self.assertEqual(st['Uid'].split(), [uid] * 4)
         want = (1 << CAP_DAC_READ_SEARCH) | (1 << CAP_SYS_PTRACE) | (1 << CAP_PERFMON)
@@ -227,20 +233,7 @@ class Priv(unittest.TestCase):
         if 'bpf: yes' not in subprocess.run([BIN, '--version'], capture_output=True, text=True).stdout:
             self.skipTest('a build without BPF')
         out = os.path.join(self.tmp, 'intf-user.csv')
-        p = subprocess.Popen([BIN, '--user', self.user, '-c', self.conf_intf, '-i', '200ms', '-n', '15',
-                              '-o', out], env=self.env(), stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and (not os.path.exists(out) or os.path.getsize(out) == 0):
-                time.sleep(0.05)
-            with open(f'/proc/{p.pid}/status') as f:
-                st = dict(line.split(':\t', 1) for line in f.read().splitlines())
-            err = p.communicate(timeout=30)[1]
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        self.assertEqual(p.returncode, 0, err)
+        st, err = self.run_user(self.conf_intf, out, 15)
         want = (1 << CAP_DAC_READ_SEARCH) | (1 << CAP_SYS_PTRACE) | (1 << CAP_BPF)
         self.assertEqual(int(st['CapEff'], 16), want, err)
         with open(out) as f:

@@ -619,6 +619,49 @@ static void test_cg_detail_fields(void **state)
 		assert_int_equal(vms_cg_detail(f), (want >> f) & 1);
 }
 
+/* A real process of this host as a one-vCPU VM (its main thread the
+ * vCPU), read through the kernel reader from /proc. */
+struct child_vm {
+	struct vms_cgmounts m;
+	int dirfd;
+	pid_t tid[1];
+	struct vms_vm vm;
+	struct vms_vmk k;
+	struct vms_vmlay l;
+	uint64_t slots[64];
+	char scratch[8192];
+};
+
+static void child_open(struct child_vm *c, pid_t pid)
+{
+	c->dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	assert_true(c->dirfd >= 0);
+	assert_int_equal(vms_cgmounts_load(&c->m, c->dirfd, NULL), 0);
+	c->tid[0] = pid;
+	c->vm = (struct vms_vm){.uuid = "00000000-0000-0000-0000-000000000002", .name = "child", .pid = pid,
+				.nvcpu = 1, .vcpu_tid = c->tid};
+	assert_int_equal(vms_vmk_open(&c->k, &c->vm, c->dirfd, &c->m, -1), 0);
+	vms_vmlay_init(&c->l, 1, 0, 0, false, 0, false);
+}
+
+/* One sample into fresh slots (all VMS_NONE first). */
+static unsigned child_sample(struct child_vm *c, bool detail, bool *gone, uint32_t *perr)
+{
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(c->slots); i++)
+		c->slots[i] = VMS_NONE;
+	*gone = false;
+	*perr = 0;
+	return vms_vmk_sample(&c->k, &c->l, c->slots, NULL, NULL, c->scratch, sizeof(c->scratch), detail, gone,
+			      perr);
+}
+
+static void child_close(struct child_vm *c)
+{
+	vms_vmk_close(&c->k);
+	vms_cgmounts_free(&c->m);
+	close(c->dirfd);
+}
+
 /* A real process that exits: its kept-open files read ESRCH and the
  * reader says the VM is gone, with no values and no parse error. */
 static void test_reader_gone(void **state)
@@ -630,45 +673,30 @@ static void test_reader_gone(void **state)
 		pause();
 		_exit(0);
 	}
-	struct vms_cgmounts m;
-	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
-	assert_int_equal(vms_cgmounts_load(&m, dirfd, NULL), 0);
-	pid_t tid[1] = {child};
-	struct vms_vm vm = {.uuid = "00000000-0000-0000-0000-000000000002", .name = "child", .pid = child,
-			    .nvcpu = 1, .vcpu_tid = tid};
-	struct vms_vmk k;
-	struct vms_vmlay l;
-	uint64_t slots[64];
-	char scratch[8192];
-	assert_int_equal(vms_vmk_open(&k, &vm, dirfd, &m, -1), 0);
-	vms_vmlay_init(&l, 1, 0, 0, false, 0, false);
-	bool gone = false;
-	uint32_t perr = 0;
-	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
-		slots[i] = VMS_NONE;
-	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
+	struct child_vm *c = calloc(1, sizeof(*c));
+	child_open(c, child);
+	bool gone;
+	uint32_t perr;
+	unsigned ok = child_sample(c, true, &gone, &perr);
 	assert_true(ok & VMS_VG_MEM);
 	assert_true(ok & VMS_VG_VCPU);
-	assert_true(slots[l.mem] != VMS_NONE);
+	assert_true(c->slots[c->l.mem] != VMS_NONE);
 	assert_false(gone);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* in a detail tick and in one without (where mem.rss is not read: its
 	 * group is not served once the other files say the process went) */
 	for (int detail = 0; detail < 2; detail++) {
-		for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
-			slots[i] = VMS_NONE;
-		gone = false;
-		ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), detail, &gone, &perr);
+		ok = child_sample(c, detail, &gone, &perr);
 		assert_true(gone);
 		assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
-		assert_true(slots[l.mem] == VMS_NONE);
-		assert_true(slots[l.vcpu] == VMS_NONE);
+		assert_true(c->slots[c->l.mem] == VMS_NONE);
+		assert_true(c->slots[c->l.vcpu] == VMS_NONE);
+		assert_true(c->slots[c->l.place] == VMS_NONE);
 		assert_int_equal(perr, 0);
 	}
-	vms_vmk_close(&k);
-	vms_cgmounts_free(&m);
-	close(dirfd);
+	child_close(c);
+	free(c);
 }
 
 /* Cpus_allowed_list as the kernel prints it (bitmap_print_to_pagebuf's
@@ -752,45 +780,33 @@ static void test_reader_placement(void **state)
 {
 	(void)state;
 	int cpu = test_last_cpu();
-	struct vms_cgmounts m;
-	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
-	assert_int_equal(vms_cgmounts_load(&m, dirfd, NULL), 0);
 	for (int pin = 0; pin < 2; pin++) {
 		pid_t child = test_spin_on(pin ? cpu : -1);
 		usleep(100 * 1000);
-		pid_t tid[1] = {child};
-		struct vms_vm vm = {.uuid = "00000000-0000-0000-0000-000000000003", .name = "child", .pid = child,
-				    .nvcpu = 1, .vcpu_tid = tid};
-		struct vms_vmk k;
-		struct vms_vmlay l;
-		uint64_t slots[64];
-		char scratch[8192];
-		assert_int_equal(vms_vmk_open(&k, &vm, dirfd, &m, -1), 0);
-		vms_vmlay_init(&l, 1, 0, 0, false, 0, false);
-		for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
-			slots[i] = VMS_NONE;
-		bool gone = false;
-		uint32_t perr = 0;
-		vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
+		struct child_vm *c = calloc(1, sizeof(*c));
+		child_open(c, child);
+		bool gone;
+		uint32_t perr;
+		child_sample(c, true, &gone, &perr);
 		assert_false(gone);
 		assert_int_equal(perr, 0);
 		unsigned n, first;
 		ref_allowed(child, &n, &first);
+		const uint64_t *pl = c->slots + c->l.place;
 		if (pin) {
 			assert_int_equal(n, 1);
 			assert_int_equal(first, cpu);
-			assert_int_equal(slots[l.place], cpu); /* a pinned thread runs nowhere else */
+			assert_int_equal(pl[0], cpu); /* a pinned thread runs nowhere else */
 		} else {
-			assert_true(slots[l.place] < 65536);
+			assert_true(pl[0] < 65536);
 		}
-		assert_int_equal(slots[l.place + 1], n);
-		assert_int_equal(slots[l.place + 2], first);
+		assert_int_equal(pl[1], n);
+		assert_int_equal(pl[2], first);
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
-		vms_vmk_close(&k);
+		child_close(c);
+		free(c);
 	}
-	vms_cgmounts_free(&m);
-	close(dirfd);
 }
 
 /* A VM's taps from one rtnetlink stats dump (by ifindex) equal the
