@@ -15,7 +15,7 @@
 # rotation order with `vmsampler dump`: every seq from 1 to the last is in
 # exactly one file or counted in lost_frames on the first frame after its
 # gap (sum of lost_frames = missing seqs), none twice.  The summary block
-# is what the README quotes.
+# is what doc/reliability.md quotes.
 . "$(dirname "$0")/lib.sh"
 MINUTES=${1:-30}
 set +e  # the adversary expects failures (a full disk, refusals)

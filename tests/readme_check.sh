@@ -1,7 +1,9 @@
 #!/bin/bash
-# tests/readme_check.sh PREFIX - run every command of the README that uses an
-# installed vmsampler (the indented lines that start with `vmsampler`, `cc` or
-# `./follow`), as written, against an installation in PREFIX
+# tests/readme_check.sh PREFIX - run every command of the README and of the
+# pages in doc/ that uses an installed vmsampler (the indented lines that
+# start with `vmsampler`, `cc` or `./follow`),
+# as written, in that order (README.md, then the pages in the order of
+# DOC_PAGES below), against an installation in PREFIX
 # (scripts/install.sh PREFIX), in a scratch directory.  /usr/local in a
 # command becomes PREFIX, and /dev/shm/vmsampler a ring in the scratch
 # directory (not to disturb a sampler of this machine).  A command that
@@ -26,6 +28,15 @@ export LD_LIBRARY_PATH="$(dirname "$libdir")"
 cp -r "$SRC/examples" "$work/"
 # the recorded runs the README's commands read (run from the top of the tree)
 mkdir -p "$work/tests/fixtures" && cp -r "$SRC/tests/fixtures/runs" "$work/tests/fixtures/"
+# every page of doc/ with commands, in the order a reader meets them
+DOC_PAGES="install statistics export analysis performance reliability testing"
+pages=("$SRC/README.md")
+for p in $DOC_PAGES; do pages+=("$SRC/doc/$p.md"); done
+for f in "$SRC"/doc/*.md; do
+	case " $DOC_PAGES ARCHITECTURE DESIGN " in *" $(basename "$f" .md) "*) ;; *)
+		echo "readme_check: doc/$(basename "$f") is not in DOC_PAGES" >&2; exit 1 ;;
+	esac
+done
 cd "$work" || exit 1
 
 n=0 fail=0
@@ -62,7 +73,7 @@ while IFS= read -r line; do
 		sed 's/^/    /' "err$n" >&2
 		fail=$((fail + 1))
 	fi
-done < <(grep -E '^    (vmsampler |cc |\./follow )' "$SRC/README.md")
+done < <(grep -hE '^    (vmsampler |cc |\./follow )' "${pages[@]}")
 [ "$n" -ge 10 ] || { echo "readme_check: only $n commands found in the README" >&2; exit 1; }
-echo "readme_check: $((n - fail))/$n README commands work"
+echo "readme_check: $((n - fail))/$n commands of the README and doc/ work"
 [ "$fail" = 0 ]

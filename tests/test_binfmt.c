@@ -20,6 +20,8 @@
 #include "binutil.h"
 #include "crc32c.h"
 #include "dump.h"
+#include "hostid.h"
+#include "le.h"
 #include "ring.h"
 
 /* ---- allocation counting (the link wraps malloc, calloc, realloc) -------- */
@@ -181,6 +183,64 @@ static size_t check_stream(const uint8_t *b, size_t len, const struct run *r, si
 	assert_false(d.torn);
 	vms_bin_dec_close(&d);
 	return fi - first;
+}
+
+/* The HOST record: the values set come back in the decoder's pairs, in
+ * key order, empty ones left out; a later HOST replaces the earlier; a
+ * pair count past the limit, a string past the payload and a NUL in a
+ * value are damage, named by record number. */
+static void test_host_record(void **state)
+{
+	(void)state;
+	struct colspec cs[1] = {{"a", VMS_KIND_COUNTER, VMS_UNIT_COUNT, 64, 0}};
+	struct vms_schema *s = mk_schema(1, cs, 1);
+	struct vms_hostid h;
+	memset(&h, 0, sizeof(h));
+	vms_hostid_set(&h, VMS_HK_HOSTNAME, "host-%c", 'a');
+	vms_hostid_set(&h, VMS_HK_KERNEL, "6.1.0\t-x"); /* a tab is escaped (name.h) */
+	vms_hostid_set_version(&h, VMS_HK_HYPERVISOR_VERSION, 7002001);
+	uint8_t buf[4096];
+	size_t len = vms_bin_header_enc(buf, 1);
+	size_t hs = vms_bin_host_size(&h);
+	assert_int_equal(vms_bin_host_enc(buf + len, &h), hs);
+	len += hs;
+	vms_hostid_set(&h, VMS_HK_HOSTNAME, "host-b");
+	len += vms_bin_host_enc(buf + len, &h);
+	len += vms_bin_schema_enc(buf + len, s);
+	struct vms_bin_dec d;
+	assert_int_equal(vms_bin_dec_open_mem(&d, buf, len), 0);
+	assert_int_equal(vms_bin_dec_next(&d), VMS_BIN_HEADER);
+	assert_null(d.host);
+	assert_int_equal(vms_bin_dec_next(&d), VMS_BIN_SCHEMA); /* HOST is not an item */
+	assert_int_equal(d.nhosts, 2);
+	assert_int_equal(d.host_n, 3);
+	static const char want[] = "hostname\0host-b\0kernel\0" "6.1.0\\x09-x\0hypervisor_version\0" "7.2.1";
+	assert_int_equal(d.host_len, sizeof(want));
+	assert_memory_equal(d.host, want, sizeof(want));
+	vms_bin_dec_close(&d);
+
+	/* damage: too many pairs; a value with a NUL (CRCs made valid) */
+	uint8_t bad[64];
+	size_t b0 = vms_bin_header_enc(bad, 1);
+	static const uint8_t payloads[][8] = {{0x81, 0x02}, {1, 1, 'k', 2, 'v', 0}};
+	static const size_t plen[] = {2, 6};
+	for (size_t i = 0; i < 2; i++) {
+		uint8_t *p = bad + b0;
+		memcpy(p + 12, payloads[i], plen[i]);
+		vms_le_put32(p, (uint32_t)plen[i]);
+		vms_le_put16(p + 4, VMS_REC_HOST);
+		vms_le_put16(p + 6, 0);
+		vms_le_put32(p + 8, vms_crc32c(0, p, 8));
+		vms_le_put32(p + 12 + plen[i], vms_crc32c(0, p + 12, plen[i]));
+		assert_int_equal(vms_bin_dec_open_mem(&d, bad, b0 + 16 + plen[i]), 0);
+		assert_int_equal(vms_bin_dec_next(&d), VMS_BIN_HEADER);
+		assert_int_equal(vms_bin_dec_next(&d), -EBADMSG);
+		assert_int_equal(d.err, VMS_BIN_EMALFORMED);
+		assert_int_equal(d.err_index, 1);
+		assert_non_null(strstr(d.err_msg, "HOST"));
+		vms_bin_dec_close(&d);
+	}
+	vms_schema_unref(s);
 }
 
 static void test_sink_roundtrip_decoder(void **state)
@@ -779,7 +839,7 @@ static void test_disk_full_tmpfs(void **state)
 }
 
 VMS_TEST_MAIN(tmp_setup, tmp_teardown,
-	test_varint_edges, test_zigzag_edges, test_data_values, test_sink_roundtrip_decoder,
+	test_varint_edges, test_zigzag_edges, test_data_values, test_host_record, test_sink_roundtrip_decoder,
 	test_dump_equals_csv_sink_files, test_dump_equals_csv_sink_stdout, test_reopen_appends,
 	test_torn_tail_every_offset, test_torn_everywhere_small, test_zero_tail,
 	test_corruption_names_record, test_unknown_and_concatenated, test_foreign_input,

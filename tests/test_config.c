@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <yaml.h>
 
 #include "cli.h"
 #include "config.h"
@@ -540,6 +542,14 @@ static void test_load_file(void **state)
 	snprintf(want, sizeof(want), "%s: Is a directory", dir);
 	assert_string_equal(err, want);
 
+	/* a FIFO without a writer: refused at once (issue 23: it held the
+	 * start, and `systemctl reload`'s check, for ever) */
+	snprintf(path, sizeof(path), "%s/fifo.yaml", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(vms_config_load_file(&c, path, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: is a FIFO, not a regular file", path);
+	assert_string_equal(err, want);
+
 	snprintf(path, sizeof(path), "%s/bad.yaml", dir);
 	write_file(path, "count: 3\ncount: 4\n", 18);
 	assert_int_equal(vms_config_load_file(&c, path, err, sizeof(err)), -EINVAL);
@@ -569,6 +579,78 @@ static void test_load_file(void **state)
 
 	vms_config_free(&c);
 	tmpdir_free(dir);
+}
+
+/* Every yaml_parser_parse() the loader makes (linked with
+ * --wrap=yaml_parser_parse, tests/meson.build). */
+int __real_yaml_parser_parse(yaml_parser_t *parser, yaml_event_t *event);
+int __wrap_yaml_parser_parse(yaml_parser_t *parser, yaml_event_t *event);
+static unsigned long yaml_events;
+int __wrap_yaml_parser_parse(yaml_parser_t *parser, yaml_event_t *event)
+{
+	yaml_events++;
+	return __real_yaml_parser_parse(parser, event);
+}
+
+/* Deep nesting (issue 23): libyaml's scanner looks at every open flow
+ * level at every token, so 100,000 '[' took 49 s before the error.  The
+ * loader stops at level VMS_CONFIG_MAX_DEPTH + 1, where it stands, after
+ * that many events (counted, not timed), in flow and in block style; the
+ * deepest the key table needs (sources, a source, a list of events, an
+ * event) still loads. */
+static void test_deep_nesting(void **state)
+{
+	(void)state;
+	struct vms_config c;
+	char err[256], want[256];
+	const size_t n = 100000;
+	char *y = malloc(2 * n + 2);
+	assert_non_null(y);
+	memset(y, '[', n);
+	memset(y + n, ']', n);
+	strcpy(y + 2 * n, "\n");
+	assert_int_equal(vms_config_defaults(&c), 0);
+	yaml_events = 0;
+	assert_int_equal(vms_config_load_buffer(&c, "deep.yaml", y, 2 * n + 1, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "deep.yaml:1:%d: lists and mappings nested deeper than %d levels",
+		 VMS_CONFIG_MAX_DEPTH + 1, VMS_CONFIG_MAX_DEPTH);
+	assert_string_equal(err, want);
+	/* stream and document start, then one event a level */
+	assert_int_equal(yaml_events, 2 + VMS_CONFIG_MAX_DEPTH + 1);
+
+	/* mappings too: {a: {a: ... */
+	size_t m = 0;
+	for (unsigned i = 0; i < 1000; i++)
+		m += (size_t)sprintf(y + m, "{a: ");
+	yaml_events = 0;
+	assert_int_equal(vms_config_load_buffer(&c, "deep.yaml", y, m, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "deep.yaml:1:%d: lists and mappings nested deeper than %d levels",
+		 4 * VMS_CONFIG_MAX_DEPTH + 1, VMS_CONFIG_MAX_DEPTH);
+	assert_string_equal(err, want);
+	assert_true(yaml_events < 3 * (VMS_CONFIG_MAX_DEPTH + 2));
+
+	/* block style: one level a line */
+	m = 0;
+	for (unsigned i = 0; i < 100; i++) /* 10 kB */
+		m += (size_t)sprintf(y + m, "%*s-\n", 2 * (int)i, "");
+	assert_int_equal(vms_config_load_buffer(&c, "deep.yaml", y, m, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "deep.yaml:%d:%d: lists and mappings nested deeper than %d levels",
+		 VMS_CONFIG_MAX_DEPTH + 1, 2 * VMS_CONFIG_MAX_DEPTH + 1, VMS_CONFIG_MAX_DEPTH);
+	assert_string_equal(err, want);
+
+	/* exactly the limit is no error of depth (the first error is then the
+	 * type of the top level) */
+	memset(y, '[', VMS_CONFIG_MAX_DEPTH);
+	memset(y + VMS_CONFIG_MAX_DEPTH, ']', VMS_CONFIG_MAX_DEPTH);
+	assert_int_equal(vms_config_load_buffer(&c, "deep.yaml", y, 2 * VMS_CONFIG_MAX_DEPTH, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "deep.yaml:1:1: expected a mapping of keys (like 'interval: 1s'), not a list");
+	free(y);
+#if HAVE_PERF
+	static const char ok[] = "sources:\n  perf:\n    host: [{event: cycles, required: false}]\n";
+	assert_int_equal(vms_config_load_buffer(&c, "ok.yaml", ok, strlen(ok), err, sizeof(err)), 0);
+#endif
+	vms_config_free(&c);
 }
 
 /* The example shipped in doc/ loads, with the values it shows. */
@@ -830,6 +912,6 @@ static void test_dirty_rate(void **state)
 
 VMS_TEST_MAIN(NULL, NULL,
 	test_dirty_rate, test_cadence, test_mem_sources, test_defaults, test_load_full, test_write_roundtrip, test_empty_documents,
-	test_lists_replace, test_errors, test_error_atomic, test_too_large, test_load_file,
+	test_lists_replace, test_errors, test_error_atomic, test_too_large, test_load_file, test_deep_nesting,
 	test_example_file, test_set, test_precedence, test_format_duration,
 	test_format_from_output, test_dup_equal)

@@ -33,11 +33,17 @@ slow values held until their next refresh.  Checked:
     counter equals the file's frames, each with dump's value at its time;
   - a request the receiver took whose acknowledgement never came back
     (export killed meanwhile): sent again whole, Prometheus refuses it
-    whole (out of order), nothing is lost;
+    whole (out of order: not split), nothing is lost;
   - credentials: the bearer token and basic authentication reach the
     receiver from files; a file readable by others is refused;
   - a ring whose frames outrun a stalled receiver: the lost frames are
-    counted on /metrics (vmsampler_export_lost_frames_total) and said.
+    counted on /metrics (vmsampler_export_lost_frames_total) and said;
+  - receivers that refuse everything (issue 23): 302, 400, 401, 404 and
+    413 to every request stop export with one line, exit 1 and the cursor
+    unmoved; the receiver fixed, every frame arrives exactly once; a 413
+    above a size limit splits requests until they fit; a receiver that
+    refuses only requests holding one poisoned series: only its samples
+    are dropped, counted on /metrics and said.
 Without the servers: SKIP (77), a failure with VMS_REQUIRE_TSDB=1."""
 import http.server
 import json
@@ -259,11 +265,26 @@ class Proxy:
         proxy = self
         self.upstream, self.before, self.after = upstream, before, after
         self.headers, self.forwarded, self.statuses = [], 0, []
+        # refuse(body): a status to answer instead of forwarding, or None
+        self.refuse, self.refused = None, []
 
         class H(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers['Content-Length']))
                 proxy.headers.append(dict(self.headers))
+                st = proxy.refuse(body) if proxy.refuse else None
+                if st:
+                    proxy.refused.append(st)
+                    msg = b'refused: %d\n' % st
+                    self.send_response(st)
+                    if 300 <= st < 400:
+                        self.send_header('Location', proxy.upstream)
+                    if st == 401:
+                        self.send_header('WWW-Authenticate', 'Bearer realm="rw"')
+                    self.send_header('Content-Length', str(len(msg)))
+                    self.end_headers()
+                    self.wfile.write(msg)
+                    return
                 time.sleep(proxy.before)
                 r, _, _ = select.select([self.connection], [], [], 0)
                 if r and self.connection.recv(1, socket.MSG_PEEK) == b'':
@@ -292,6 +313,82 @@ class Proxy:
     def close(self):
         self.srv.shutdown()
         self.srv.server_close()
+
+
+def varint(b, i):
+    """a protobuf (and snappy) varint at b[i]: (value, the index after)"""
+    v, sh = 0, 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << sh
+        sh += 7
+        if c < 0x80:
+            return v, i
+
+
+def unsnappy(b):
+    """snappy's block format, decompressed (format_description.txt of
+    google/snappy): a varint length, then literals and copies."""
+    n, i = varint(b, 0)
+    out = bytearray()
+    while i < len(b):
+        t = b[i]
+        i += 1
+        if t & 3 == 0:
+            ln = t >> 2
+            if ln >= 60:
+                k = ln - 59
+                ln = int.from_bytes(b[i:i + k], 'little')
+                i += k
+            out += b[i:i + ln + 1]
+            i += ln + 1
+            continue
+        if t & 3 == 1:
+            ln, off = ((t >> 2) & 7) + 4, ((t >> 5) << 8) | b[i]
+            i += 1
+        else:
+            k = 2 if t & 3 == 2 else 4
+            ln, off = (t >> 2) + 1, int.from_bytes(b[i:i + k], 'little')
+            i += k
+        for _ in range(ln):
+            out.append(out[-off])
+    assert len(out) == n, (len(out), n)
+    return bytes(out)
+
+
+def pb_fields(b):
+    """(field, value) of a protobuf message: ints for varints, bytes else."""
+    i = 0
+    while i < len(b):
+        key, i = varint(b, i)
+        wt = key & 7
+        if wt == 0:
+            v, i = varint(b, i)
+        elif wt == 1:
+            v, i = b[i:i + 8], i + 8
+        elif wt == 2:
+            ln, i = varint(b, i)
+            v, i = b[i:i + ln], i + ln
+        else:
+            assert wt == 5, wt
+            v, i = b[i:i + 4], i + 4
+        yield key >> 3, v
+
+
+def request_names(body):
+    """The metric names of a remote-write request (prompb.proto: a
+    WriteRequest's timeseries = 1, a TimeSeries' labels = 1, a Label's
+    name = 1 and value = 2)."""
+    names = set()
+    for f, ts in pb_fields(unsnappy(body)):
+        if f != 1:
+            continue
+        for g, lab in pb_fields(ts):
+            d = dict(pb_fields(lab)) if g == 1 else {}
+            if d.get(1) == b'__name__':
+                names.add(d.get(2, b'').decode())
+    return names
 
 
 def cursor_acked(path):
@@ -327,10 +424,24 @@ class ExportRW(ServerCase):
         self.procs.append(p)
         return p
 
-    def check_values(self, got):
+    def wait_delivered(self, mport, timeout):
+        """export's own counters on /metrics at mport once every frame is
+        delivered"""
+        metrics = {}
+
+        def delivered():
+            nonlocal metrics
+            st, body = fetch('http://127.0.0.1:%d/metrics' % mport)
+            metrics = dict(re.findall(r'(?m)^(vmsampler_export_\w+) (\d+)', body.decode()))
+            return metrics.get('vmsampler_export_rw_frames_total') == str(self.nframes)
+        wait_for(delivered, timeout, 'every frame delivered')
+        return metrics
+
+    def check_values(self, got, want=None):
         """Every series of the table as the reference has it, exactly."""
-        self.assertGreater(len(self.want), 100)
-        for key, samples in self.want.items():
+        want = self.want if want is None else want
+        self.assertGreater(len(want), 100)
+        for key, samples in want.items():
             self.assertIn(key, got)
             self.assertEqual(got[key], samples, key)
         # a host counter: one sample per frame
@@ -456,7 +567,8 @@ class ExportRW(ServerCase):
         px.after = 0
         r = self.export(px.url, '--rw-cursor', cur, '--rw-batch', '10', '--no-follow')
         self.assertEqual(px.statuses[3], 400)  # frames 21-30 again: refused whole
-        self.assertIn('frames 21-30 rejected for good', r.stderr)
+        self.assertEqual(len(px.statuses), 1 + self.nframes // 10)  # that one not split: out of order
+        self.assertRegex(r.stderr, r'frames 21-30: \d+ samples refused by the receiver and dropped.*out of order')
         self.assertEqual(cursor_acked(cur), self.nframes)
         self.check_values(prom_all(prom, self.t_end))
 
@@ -467,14 +579,7 @@ class ExportRW(ServerCase):
                                 '127.0.0.1:%d' % mport, wait=False)
         wait_for(lambda: 'kept and sent again' in ring_less.stderr.readline(), 30, 'the outage line')
         prom = self.server(Prometheus, port=port)
-        metrics = {}
-
-        def delivered():
-            nonlocal metrics
-            st, body = fetch('http://127.0.0.1:%d/metrics' % mport)
-            metrics = dict(re.findall(r'(?m)^(vmsampler_export_\w+) (\d+)', body.decode()))
-            return metrics.get('vmsampler_export_rw_frames_total') == str(self.nframes)
-        wait_for(delivered, 90, 'every frame delivered')
+        metrics = self.wait_delivered(mport, 90)
         self.check_values(prom_all(prom, self.t_end))
         self.assertGreater(int(metrics['vmsampler_export_rw_retries_total']), 0)
         self.assertGreater(int(metrics['vmsampler_export_rw_failures_total']), 0)
@@ -486,6 +591,97 @@ class ExportRW(ServerCase):
         ring_less.terminate()
         self.assertEqual(ring_less.wait(30), 0)
         ring_less.stderr.close()
+
+    # -- receivers that refuse (issue 23) --
+    #
+    # The receivers here are the proxy in front of a real VictoriaMetrics
+    # answering a fixed status itself: the point is what export does with
+    # the status, which a real receiver gives only when misconfigured.
+
+    def run_export(self, url, *extra):
+        return subprocess.run([BIN, 'export', '--file', FIXTURE, '--remote-write', url, '--no-follow'] +
+                              list(extra), capture_output=True, text=True, timeout=300)
+
+    def check_once(self, vm, want=None):
+        """every sample of the reference in VictoriaMetrics, exactly once"""
+        got = vm_all(vm)
+        for k, s in got.items():
+            ts = [t for t, v in s]
+            self.assertEqual(len(ts), len(set(ts)), k)
+        self.check_values({k: [(t, v) for t, v in s if v is not None] for k, s in got.items()}, want)
+        return got
+
+    def test_refusing_receiver_stops_and_loses_nothing(self):
+        """302 (a redirect: not followed), 400, 401 (an expired token),
+        404 (a wrong URL) and 413 (a size limit below one sample) to every
+        request: export stops with one line and exit 1 (systemd restarts
+        it: the receiver may be fixed meanwhile), nothing is counted as
+        sent or dropped and the cursor stays; the receiver fixed, the same
+        command sends every frame, each exactly once."""
+        for st, say in ((302, 'a redirect to http://'), (400, 'nothing accepted'), (401, 'HTTP 401'),
+                        (404, 'HTTP 404'), (413, 'for a single sample')):
+            with self.subTest(status=st):
+                vm = self.server(Victoria)
+                px = self.proxy(vm.url('/api/v1/write'))
+                px.refuse = lambda body, st=st: st
+                cur = os.path.join(self.tmp, 'cursor-%d' % st)
+                r = self.run_export(px.url, '--rw-cursor', cur, '--rw-batch', '20')
+                self.assertEqual(r.returncode, 1, r.stderr)
+                lines = [ln for ln in r.stderr.splitlines() if 'remote write of' not in ln]
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertIn(say, lines[0])
+                self.assertIn('stopped with frames from 1 unsent', lines[0])
+                self.assertEqual(px.forwarded, 0)
+                self.assertEqual(cursor_acked(cur), 0)
+                with open(cur) as f:
+                    self.assertRegex(f.read(), r'(?m)^inflight 0$')
+                # the split: bounded, not one request per sample
+                self.assertLess(len(px.refused), 200 if st == 400 else 30, px.refused[:5])
+                px.refuse = None
+                r = self.run_export(px.url, '--rw-cursor', cur, '--rw-batch', '20')
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(cursor_acked(cur), self.nframes)
+                self.assertEqual(px.forwarded, -(-self.nframes // 20))
+                self.check_once(vm)
+
+    def test_size_limit_splits(self):
+        """A receiver whose limit is 4 KB of snappy: requests above it get
+        413 and are split until they fit; everything arrives once, nothing
+        dropped."""
+        vm = self.server(Victoria)
+        px = self.proxy(vm.url('/api/v1/write'))
+        px.refuse = lambda body: 413 if len(body) > 4096 else None
+        r = self.run_export(px.url, '--rw-batch', '30')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreater(len(px.refused), 4)
+        self.assertGreater(px.forwarded, 8)
+        self.assertTrue(all(s == 204 for s in px.statuses), px.statuses[:10])
+        self.assertNotIn('dropped', r.stderr)
+        self.check_once(vm)
+
+    def test_poisoned_series_only_it_dropped(self):
+        """A receiver that refuses (400) any request holding node_load1,
+        and takes everything else: node_load1's samples, and only they, are
+        dropped, counted in vmsampler_export_rw_dropped_samples_total and
+        said; every other sample arrives once."""
+        vm = self.server(Victoria)
+        px = self.proxy(vm.url('/api/v1/write'))
+        px.refuse = lambda body: 400 if 'node_load1' in request_names(body) else None
+        mport = free_port()
+        p = self.export(px.url, '--rw-cursor', os.path.join(self.tmp, 'c'), '--listen', '127.0.0.1:%d' % mport,
+                        '--rw-batch', '25', wait=False)
+        metrics = self.wait_delivered(mport, 120)
+        poisoned = len(self.want[('node_load1', ())])
+        self.assertEqual(poisoned, self.nframes)
+        self.assertEqual(metrics['vmsampler_export_rw_dropped_samples_total'], str(poisoned))
+        p.terminate()
+        self.assertEqual(p.wait(30), 0)
+        err = p.stderr.read()
+        p.stderr.close()
+        self.assertIn('%d samples in all refused by the receiver and dropped' % poisoned, err)
+        self.assertIn('the first: node_load1{}', err)
+        got = self.check_once(vm, {k: s for k, s in self.want.items() if k[0] != 'node_load1'})
+        self.assertNotIn(('node_load1', ()), got)
 
     # -- credentials --
 
@@ -505,6 +701,9 @@ class ExportRW(ServerCase):
         os.chmod(auth, 0o600)
         self.export(px.url, '--rw-basic-auth', auth, '--no-follow', '--rw-batch', '200')
         self.assertEqual(px.headers[-1].get('Authorization'), 'Basic YWxpY2U6cGE6c3M=')  # alice:pa:ss
+        # the file a second time: Prometheus has it all ("out of order"),
+        # the one request is not split (issue 23)
+        self.assertEqual(len(px.headers), 2)
         for path, opt in ((tok, '--rw-bearer-file'), (auth, '--rw-basic-auth')):
             os.chmod(path, 0o644)
             r = subprocess.run([BIN, 'export', '--file', FIXTURE, '--remote-write', px.url, opt, path],

@@ -11,8 +11,8 @@ before the fix, and checks the outcome against the files themselves:
     the input byte for byte unchanged (truncated to 0 before);
   - `-o` through a symbolic link, onto a foreign file: refused, the target
     unchanged; --force overwrites; our own outputs are still replaced;
-  - `-o FIFO` / `-c FIFO` with nobody at the other end: SIGTERM ends the
-    wait with status 0 (143 before);
+  - `-o FIFO` with nobody at the other end: SIGTERM ends the wait with
+    status 0 (143 before); (`-c FIFO` is refused at once: test_files.py);
   - a bad option of dump and tail: one line (three before);
   - `dump DIR` / `tail DIR`: the directory is named as such."""
 import os
@@ -100,7 +100,7 @@ class Clobber(Base):
         size = os.path.getsize(ring)
         for extra in ([], ['--force']):
             r = run('-n', '1', '-q', '-o', ring, *extra)
-            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(r.returncode, 2, r.stderr)  # a refusal: a configuration error
             self.assertIn('is a vmsampler ring; not overwriting it', self.one_line(r.stderr))
         self.assertEqual(os.path.getsize(ring), size)
         # the sampler lives and its ring goes on
@@ -141,7 +141,7 @@ class Clobber(Base):
             f.write('precious\n')
         os.symlink(target, self.p('link.csv'))
         r = run('-n', '1', '-q', '-o', self.p('link.csv'))
-        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.returncode, 2)
         self.assertIn('symbolic link', self.one_line(r.stderr))
         self.assertEqual(read(target), b'precious\n')
         r = run('dump', '/dev/null', '-o', self.p('link.csv'))  # dump's input error comes first
@@ -158,14 +158,14 @@ class Clobber(Base):
             with open(path, 'w') as f:
                 f.write('not ours\n')
             r = run('-n', '1', '-q', '-f', fmt, '-o', path)
-            self.assertEqual(r.returncode, 1, (name, r.stderr))
+            self.assertEqual(r.returncode, 2, (name, r.stderr))
             self.assertIn('not overwriting it (--force overwrites)', self.one_line(r.stderr))
             self.assertEqual(read(path), b'not ours\n')
         # a CSV where a .vms is asked for (and the other way round) is not ours either
         self.assertEqual(run('-n', '1', '-q', '-f', 'csv', '-o', self.p('a.out')).returncode, 0)
         before = read(self.p('a.out'))
         r = run('-n', '1', '-q', '-f', 'bin', '-o', self.p('a.out'))
-        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.returncode, 2)
         self.assertEqual(read(self.p('a.out')), before)
         # dump -o onto a foreign file
         self.assertEqual(run('-q', '-n', '3', '-i', '10ms', '-o', self.p('in.vms')).returncode, 0)
@@ -196,14 +196,15 @@ class Fifo(Base):
     def test_sigterm_while_waiting_for_the_other_end(self):
         fifo = self.p('ff')
         os.mkfifo(fifo)
-        for opt in ('-o', '-c'):
-            w = subprocess.Popen([BIN, '-q', opt, fifo], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            self.procs.append(w)
-            time.sleep(0.3)
-            self.assertIsNone(w.poll())  # it waits: a FIFO has no other end yet
-            w.send_signal(signal.SIGTERM)
-            self.assertEqual(w.wait(timeout=10), 0, opt)
-            self.assertEqual(w.stderr.read(), '', opt)
+        w = subprocess.Popen([BIN, '-q', '-o', fifo], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.procs.append(w)
+        time.sleep(0.3)
+        self.assertIsNone(w.poll())  # it waits: a FIFO has no other end yet
+        w.send_signal(signal.SIGTERM)
+        self.assertEqual(w.wait(timeout=10), 0)
+        self.assertEqual(w.stderr.read(), '')
+        # -c must be a regular file (issue 23): a FIFO is refused at once
+        # (test_files.py)
 
     def test_sigterm_at_any_moment_of_the_start(self):
         # the signal may come before the wait for the other end begins (a
@@ -212,14 +213,13 @@ class Fifo(Base):
         fifo = self.p('ff2')
         os.mkfifo(fifo)
         for i in range(16):
-            for opt in ('-o', '-c'):
-                w = subprocess.Popen([BIN, '-q', opt, fifo], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True)
-                self.procs.append(w)
-                time.sleep(0.005 * i)
-                w.send_signal(signal.SIGTERM)
-                self.assertIn(w.wait(timeout=10), (0, -signal.SIGTERM), (opt, i))
-                w.stderr.close()
+            w = subprocess.Popen([BIN, '-q', '-o', fifo], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True)
+            self.procs.append(w)
+            time.sleep(0.005 * i)
+            w.send_signal(signal.SIGTERM)
+            self.assertIn(w.wait(timeout=10), (0, -signal.SIGTERM), i)
+            w.stderr.close()
 
     def test_fifo_with_a_reader(self):
         fifo = self.p('ff')

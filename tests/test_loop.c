@@ -604,12 +604,66 @@ static void test_long_layout_wide_frames(void **state)
 	loop_end(&l, root, &conf);
 }
 
+/* A column a source cannot name (longer than the 511 bytes of a column
+ * name; no entity name does that any more, vms_name_fit) fails that source
+ * only: the others go on in the new schema, and the source comes back when
+ * it can declare again.  Before, the schema failed and the sampler stopped
+ * ("cannot build the schema: File name too long"). */
+static const struct vms_source_ops *real_loadavg;
+static int unnameable_declare(struct vms_source *src, struct vms_schema_builder *b)
+{
+	(void)src;
+	const struct vms_coldef d = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_LOAD, .scale = 2};
+	vms_schema_addf(b, &d, "load.%0600d", 1);
+	return b->err;
+}
+
+static void test_unnameable_column_fails_one_source(void **state)
+{
+	(void)state;
+	char *root = make_root(), out[512];
+	snprintf(out, sizeof(out), "%s/out.csv", root);
+	FAKE_CLOCK(7);
+	struct vms_config conf;
+	struct vms_loop l;
+	conf_for(&conf, root, out, 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	struct vms_sched s;
+	vms_sched_init(&s, fk.now, fk.period);
+	one_tick(&l, &s, &fk);
+	assert_int_equal(last_value(&l, "load.1m"), 21); /* the fixture's 0.21, scale 2 */
+	struct vms_source *la = NULL;
+	for (unsigned i = 0; i < l.nsrc; i++)
+		if (l.src[i].ops && strcmp(l.src[i].ops->name, "loadavg") == 0)
+			la = &l.src[i];
+	assert_non_null(la);
+	static struct vms_source_ops bad;
+	real_loadavg = la->ops;
+	bad = *la->ops;
+	bad.declare = unnameable_declare;
+	la->ops = &bad;
+	assert_int_equal(vms_loop_reschema(&l), 0);
+	assert_false(l.stop);
+	assert_true(la->declare_failed);
+	assert_int_equal(vms_schema_find(l.schema, "load.1m"), -ENOENT);
+	assert_true(vms_schema_find(l.schema, "vms.parse_errors") >= 0);
+	for (int i = 0; i < 5; i++)
+		one_tick(&l, &s, &fk);
+	assert_false(l.stop);
+	la->ops = real_loadavg; /* it can name its columns again: back after its back-off */
+	for (int i = 0; i < 70; i++)
+		one_tick(&l, &s, &fk);
+	assert_int_equal(last_value(&l, "load.1m"), 21);
+	loop_end(&l, root, &conf);
+}
+
 VMS_TESTS(
 	test_fake_clock_loop, test_steady_state_no_alloc_no_log,
 	test_steady_state_live_ring_no_alloc, test_reschema_between_ticks_no_alloc,
 	test_live_ring_grows, test_zero_column_source_sees_new_entity,
 	test_failed_discovery_is_retried, test_lost_frames_on_stalled_csv,
-	test_lost_frames_on_stalled_vms, test_long_layout_wide_frames);
+	test_lost_frames_on_stalled_vms, test_long_layout_wide_frames,
+	test_unnameable_column_fails_one_source);
 
 int main(void)
 {

@@ -245,7 +245,8 @@ static void test_mark_options_agree(void **state)
 static void test_export_options_agree(void **state)
 {
 	(void)state;
-	tool_options_agree("export", "EXPORT", (const char *const[]){"ring", "listen", "basic-auth", NULL});
+	tool_options_agree("export", "EXPORT",
+			   (const char *const[]){"ring", "listen", "basic-auth", "header-timeout", NULL});
 }
 
 static void man_key_tag(const char *prev, const char *line, void *ctx)

@@ -27,7 +27,7 @@ import tempfile
 import time
 import unittest
 
-from test_py_lib import wait_for
+from test_py_lib import main, wait_for
 
 SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(__file__), '..'))
 BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
@@ -275,4 +275,4 @@ class TestMark(Base):
 
 
 if __name__ == '__main__':
-    unittest.main(verbosity=2)
+    main('VMS_REQUIRE_ROOT')

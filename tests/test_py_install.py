@@ -94,4 +94,4 @@ class Installed(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    unittest.main(verbosity=2)
+    L.main()

@@ -76,6 +76,22 @@ def skip_or_fail(msg, switch):
     sys.exit(77)
 
 
+def main(switch='VMS_REQUIRE_PY'):
+    """Run the calling module's tests (unittest.main without its exit): a
+    failure or error is exit 1; a skipped test makes the whole file a real
+    SKIP for meson (exit 77: unittest's own exit 0 would count it as a
+    pass), or a failure where the environment variable switch is 1."""
+    import unittest
+    res = unittest.main(module='__main__', verbosity=2, exit=False).result
+    if not res.wasSuccessful():
+        sys.exit(1)
+    if res.skipped:
+        for t, why in res.skipped:
+            print('skipped: %s: %s' % (t.id(), why))
+        skip_or_fail('%d of %d tests skipped' % (len(res.skipped), res.testsRun), switch)
+    sys.exit(0)
+
+
 def have_libvirt():
     return os.access(os.path.join(os.path.dirname(BIN), 'vmsampler-virt'), os.X_OK)
 

@@ -223,6 +223,21 @@ class Parquet(unittest.TestCase):
         self.check_long(RING)
         self.check_wide(RING)
 
+    def test_host_in_metadata(self):
+        """The recorded host's identity (HOST record) in the Parquet
+        file's metadata, b'vmsampler' -> 'host': what dump --info --json
+        prints."""
+        import json
+        import pyarrow.parquet as pqm
+        src = L.record(os.path.join(TMP, 'host.vms'), '-i', '50ms', '-n', '3')
+        out = os.path.join(TMP, 'host.parquet')
+        parquet.convert(src, out)
+        meta = json.loads(pqm.read_schema(out).metadata[b'vmsampler'])
+        ref = json.loads(subprocess.run([L.BIN, 'dump', '--info', '--json', src], capture_output=True,
+                                        text=True, check=True).stdout)
+        self.assertEqual(meta['host'], ref)
+        self.assertTrue(ref['hostname'])
+
     def test_synthetic(self):
         """report_gen: 32-bit disk counters near 2^32 that wrap, VMs that
         stop and restart (new generations), balloon values every 60th frame."""
@@ -256,4 +271,4 @@ class Parquet(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    unittest.main(verbosity=2)
+    L.main()

@@ -427,4 +427,4 @@ class Command(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    unittest.main(verbosity=2)
+    L.main()

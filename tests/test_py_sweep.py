@@ -178,4 +178,4 @@ class Sweep(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    unittest.main(verbosity=2)
+    L.main()

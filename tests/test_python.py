@@ -273,7 +273,7 @@ class Loader(unittest.TestCase):
             for path, why in cases:
                 r = subprocess.run(sampler('-n', '1', '--ring', path, '-o', '/dev/null'), capture_output=True,
                                    text=True)
-                self.assertEqual(r.returncode, 1, path)
+                self.assertEqual(r.returncode, 2, path)  # a refusal: a configuration error
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
                 self.assertIn(why, r.stderr)
         finally:

@@ -33,6 +33,7 @@
 
 #include "binfmt.h"
 #include "binutil.h"
+#include "reader_int.h"
 #include "rates.h"
 #include "ring.h"
 #include "sink.h"
@@ -283,6 +284,89 @@ static void test_stream_follow(void **state)
 	vms_reader_close(r);
 	close(fd);
 	free(b);
+	run_free(&run);
+}
+
+/* Read everything there is now: the frames' seqs into seqs (up to cap),
+ * how many; the files changed on the way (notes) into *notes. */
+static size_t read_now(struct vms_reader *r, uint64_t *seqs, size_t cap, unsigned *notes)
+{
+	size_t n = 0;
+	for (int idle = 0; idle < 3;) {
+		int e = vms_reader_next(r);
+		assert_true(e >= 0);
+		if (vms_rdr_follow_note(r))
+			(*notes)++;
+		if (e == 0) {
+			idle++;
+			sleep_ms(250); /* past the reader's 200 ms between looks */
+			continue;
+		}
+		assert_true(n < cap);
+		seqs[n++] = vms_reader_seq(r);
+	}
+	return n;
+}
+
+/* VMS_READER_FOLLOW_NAME: rotated files in order (not another output's,
+ * not a CSV), a file rewritten in place read again from its start, a
+ * file renamed away followed by the new one at its path. */
+static void test_stream_follow_name(void **state)
+{
+	(void)state;
+	struct run run;
+	run_make(&run, 90);
+	/* the files of one rotated output, and others beside them */
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("o-20260101T000000Z.vms"), &run, 0, 30, false), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("o-20260101T000001Z_001.vms"), &run, 60, 90, false), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("o-20260101T000001Z.vms"), &run, 30, 60, false), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("x-20260101T000001Z.vms"), &run, 0, 10, false), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("o-20260101T000000Z.vms.1"), &run, 0, 10, false), 0);
+	struct vms_reader *r;
+	uint64_t seqs[400];
+	unsigned notes = 0;
+	assert_int_equal(vms_reader_open(&r, tp("o-20260101T000000Z.vms"), VMS_READER_FOLLOW_NAME), 0);
+	size_t n = read_now(r, seqs, 400, &notes);
+	assert_int_equal(n, 90);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(seqs[i], run.f[i]->seq);
+	assert_int_equal(notes, 2);
+	assert_false(vms_reader_eof(r));
+	assert_string_equal(vms_rdr_path(r), tp("o-20260101T000001Z_001.vms"));
+	vms_reader_close(r);
+
+	/* rewritten in place: shorter, then a new stream from its start */
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("h.vms"), &run, 0, 50, false), 0);
+	assert_int_equal(vms_reader_open(&r, tp("h.vms"), VMS_READER_FOLLOW_NAME), 0);
+	notes = 0;
+	assert_int_equal(read_now(r, seqs, 400, &notes), 50);
+	struct stat st0, st1;
+	assert_int_equal(stat(tp("h.vms"), &st0), 0);
+	size_t len;
+	uint8_t *b = slurp(tp("o-20260101T000001Z.vms"), &len); /* frames 30..59, a stream of its own */
+	int fd = open(tp("h.vms"), O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, len), (ssize_t)len);
+	close(fd);
+	free(b);
+	assert_int_equal(stat(tp("h.vms"), &st1), 0);
+	assert_int_equal(st0.st_ino, st1.st_ino);
+	n = read_now(r, seqs, 400, &notes);
+	assert_int_equal(n, 30);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(seqs[i], run.f[30 + i]->seq);
+	assert_int_equal(notes, 1);
+
+	/* renamed away (logrotate), a new file at the path */
+	assert_int_equal(rename(tp("h.vms"), tp("h.vms.1")), 0);
+	assert_int_equal(read_now(r, seqs, 400, &notes), 0);
+	assert_int_equal(feed_sink(&vms_sink_bin, tp("h.vms"), &run, 60, 90, false), 0);
+	n = read_now(r, seqs, 400, &notes);
+	assert_int_equal(n, 30);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(seqs[i], run.f[60 + i]->seq);
+	assert_int_equal(notes, 2);
+	vms_reader_close(r);
 	run_free(&run);
 }
 
@@ -615,6 +699,7 @@ static void test_ring_writer_killed(void **state)
 
 VMS_TESTS(
 	test_stream_frames_columns_rates, test_stream_damage_and_torn_tail, test_stream_follow,
+	test_stream_follow_name,
 	test_ring_read_fall_behind_view, test_ring_growth_reattach,
 	test_ring_create_safety_and_version, test_ring_writer_killed);
 

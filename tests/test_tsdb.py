@@ -712,15 +712,18 @@ class TSDB(ServerCase):
         small = os.path.join(self.tmp, 'small.vms')
         subprocess.run([BIN, '-i', '10ms', '-n', '3', '-o', small], check=True, capture_output=True)
         try:
-            # 400: dropped and counted at once, one attempt per request
+            # 400 to everything: a setup error (-EREMOTEIO), nothing
+            # dropped, the batch kept (issue 23); one attempt per request
             H.script[:], H.seen[:] = [400], []
             r = rw_send(url, small, '--batch', '1')
             self.assertEqual(r.returncode, 1)
             frames, reqs, samples, dropped = self.rw_totals(r.stdout)
-            self.assertEqual((frames, reqs, samples), (3, 0, 0))
-            self.assertGreater(dropped, 0)
-            self.assertEqual(len(H.seen), 3)
+            self.assertEqual((frames, reqs, samples, dropped), (3, 0, 0, 0))
+            # a few requests (halves, down to two series alone), none retried
+            self.assertRegex(r.stdout.splitlines()[0], r'status=400 attempts=([2-9]|[1-3][0-9]) rc=-121 ')
+            self.assertIn(' retries=0 ', r.stdout)
             self.assertIn('HTTP 400: said 400', r.stdout)
+            self.assertIn('nothing accepted', r.stdout)
             self.assertEqual(H.seen[0][:3], ('snappy', 'application/x-protobuf', '0.1.0'))
             # 500, 500, then 200: retried, nothing dropped
             H.script[:], H.seen[:] = [500, 503, 200], []

@@ -49,7 +49,7 @@
 #define VMS_FMT_MAGIC "VMSAMPL\x01"
 #define VMS_FMT_MAGIC_LEN 8
 #define VMS_FMT_VERSION_MAJOR 1
-#define VMS_FMT_VERSION_MINOR 0
+#define VMS_FMT_VERSION_MINOR 1
 #define VMS_FMT_HEADER_SIZE 32
 #define VMS_FMT_RECORD_HDR 12    /* u32 len, u16 type, u16 rflags, u32 hcrc */
 #define VMS_FMT_RECORD_TRAILER 4 /* u32 crc32c */
@@ -61,6 +61,7 @@ enum vms_rec_type {
 	VMS_REC_SCHEMA = 1, /* the columns of one generation */
 	VMS_REC_DATA = 2,   /* one frame */
 	VMS_REC_EVENT = 3,  /* something that happened between frames */
+	VMS_REC_HOST = 4,   /* the host the stream was recorded on */
 };
 
 /* rflags of a DATA record. */
@@ -100,6 +101,14 @@ enum vms_rec_type {
  *   happened before the frame with this seq), u64 t_mono_ns, i64 t_real_ns,
  *   string subject (what it is about: a source name, a VM UUID), string
  *   detail (human-readable text)
+ * HOST payload (minor version 1; older readers skip it):
+ *   varint n (at most 256), n x {string key, string value}: what identifies
+ *   and describes the host the stream was recorded on (keys: hostname,
+ *   machine_id, boot_id, kernel, cpu_model, cpus_online, numa_nodes,
+ *   user_hz, page_size, timezone, vmsampler_version, build_features,
+ *   libvirt_uri, libvirt_version, hypervisor, hypervisor_version; a reader
+ *   keeps keys it does not know).  The sampler writes one before every
+ *   SCHEMA record; the last one read describes the frames that follow.
  */
 
 /* Column kinds. */

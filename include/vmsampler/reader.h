@@ -57,6 +57,16 @@ struct vms_reader;
 #define VMS_READER_NEW_ONLY 0x2u /* a ring: start after the newest frame (default:
 				  * the oldest frame still in the ring); a file:
 				  * skip to its end */
+#define VMS_READER_FOLLOW_NAME 0x4u /* a file: FOLLOW, and follow it by its name, as
+				  * tail -F does: at its end, go on in the next file
+				  * of a rotation (vmsampler --rotate's STEM-STAMP.EXT
+				  * names, .zst too) or in a new file at its path
+				  * (renamed away: logrotate), each once the old one is
+				  * read to its end and the new one has begun; a file
+				  * rewritten in place (a new run on the same -o: a new
+				  * file header, or shorter than what was read) is read
+				  * again from its start.  Frames go on as after a
+				  * new stream: schema_changed, no rates across. */
 
 /* what was opened */
 enum vms_reader_kind {
@@ -175,6 +185,20 @@ int vms_reader_writer(struct vms_reader *r);
 /* Its pid and sampling interval (0 for a file). */
 uint64_t vms_reader_writer_pid(const struct vms_reader *r);
 uint64_t vms_reader_interval_ns(const struct vms_reader *r);
+
+/* The identity of the host the input was recorded on, as its writer
+ * recorded it (vmsampler-format(5), HOST: hostname, machine_id, boot_id,
+ * kernel, cpu_model, cpus_online, numa_nodes, user_hz, page_size,
+ * timezone, vmsampler_version, build_features, libvirt_uri,
+ * libvirt_version, hypervisor, hypervisor_version): known once the first
+ * frame has been read (the record precedes each schema; the last one read
+ * applies).  The number of key/value pairs (0: none, e.g. a file of an
+ * older vmsampler), pair i (-ENOENT past the end), or the value of one key
+ * (NULL: not recorded).  The strings stay valid until the next call of
+ * vms_reader_next() or vms_reader_close(). */
+uint32_t vms_reader_host_count(const struct vms_reader *r);
+int vms_reader_host_pair(const struct vms_reader *r, uint32_t i, const char **key, const char **value);
+const char *vms_reader_host(const struct vms_reader *r, const char *key);
 
 /* Zero-copy: point *f at the next frame in place in the ring (no copy),
  * with the same return values as vms_reader_next() (-ENOTTY for a file).

@@ -5,6 +5,7 @@
     df = vmsampler.load('run.vms')      # binary stream -> pandas DataFrame
     df = vmsampler.load('out.csv')      # CSV (wide layout) -> the same
     df = vmsampler.load('run-20261125T063000Z.vms.zst')  # compressed (rotate, compress: zstd)
+    df = vmsampler.load('day.vms', columns=['cpu.all.*', 'vm.*.cpu_time'])  # only these
     for frame in vmsampler.Ring('/dev/shm/vmsampler').follow():
         print(frame.seq, frame['cpu.all.user'])
 
@@ -13,7 +14,9 @@ returns a DataFrame indexed by time (the frames' wall-clock time, UTC, to
 the microsecond as in the CSV),
 otherwise a list of dicts.  Counters keep their exact 64-bit values
 (pandas' nullable UInt64); a missing value is NA (None without pandas);
-a column with a scale (load.1m: scale 2) is a float.
+a column with a scale (load.1m: scale 2) is a float.  A stream is then
+read in blocks into numpy arrays (vmsampler.columnar): the memory is that
+of the columns asked for, not of the file.
 
 The binary decoder follows vmsampler-format(5) (CRC-32C checked, deltas,
 keyframes, concatenated streams); a zstd-compressed file (.vms.zst,
@@ -30,6 +33,7 @@ matplotlib (pyarrow for Parquet); importing this package needs neither.
 
 import mmap
 import os
+import re
 import struct
 import time
 
@@ -40,7 +44,7 @@ FMT_MAGIC = b'VMSAMPL'
 ZSTD_MAGIC = b'\x28\xb5\x2f\xfd'
 RING_MAGIC = b'VMSRING'
 VALUE_NONE = (1 << 64) - 1
-REC_SCHEMA, REC_DATA, REC_EVENT = 1, 2, 3
+REC_SCHEMA, REC_DATA, REC_EVENT, REC_HOST = 1, 2, 3, 4
 RECF_KEYFRAME = 1
 META = ('seq', 't_mono_ns', 'gen', 'flags', 'missed_ticks', 'lost_frames', 'late_ns', 'self_cpu_ns')
 
@@ -140,11 +144,38 @@ def _varint(b, p, end):
         shift += 7
 
 
+_CTRL = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029]')
+
+
+def _text(raw):
+    """A name or text as the sampler writes it: valid UTF-8 without control
+    characters, else escaped by the rule of vmsampler-format(5), NAMES
+    (the files of older samplers): a byte that is not UTF-8 or belongs to a
+    control character becomes \\xHH, a backslash two backslashes."""
+    try:
+        s = raw.decode('utf-8')
+        if not _CTRL.search(s):
+            return s
+    except UnicodeDecodeError:
+        pass
+    out = []
+    for ch in raw.decode('utf-8', 'surrogateescape'):
+        if ch == '\\':
+            out.append('\\\\')
+        elif '\udc80' <= ch <= '\udcff':
+            out.append('\\x%02x' % (ord(ch) - 0xdc00))
+        elif _CTRL.match(ch):
+            out.extend('\\x%02x' % c for c in ch.encode())
+        else:
+            out.append(ch)
+    return ''.join(out)
+
+
 def _string(b, p, end):
     n, p = _varint(b, p, end)
     if n > end - p:
         raise ValueError('string')
-    return bytes(b[p:p + n]).decode('utf-8', 'replace'), p + n
+    return _text(bytes(b[p:p + n])), p + n
 
 
 def _schema(pl):
@@ -312,14 +343,43 @@ def schemas(path):
     size (a few bytes read per record; the file is not mapped, so its
     pages do not count in this process's memory).  For a ring, its current
     schema."""
-    out = []
+    return _meta(path)[0]
+
+
+def host(path):
+    """The identity of the host a run was recorded on: its first HOST
+    record (vmsampler-format(5); the sampler writes one before every
+    SCHEMA), as a dict of strings -- hostname, machine_id, boot_id, kernel,
+    cpu_model, cpus_online, numa_nodes, user_hz, page_size, timezone,
+    vmsampler_version, build_features and, once libvirt was connected,
+    libvirt_uri, libvirt_version, hypervisor, hypervisor_version -- or {}
+    for a file written before format 1.1.  For a ring, its writer's.  What
+    `vmsampler dump --info --json` prints."""
+    return _meta(path, stop_at_host=True)[1]
+
+
+def _host(pl):
+    """A HOST payload: varint n, n x (string key, string value)."""
+    n, p = _varint(pl, 0, len(pl))
+    if n > 256:
+        raise ValueError('HOST declares %d pairs' % n)
+    kv = []
+    for _ in range(2 * n):
+        s, p = _string(pl, p, len(pl))
+        kv.append(s)
+    return dict(zip(kv[0::2], kv[1::2]))
+
+
+def _meta(path, stop_at_host=False):
+    """(schemas, host) of a stream file or ring, read as schemas() says."""
+    out, hostd = [], {}
     with open(path, 'rb', buffering=0) as fh:
         magic = fh.read(7)
         if magic == RING_MAGIC:
             r = Ring(path)
             gen = struct.unpack_from('<I', r._m, 200)[0]
             s = r._schema(gen)
-            return [s] if s else []
+            return ([s] if s else []), getattr(r, 'host', {})
         if magic[:4] == ZSTD_MAGIC:
             data, torn = _read(path)  # decompressed whole: read from memory
             n = len(data)
@@ -352,17 +412,24 @@ def schemas(path):
             ln, typ, _ = struct.unpack_from('<IHH', head, 0)
             if n - p < 16 + ln:
                 break  # torn
-            if typ == REC_SCHEMA:
+            if typ in (REC_SCHEMA, REC_HOST):
                 rec_b = pread(fd, 16 + ln, p)
                 pl = rec_b[12:12 + ln]
                 if struct.unpack_from('<I', rec_b, 12 + ln)[0] != crc32c(pl):
                     raise FormatError('payload CRC mismatch', p, rec)
                 try:
-                    out.append(_schema(pl))
+                    if typ == REC_SCHEMA:
+                        out.append(_schema(pl))
+                    elif not hostd:
+                        hostd = _host(pl)
+                        if stop_at_host:
+                            break
                 except (ValueError, struct.error) as e:
                     raise FormatError(str(e), p, rec) from None
+            elif typ == REC_DATA and stop_at_host:
+                break  # the HOST record comes before the first frame
             p += 16 + ln
-    return out
+    return out, hostd
 
 
 # ---- CSV ---------------------------------------------------------------------------
@@ -399,30 +466,123 @@ def _num(s):
 
 # ---- load ----------------------------------------------------------------------------
 
-def _records_vms(path):
+def _selector(columns):
+    """A predicate on column names for load(columns=...): None (every
+    column), a name, or a list of names and fnmatch patterns (cpu.*,
+    vm.*.cpu_time); and the set of exact names asked for."""
+    if columns is None:
+        return (lambda name: True), set()
+    if isinstance(columns, str):
+        columns = [columns]
+    exact = {c for c in columns if not any(ch in c for ch in '*?[')}
+    globs = [c for c in columns if c not in exact]
+    import fnmatch
+
+    def want(name):
+        return name in exact or any(fnmatch.fnmatchcase(name, g) for g in globs)
+    return want, exact
+
+
+def _records_vms(path, want=None):
     for f in read_frames(path):
-        yield f.as_dict()
+        d = f.as_dict()
+        if want is not None:
+            d = {k: v for k, v in d.items() if k in _FRAME_FIELDS or want(k)}
+        yield d
 
 
-def _records_csv(path):
+def _records_csv(path, want=None):
     for row in _csv_rows(path):
         d = {}
         for k, v in row.items():
+            if want is not None and k not in _FRAME_FIELDS and k != 'time' and not want(k):
+                continue
             d[k] = v if k == 'time' else _num(v)
         yield d
 
 
-def load(path, pandas=True):
+_FRAME_FIELDS = frozenset(META + ('t_real_ns',))
+
+
+def _missing(exact, seen, path):
+    gone = sorted(exact - set(seen))
+    if gone:
+        raise KeyError('%s: no column %s in any frame' % (path, ', '.join(gone)))
+
+
+def _load_columns(path, fh, want, exact, pd):
+    """load() of a stream through vmsampler.columnar: numpy arrays filled
+    block by block, the frames never held as Python objects."""
+    import numpy as np
+    from . import columnar
+    c = columnar.read(path, fh, want)
+    _missing(exact, c.names, path)
+    if not c.rows:
+        return pd.DataFrame()
+    meta = c.meta()
+    none = np.zeros(c.rows, dtype=bool)
+    data = {m: pd.arrays.IntegerArray(meta[m].astype(np.uint64), none) for m in META}
+    for name in c.names:
+        v, ok, scales = c.column(name)
+        if scales is None:
+            data[name] = pd.arrays.IntegerArray(v, ~ok)
+        else:  # a scaled value: float64, NaN where missing (as v / 10 ** scale)
+            f = v.astype(np.float64) / np.power(10.0, scales)
+            f[~ok] = np.nan
+            data[name] = f
+        del v, ok, scales
+    # microseconds, as the CSV's time column has them (t_mono_ns is exact)
+    idx = pd.to_datetime(meta['t_real_ns'] // 1000 * 1000, unit='ns', utc=True)
+    df = pd.DataFrame(data, index=idx, copy=False)
+    df.index.name = 'time'
+    return df
+
+
+def load(path, pandas=True, columns=None):
     """Load a .vms stream, a ring file's current frames, or a vmsampler
     CSV.  Returns a pandas DataFrame indexed by time when pandas is there
     (and pandas=True), else a list of dicts.  Raises FormatError for a
-    damaged stream (naming the record and offset)."""
+    damaged stream (naming the record and offset).
+
+    columns: only these columns (names, or fnmatch patterns such as
+    'cpu.all.*' or 'vm.*.cpu_time'; a name that no frame has raises
+    KeyError), in the file's order; the frame fields (seq, t_mono_ns, gen,
+    flags, missed_ticks, lost_frames, late_ns, self_cpu_ns) always.
+
+    A stream (.vms, .vms.zst) with pandas and numpy is read in blocks into
+    numpy arrays (vmsampler.columnar): memory is that of the columns
+    asked for (9 bytes a value) and a constant, whatever the size of the
+    file (a .zst is decompressed in memory first); otherwise, and for a
+    CSV, a ring and pandas=False, every frame is a dict first."""
+    want, exact = _selector(columns)
     with open(path, 'rb') as fh:
         magic = fh.read(7)
-    if magic[:4] == ZSTD_MAGIC:
-        magic = _read(path)[0][:7]
-    is_bin = magic in (FMT_MAGIC, RING_MAGIC)
-    rows = list(_records_vms(path) if is_bin else _records_csv(path))
+        data = torn = None
+        if magic[:4] == ZSTD_MAGIC:
+            data, torn = _read(path)
+            magic = data[:7]
+        is_bin = magic in (FMT_MAGIC, RING_MAGIC)
+        pd = None
+        if pandas and magic == FMT_MAGIC:
+            try:
+                import numpy  # noqa: F401
+                import pandas as pd
+            except ImportError:
+                pd = None
+        if pd is not None:
+            if data is not None:
+                import io
+                fh = io.BytesIO(data)
+            fh.seek(0)
+            df = _load_columns(path, fh, want, exact, pd)
+            if torn is not None:
+                raise torn
+            df.attrs['host'] = host(path)
+            return df
+    sel = want if columns is not None else None
+    rows = list(_records_vms(path, sel) if is_bin else _records_csv(path, sel))
+    if columns is not None:
+        _missing(exact, {k for r in rows for k in r}, path)
     if not pandas:
         return rows
     try:
@@ -454,6 +614,8 @@ def load(path, pandas=True):
     df.index.name = 'time'
     if 't_real_ns' in df.columns:
         df = df.drop(columns=['t_real_ns'])
+    if is_bin:
+        df.attrs['host'] = host(path)
     return df
 
 
@@ -474,6 +636,7 @@ class Ring:
         self.missed = self.torn = 0
         self.gone = None
         self._schemas = {}
+        self.host = {}  # the writer's identity (HOST), once a schema is read
         self._snapshot = _data is not None
         self._open(_data)
         w = self._u64(128)
@@ -519,8 +682,11 @@ class Ring:
             if g != gen:
                 return None
             sch = None
-            for s in _schemas_of(area):
-                sch = s
+            for typ, pl in _records_of(area):
+                if typ == REC_SCHEMA:
+                    sch = _schema(pl)
+                elif typ == REC_HOST:
+                    self.host = _host(pl)
             self._schemas[gen] = sch
             return sch
         return None
@@ -639,9 +805,9 @@ class Ring:
             yield f
 
 
-def _schemas_of(stream):
-    """Schemas of a stream that holds only a header and SCHEMA records
-    (a ring's schema area)."""
+def _records_of(stream):
+    """(type, payload) of each record of a stream that holds only a header
+    and a few records (a ring's schema area: HOST and SCHEMA)."""
     p, n = 0, len(stream)
     if stream[:7] != FMT_MAGIC or n < 32:
         raise FormatError('ring schema area is not a stream', 0, 0)
@@ -653,6 +819,5 @@ def _schemas_of(stream):
         pl = stream[p + 12:p + 12 + ln]
         if struct.unpack_from('<I', stream, p + 12 + ln)[0] != crc32c(pl):
             raise FormatError('ring schema area: payload CRC mismatch', p, 1)
-        if typ == REC_SCHEMA:
-            yield _schema(pl)
+        yield typ, pl
         p += 16 + ln

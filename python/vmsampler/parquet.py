@@ -42,7 +42,8 @@ import threading
 
 import numpy as np
 
-from . import __version__, schemas, tool
+from . import FormatError, __version__, schemas, tool
+from . import host as _host_of
 
 UNITS = ['none', 'count', 'ticks', 'ns', 'us', 'ms', 'bytes', 'KiB', 'sectors', 'pages', 'tasks', 'load',
          'state', 'ns_realtime']
@@ -192,16 +193,27 @@ def _pandas_meta(schema, ext):
 
 class Writer:
     def __init__(self, path, out, wide=False, compression='zstd', vmsampler=None, warn=tool.default_warn,
-                 block_bytes=16 << 20):
+                 block_bytes=4 << 20):
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
         self.pa, self.pc, self.pacsv, self.pq = pa, pc, pacsv, pq
         self.path, self.out, self.wide = path, out, wide
+        # the recorded host's identity (the HOST record) in the file's
+        # metadata, b'vmsampler' -> 'host'; {} for an older run or a CSV
+        try:
+            self.host = _host_of(path)
+        except (FormatError, OSError, ValueError):
+            self.host = {}
         self.compression = None if compression in (None, 'none') else compression
         self.bin = tool.find_bin(vmsampler)
         self.warn = warn
+        # CSV read and reshaped a block at a time: each block's work
+        # arrays (the long layout: ~20 bytes a value, times the blocks in
+        # flight: being read, waiting, being written) set the peak RSS;
+        # 4 MiB: 400 MiB on 45k frames x 293 columns, 16 MiB: 480-520 MiB,
+        # for the same CPU time (bench/python/load.sh)
         self.block_bytes = block_bytes
         self.info = column_info(path)
         self.rows = self.frames = 0
@@ -229,7 +241,8 @@ class Writer:
         return sch.with_metadata({b'pandas': _pandas_meta(sch, ext),
                                   b'vmsampler': json.dumps({'source': os.path.basename(self.path),
                                                             'layout': 'wide' if self.wide else 'long',
-                                                            'version': __version__}).encode()})
+                                                            'version': __version__,
+                                                            'host': self.host}).encode()})
 
     def _dicts(self):
         pa = self.pa

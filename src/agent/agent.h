@@ -86,6 +86,7 @@ struct agent {
 	bool closed;         /* the close callback fired */
 	char *conn_uri;      /* what we are connected to */
 	char driver[32];
+	uint64_t hv_version; /* virConnectGetVersion of the connection, 0 unknown */
 	bool local_qemu;     /* local QEMU driver: pids and /proc are ours */
 	char *run_dir;       /* its /run/libvirt/qemu */
 	bool reported_down;

@@ -83,6 +83,7 @@ static void send_conn(struct agent *a, bool up, bool first, const char *msg)
 	vms_vp_u8(&a->w, first);
 	vms_vp_cstr(&a->w, a->driver);
 	vms_vp_cstr(&a->w, msg);
+	vms_vp_u64(&a->w, up ? a->hv_version : 0);
 	vms_vp_end(&a->w);
 	vms_agent_send(a);
 }
@@ -609,6 +610,8 @@ static void try_connect(struct agent *a)
 						     VIR_DOMAIN_EVENT_CALLBACK(on_job_completed), a, NULL);
 	const char *t = virConnectGetType(c);
 	snprintf(a->driver, sizeof(a->driver), "%s", t ? t : "?");
+	unsigned long hv = 0;
+	a->hv_version = virConnectGetVersion(c, &hv) == 0 ? hv : 0;
 	free(a->conn_uri);
 	a->conn_uri = virConnectGetURI(c);
 	find_run_dir(a);

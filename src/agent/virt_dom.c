@@ -21,6 +21,7 @@
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
 
+#include "name.h"
 #include "parse.h"
 #include "procfile.h"
 #include "agent.h"
@@ -267,7 +268,11 @@ void vms_adom_send(struct agent *a, const struct adom *o)
 	struct vms_vp_w *w = &a->w;
 	vms_vp_begin(w, VMS_VP_DOM);
 	vms_vp_uuid(w, o->uuid);
-	vms_vp_cstr(w, o->name);
+	/* libvirt sets no limit to a name, the protocol does: a longer one
+	 * goes shortened (name.h), not as a message the sampler refuses */
+	char name[VMS_VP_NAME_MAX + 1];
+	vms_name_fit(name, VMS_VP_NAME_MAX, o->name, strlen(o->name));
+	vms_vp_cstr(w, name);
 	vms_vp_u32(w, o->id);
 	vms_vp_u8(w, (uint8_t)o->state);
 	vms_vp_u8(w, (uint8_t)o->reason);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "binfmt.h"
+#include "hostid.h"
+#include "name.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,6 +100,50 @@ size_t vms_bin_schema_enc(uint8_t *out, const struct vms_schema *s)
 	}
 	return seal(out, VMS_REC_SCHEMA, 0,
 		    (size_t)(p - out) - VMS_FMT_RECORD_HDR);
+}
+
+const char *const vms_hostkey_names[VMS_HK_N] = {
+	[VMS_HK_HOSTNAME] = "hostname",
+	[VMS_HK_MACHINE_ID] = "machine_id",
+	[VMS_HK_BOOT_ID] = "boot_id",
+	[VMS_HK_KERNEL] = "kernel",
+	[VMS_HK_CPU_MODEL] = "cpu_model",
+	[VMS_HK_CPUS_ONLINE] = "cpus_online",
+	[VMS_HK_NUMA_NODES] = "numa_nodes",
+	[VMS_HK_USER_HZ] = "user_hz",
+	[VMS_HK_PAGE_SIZE] = "page_size",
+	[VMS_HK_TIMEZONE] = "timezone",
+	[VMS_HK_VERSION] = "vmsampler_version",
+	[VMS_HK_FEATURES] = "build_features",
+	[VMS_HK_LIBVIRT_URI] = "libvirt_uri",
+	[VMS_HK_LIBVIRT_VERSION] = "libvirt_version",
+	[VMS_HK_HYPERVISOR] = "hypervisor",
+	[VMS_HK_HYPERVISOR_VERSION] = "hypervisor_version",
+};
+
+size_t vms_bin_host_size(const struct vms_hostid *h)
+{
+	size_t n = 0, pairs = 0;
+	for (int k = 0; k < VMS_HK_N; k++)
+		if (h->val[k][0]) {
+			n += string_size(vms_hostkey_names[k]) + string_size(h->val[k]);
+			pairs++;
+		}
+	return VMS_BIN_REC_OVERHEAD + vms_varint_len(pairs) + n;
+}
+
+size_t vms_bin_host_enc(uint8_t *out, const struct vms_hostid *h)
+{
+	uint64_t pairs = 0;
+	for (int k = 0; k < VMS_HK_N; k++)
+		pairs += h->val[k][0] != '\0';
+	uint8_t *p = vms_varint_put(out + VMS_FMT_RECORD_HDR, pairs);
+	for (int k = 0; k < VMS_HK_N; k++)
+		if (h->val[k][0]) {
+			p = put_string(p, vms_hostkey_names[k], strlen(vms_hostkey_names[k]));
+			p = put_string(p, h->val[k], strlen(h->val[k]));
+		}
+	return seal(out, VMS_REC_HOST, 0, (size_t)(p - out) - VMS_FMT_RECORD_HDR);
 }
 
 size_t vms_bin_data_enc(uint8_t *out, const struct vms_frame *f, uint64_t *prev, bool key,
@@ -428,7 +474,7 @@ static int dec_schema(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 			r = fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u: wrap_bits %u", i, a[2]);
 			goto out;
 		}
-		if (nl == 0 || nl > 511 || memchr(name, 0, nl) || memchr(key, 0, kl)) {
+		if (nl == 0 || nl > VMS_COL_NAME_MAX || memchr(name, 0, nl) || memchr(key, 0, kl)) {
 			r = fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u: bad name or key", i);
 			goto out;
 		}
@@ -533,10 +579,17 @@ static int dec_data(struct vms_bin_dec *d, const uint8_t *pl, size_t len, uint16
 	return VMS_BIN_DATA;
 }
 
+/* An event's text: escaped by the rule of name.h if it is not valid
+ * UTF-8 without control characters (a file of an older sampler). */
 static void copy_string(char *dst, size_t cap, const uint8_t *s, size_t n)
 {
+	if (!vms_name_valid((const char *)s, n)) {
+		vms_name_escape(dst, cap, (const char *)s, n);
+		return;
+	}
 	if (n > cap - 1)
-		n = cap - 1;
+		for (n = cap - 1; n && (s[n] & 0xc0) == 0x80; n--)
+			; /* not in the middle of a character */
 	if (n)
 		memcpy(dst, s, n);
 	dst[n] = '\0';
@@ -565,6 +618,39 @@ static int dec_event(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 }
 
 /* ---- decoder: framing ---------------------------------------------------- */
+
+/* HOST: varint n, n x (string key, string value).  Kept as "key\0value\0"
+ * pairs in d->host (replacing the previous HOST); not an item of its own:
+ * callers that step through items see nothing new. */
+static int dec_host(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
+{
+	struct vms_bytes c = vms_bytes_of(pl, len);
+	uint64_t n = take_varint(&c);
+	if (c.bad || n > VMS_BIN_HOST_MAX_PAIRS)
+		return fail(d, VMS_BIN_EMALFORMED, "HOST record: bad pair count");
+	char *kv = malloc(len + 2 * n + 1);
+	if (!kv)
+		return fail_errno(d, -ENOMEM);
+	size_t at = 0;
+	for (uint64_t i = 0; i < 2 * n; i++) {
+		size_t sl;
+		const uint8_t *str = take_string(&c, &sl);
+		if (c.bad || (sl && memchr(str, '\0', sl))) {
+			free(kv);
+			return fail(d, VMS_BIN_EMALFORMED, "HOST record: bad string");
+		}
+		if (sl)
+			memcpy(kv + at, str, sl);
+		at += sl;
+		kv[at++] = '\0';
+	}
+	free(d->host);
+	d->host = kv;
+	d->host_len = at;
+	d->host_n = (uint32_t)n;
+	d->nhosts++;
+	return 0;
+}
 
 static int read_file_header(struct vms_bin_dec *d)
 {
@@ -677,6 +763,9 @@ int vms_bin_dec_next(struct vms_bin_dec *d)
 		case VMS_REC_EVENT:
 			r = dec_event(d, pl, len);
 			break;
+		case VMS_REC_HOST:
+			r = dec_host(d, pl, len);
+			break;
 		default:
 			r = 0; /* unknown: skip */
 			d->nskipped++;
@@ -700,6 +789,7 @@ void vms_bin_dec_close(struct vms_bin_dec *d)
 	free(d->frame);
 	free(d->prev);
 	free(d->buf);
+	free(d->host);
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
 }
@@ -727,7 +817,7 @@ const char *vms_bin_err_name(enum vms_bin_err e)
 
 size_t vms_bin_head_size(const struct vms_schema *s)
 {
-	return VMS_FMT_HEADER_SIZE + vms_bin_schema_size(s);
+	return VMS_FMT_HEADER_SIZE + (s->host ? vms_bin_host_size(s->host) : 0) + vms_bin_schema_size(s);
 }
 
 void vms_bin_ring_publish(struct vms_ring *r, const struct vms_schema *s)
@@ -736,7 +826,9 @@ void vms_bin_ring_publish(struct vms_ring *r, const struct vms_schema *s)
 	uint8_t *area = vms_ring_schema_begin(r, n);
 	if (!area)
 		return;
-	vms_bin_header_enc(area, s->t_real_ns);
-	vms_bin_schema_enc(area + VMS_FMT_HEADER_SIZE, s);
+	size_t at = vms_bin_header_enc(area, s->t_real_ns);
+	if (s->host)
+		at += vms_bin_host_enc(area + at, s->host);
+	vms_bin_schema_enc(area + at, s);
 	vms_ring_schema_end(r, s->gen, n);
 }

@@ -97,6 +97,10 @@ size_t vms_bin_data_enc(uint8_t *p, const struct vms_frame *f, uint64_t *prev, b
 size_t vms_bin_data_enc_meta(uint8_t *p, const struct vms_frame *f, uint32_t flags,
 			     uint32_t lost_frames, uint64_t *prev, bool key, bool *keyframe);
 
+/* A HOST record (hostid.h) has at most this many pairs (a decoder
+ * refuses more). */
+#define VMS_BIN_HOST_MAX_PAIRS 256
+
 /* Upper bound of an EVENT record, and its encoder. */
 #define VMS_BIN_EVENT_MAX                                                                      \
 	(VMS_BIN_REC_OVERHEAD + VMS_BIN_EVENT_FIXED + 2 * VMS_VARINT_MAX +                      \
@@ -149,10 +153,15 @@ struct vms_bin_dec {
 	struct vms_frame *frame;
 	struct vms_event event;
 	bool keyframe;           /* the DATA item was a keyframe */
+	/* the last HOST record read (not an item: it is kept here), as
+	 * host_n "key\0value\0" pairs in host[0, host_len); NULL: none yet */
+	char *host;
+	size_t host_len;
+	uint32_t host_n;
 
 	/* counts */
 	uint64_t nrec;           /* complete, valid records so far */
-	uint64_t nframes, nevents, nschemas_read, nskipped, nheaders;
+	uint64_t nframes, nevents, nschemas_read, nskipped, nheaders, nhosts;
 
 	/* how it ended */
 	bool torn;               /* a torn tail: */
@@ -187,7 +196,8 @@ void vms_bin_dec_close(struct vms_bin_dec *d);
 
 const char *vms_bin_err_name(enum vms_bin_err e);
 
-/* A stream's head: the file header and the SCHEMA record of s, what a
+/* A stream's head: the file header, the HOST record of s->host (if any)
+ * and the SCHEMA record of s, what a
  * reader needs before the frames of s's generation.  Its size, and its
  * publication in a shared ring's schema area (nothing for an anonymous
  * ring; the loop checked vms_ring_fits() with this size first). */

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "name.h"
 #include "ctl_proto_int.h"
 #include "vms.h"
 
@@ -24,7 +25,7 @@ int vms_ctl_addr(const char *path, struct sockaddr_un *a)
 	return 0;
 }
 
-/* printable text (UTF-8 allowed), no control characters */
+/* printable text: valid UTF-8, no control characters (those of name.h) */
 const char *vms_ctl_text_problem(const char *t, size_t n)
 {
 	if (n == 0)
@@ -36,6 +37,8 @@ const char *vms_ctl_text_problem(const char *t, size_t n)
 		if (ch < 0x20 || ch == 0x7f)
 			return "control characters in the text";
 	}
+	if (!vms_name_valid(t, n))
+		return "text not valid UTF-8, or with control characters";
 	return NULL;
 }
 

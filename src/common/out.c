@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "out.h"
 #include "grow.h"
+#include "safefile.h"
 
 #include <vmsampler/format.h>
 #include <vmsampler/ring.h>
@@ -113,7 +114,12 @@ static int check_target(int fd, const struct stat *st, unsigned how)
 		      : "exists; not overwriting it (--force overwrites)");
 }
 
-int vms_open_wait(const char *path, int flags, mode_t mode)
+/* open(2) for writing that waits for the reader of a FIFO without ever
+ * blocking in the kernel: a FIFO is opened non-blocking, and retried in
+ * steps of 20 ms, so that vms_out_stop, set by a signal at any moment
+ * (also just before the open), ends the wait (-EINTR).  Anything else is
+ * opened as open(2) would.  The fd returned is blocking.  fd or -errno. */
+static int open_wait(const char *path, int flags, mode_t mode)
 {
 	struct stat st;
 	bool fifo = stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
@@ -125,16 +131,6 @@ int vms_open_wait(const char *path, int flags, mode_t mode)
 			continue;
 		if (fd < 0 && !(fifo && errno == ENXIO)) /* ENXIO: a FIFO without a reader */
 			return -errno;
-		if (fd >= 0 && fifo && (flags & O_ACCMODE) == O_RDONLY) {
-			/* a reader waits for a writer to come (POLLIN or POLLHUP) */
-			struct pollfd p = {.fd = fd, .events = POLLIN};
-			while (!vms_out_stop && poll(&p, 1, 20) == 0)
-				;
-			if (vms_out_stop) {
-				close(fd);
-				return -EINTR;
-			}
-		}
 		if (fd >= 0) {
 			if (fifo)
 				fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -151,14 +147,24 @@ int vms_out_open_fd(const char *path, unsigned how)
 	int fd;
 	refusal[0] = '\0';
 	/* a FIFO waits here until its reader comes: a signal ends the wait */
-	if ((fd = vms_open_wait(path, flags, 0644)) < 0) {
+	if ((fd = open_wait(path, flags, 0644)) < 0) {
 		if (fd == -ELOOP && !(how & VMS_OUT_FORCE))
 			return refuse(-ELOOP, "is a symbolic link; not following it (--force follows it)");
+		/* "Permission denied" for another user's file (its mode, or the
+		 * kernel's fs.protected_regular in a sticky directory): say whose */
+		struct stat lst;
+		if (fd == -EACCES && stat(path, &lst) == 0 && vms_safe_foreign(&lst, refusal, sizeof(refusal)))
+			return -EEXIST;
 		return fd;
 	}
 	struct stat st;
 	int r = fstat(fd, &st) < 0 ? -errno : 0;
-	if (r == 0 && S_ISREG(st.st_mode)) {
+	/* another user's file (one they made in /tmp, say, before we came):
+	 * they could alter what we write; never, even with --force (checked
+	 * on the fd: no race with a rename) */
+	if (r == 0 && vms_safe_foreign(&st, refusal, sizeof(refusal)))
+		r = -EEXIST;
+	else if (r == 0 && S_ISREG(st.st_mode)) {
 		r = check_target(fd, &st, how);
 		if (r == 0 && !(how & VMS_OUT_APPEND) && st.st_size > 0 && ftruncate(fd, 0) < 0)
 			r = -errno;

@@ -39,29 +39,26 @@ struct vms_out {
  * output of the same kind (VMS_OUT_BIN: starts with the .vms magic;
  * VMS_OUT_CSV: starts with vmsampler's "seq,time," header) or with
  * VMS_OUT_FORCE.  Never, even forced: a vmsampler ring (live or not: its
- * readers have it mapped) or a file registered with vms_out_protect() (a
- * reader's own input).  A symbolic link in the last component is not
- * followed unless forced. */
+ * readers have it mapped), a file registered with vms_out_protect() (a
+ * reader's own input), or a regular file owned by another user than the
+ * effective one (safefile.h: they could alter what is written).  A
+ * symbolic link in the last component is not followed unless forced. */
 #define VMS_OUT_APPEND 0x1u
 #define VMS_OUT_FORCE  0x2u
 #define VMS_OUT_BIN    0x4u
 #define VMS_OUT_CSV    0x8u
 
 /* Set by the SIGINT/SIGTERM handler that main() installs for start-up:
- * an open that waits for the other end of a FIFO gives up with -EINTR. */
+ * an output's open that waits for the reader of a FIFO gives up with
+ * -EINTR.  (Files read at start-up are never FIFOs: safefile.h.) */
 extern volatile sig_atomic_t vms_out_stop;
-/* open(2) that waits for the other end of a FIFO without ever blocking in
- * the kernel: a FIFO is opened non-blocking and its other end awaited in
- * steps of 20 ms, so that vms_out_stop, set by a signal at any moment
- * (also just before the open), ends the wait (-EINTR).  Anything else is
- * opened as open(2) would.  The fd returned is blocking.  fd or -errno. */
-int vms_open_wait(const char *path, int flags, mode_t mode);
 
 /* Open `path` ("-" = stdout) for writing, as `how` says (VMS_OUT_*).
  * Regular files are opened O_CLOEXEC (O_APPEND when appending); a FIFO
  * waits for its reader (SIGINT/SIGTERM end the wait: -EINTR); stdout and
  * FIFOs are set non-blocking if they are pipes or sockets.  A refusal is
- * -EEXIST (not ours), -ELOOP (a link), -EBUSY (a ring, the input):
+ * -EEXIST (not ours, or another user's), -ELOOP (a link), -EBUSY (a ring,
+ * the input):
  * vms_out_strerror() says why. */
 int vms_out_open(struct vms_out *o, const char *path, unsigned how, size_t bufsize);
 /* The same checks, for a caller that wants a bare fd (O_WRONLY|O_CLOEXEC). */

@@ -3,6 +3,7 @@
  * atomic replacement, the schema area, and the reader's read-only view.
  * Layout and protocols: include/vmsampler/ring.h, vmsampler-ring(5). */
 #include "ring.h"
+#include "safefile.h"
 
 #include <fcntl.h>
 #include <libgen.h>
@@ -42,13 +43,6 @@ uint64_t vms_pidns_ino(void)
 	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 int vms_ring_writer_state(const struct vms_ring_header *h, uint64_t my_pidns)
 {
 	uint32_t flags = __atomic_load_n(&h->flags, __ATOMIC_ACQUIRE);
@@ -56,7 +50,7 @@ int vms_ring_writer_state(const struct vms_ring_header *h, uint64_t my_pidns)
 		return VMS_WRITER_EXITED;
 	uint64_t hb = load64(&h->heartbeat_mono_ns, __ATOMIC_RELAXED);
 	uint64_t iv = h->interval_ns ? h->interval_ns : VMS_NSEC_PER_SEC;
-	uint64_t now = mono_now();
+	uint64_t now = vms_mono_now();
 	uint64_t age = hb && now > hb ? now - hb : 0;
 	/* the pid is checked only when frames are late (a system call, and
 	 * the answer is only meaningful in the writer's pid namespace) */
@@ -331,6 +325,13 @@ static int check_existing(const char *path, struct stat *st, char *err, size_t e
 	}
 	if (!S_ISREG(st->st_mode)) {
 		say(err, errlen, "exists and is not a regular file; not replacing it");
+		return -EEXIST;
+	}
+	/* another user's file in /dev/shm (safefile.h): even a stale ring
+	 * is theirs to remove, not ours to write a flag into */
+	char why[128];
+	if (vms_safe_foreign(st, why, sizeof(why))) {
+		say(err, errlen, "%s (remove it, or give another --ring path)", why);
 		return -EEXIST;
 	}
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "schema.h"
 #include "grow.h"
+#include "name.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,35 +26,38 @@ void vms_schema_builder_source(struct vms_schema_builder *b, uint16_t idx)
 	b->source = idx;
 }
 
-/* Strings are stored as offsets while building (the buffer moves). */
-static int add_string(struct vms_schema_builder *b, const char *s, size_t n, size_t *off)
+/* Strings are stored as offsets while building (the buffer moves).  The
+ * n bytes at s are stored escaped by the rule of name.h if `esc`, or if
+ * they are not valid UTF-8 without control characters. */
+static int add_string(struct vms_schema_builder *b, const char *s, size_t n, bool esc, size_t *off)
 {
-	if (b->slen + n + 1 > b->scap) {
-		char *ns = vms_grow(b->strings, &b->scap, b->slen + n + 1, 1024);
+	size_t len = esc || !vms_name_valid(s, n) ? vms_name_escape(b->strings, 0, s, n) : n;
+	if (b->slen + len + 1 > b->scap) {
+		char *ns = vms_grow(b->strings, &b->scap, b->slen + len + 1, 1024);
 		if (!ns)
 			return -ENOMEM;
 		b->strings = ns;
 	}
-	memcpy(b->strings + b->slen, s, n);
-	b->strings[b->slen + n] = '\0';
+	if (len == n)
+		memcpy(b->strings + b->slen, s, n);
+	else
+		vms_name_escape(b->strings + b->slen, len + 1, s, n);
+	b->strings[b->slen + len] = '\0';
 	*off = b->slen;
-	b->slen += n + 1;
+	b->slen += len + 1;
 	return 0;
 }
 
-int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def, const char *fmt, ...)
+/* One column: its name and key escaped if `esc` (sources), or only if
+ * they are not valid (decoders: names written escaped stay as they are). */
+static int add_col(struct vms_schema_builder *b, const struct vms_coldef *def, const char *name, size_t n,
+		   bool esc)
 {
-	char name[512];
 	size_t noff, koff;
-	va_list ap;
-	int n, r;
-
+	int r;
 	if (b->err)
 		return b->err;
-	va_start(ap, fmt);
-	n = vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(name)) {
+	if (esc && vms_name_escape(NULL, 0, name, n) > VMS_COL_NAME_MAX) {
 		r = -ENAMETOOLONG;
 		goto fail;
 	}
@@ -66,10 +70,10 @@ int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def, 
 		b->cols = nc;
 	}
 	const char *key = def->key ? def->key : "";
-	r = add_string(b, name, (size_t)n, &noff);
+	r = add_string(b, name, n, esc, &noff);
 	if (r < 0)
 		goto fail;
-	r = add_string(b, key, strlen(key), &koff);
+	r = add_string(b, key, strlen(key), esc, &koff);
 	if (r < 0)
 		goto fail;
 	b->cols[b->ncols] = (struct vms_col){
@@ -87,6 +91,21 @@ fail:
 	return r;
 }
 
+int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def, const char *fmt, ...)
+{
+	char name[VMS_COL_NAME_MAX + 1];
+	va_list ap;
+
+	if (b->err)
+		return b->err;
+	va_start(ap, fmt);
+	int n = vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(name))
+		return b->err = -ENAMETOOLONG;
+	return add_col(b, def, name, (size_t)n, true);
+}
+
 int vms_schema_finish(struct vms_schema_builder *b, uint32_t gen, int64_t t_real_ns,
 		      struct vms_schema **out)
 {
@@ -95,7 +114,7 @@ int vms_schema_finish(struct vms_schema_builder *b, uint32_t gen, int64_t t_real
 	struct vms_schema *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	if (!b->strings && add_string(b, "", 0, &(size_t){0}) < 0) {
+	if (!b->strings && add_string(b, "", 0, false, &(size_t){0}) < 0) {
 		free(s);
 		return -ENOMEM;
 	}
@@ -130,7 +149,7 @@ int vms_schema_new(uint32_t gen, int64_t t_real_ns, uint32_t ncols, const struct
 			.key = cols[i].key,
 		};
 		b.source = cols[i].source;
-		vms_schema_addf(&b, &d, "%s", cols[i].name);
+		add_col(&b, &d, cols[i].name, strlen(cols[i].name), false);
 	}
 	int r = vms_schema_finish(&b, gen, t_real_ns, out);
 	vms_schema_builder_free(&b);

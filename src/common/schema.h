@@ -12,6 +12,9 @@
 #include "vms.h"
 #include <vmsampler/format.h>
 
+/* The longest column name, in bytes (the binary format's limit). */
+#define VMS_COL_NAME_MAX 511
+
 struct vms_col {
 	const char *name; /* owned by the schema */
 	const char *key;  /* entity key ("" if none), owned by the schema */
@@ -22,11 +25,15 @@ struct vms_col {
 	uint16_t source;  /* index of the declaring source in the loop */
 };
 
+struct vms_hostid;
 struct vms_schema {
 	uint32_t gen;
 	uint32_t ncols;
 	int64_t t_real_ns; /* when it was built */
 	int refs;
+	/* the host it was built on (the loop's, which outlives its schemas;
+	 * NULL for a decoded schema): sinks write it as the HOST record */
+	const struct vms_hostid *host;
 	struct vms_col *cols;
 	char *strings; /* all names and keys */
 };
@@ -54,7 +61,9 @@ void vms_schema_builder_init(struct vms_schema_builder *b);
 void vms_schema_builder_free(struct vms_schema_builder *b);
 /* Start declaring for source `idx`: its columns follow contiguously. */
 void vms_schema_builder_source(struct vms_schema_builder *b, uint16_t idx);
-/* Declare one column named by printf(fmt, ...).  Returns its index
+/* Declare one column named by printf(fmt, ...), escaped by the rule of
+ * name.h (as is its key): the arguments are the names as they come, each
+ * entity's name fitted by vms_name_fit() first.  Returns its index
  * relative to the source's first column, or -errno (also sticky in b->err:
  * a source may declare many columns and check b->err once). */
 int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def,
@@ -78,7 +87,9 @@ void vms_schema_unref(struct vms_schema *s);
 /* vms_schema_unref() of the n schemas of s (the array itself is kept). */
 void vms_schema_unref_n(struct vms_schema *const *s, uint32_t n);
 
-/* Build a schema directly (decoders): takes ownership of nothing; copies. */
+/* Build a schema directly (decoders): takes ownership of nothing; copies.
+ * A name or key that is not valid UTF-8 without control characters (a
+ * file of an older sampler) is escaped by the rule of name.h. */
 int vms_schema_new(uint32_t gen, int64_t t_real_ns, uint32_t ncols, const struct vms_col *cols,
 		   struct vms_schema **out);
 

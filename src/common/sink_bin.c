@@ -2,7 +2,8 @@
 /* sink_bin.c - the binary stream (vmsampler/format.h, vmsampler-format(5)).
  *
  *   open     create/truncate the output; the file header goes first
- *   begin    a SCHEMA record; the next DATA record is a keyframe
+ *   begin    the HOST record (the host's identity, hostid.h) and a SCHEMA
+ *            record; the next DATA record is a keyframe
  *   write    one DATA record: deltas against the previous frame of the
  *            generation, a keyframe at least every VMS_BIN_KEY_EVERY
  *            records; encoded straight into the output buffer (no
@@ -19,6 +20,7 @@
 #include <time.h>
 
 #include "binfmt.h"
+#include "hostid.h"
 #include "sink.h"
 
 #define VMS_BIN_KEY_EVERY 64 /* DATA records per keyframe, at most */
@@ -66,7 +68,9 @@ static int bin_open(struct vms_sink *s)
 static int bin_begin(struct vms_sink *s, const struct vms_schema *sch)
 {
 	struct bin *b = s->priv;
-	size_t srec = vms_bin_schema_size(sch);
+	/* the HOST record, then the SCHEMA, as one piece */
+	size_t hrec = sch->host ? vms_bin_host_size(sch->host) : 0;
+	size_t srec = hrec + vms_bin_schema_size(sch);
 	size_t dmax = vms_bin_data_max(sch->ncols);
 	int r;
 
@@ -95,7 +99,11 @@ static int bin_begin(struct vms_sink *s, const struct vms_schema *sch)
 		if (!p)
 			return -EAGAIN; /* nothing appended: the loop retries */
 	}
-	vms_out_advance(&b->out, vms_bin_schema_enc(p, sch));
+	if (hrec) {
+		vms_out_advance(&b->out, vms_bin_host_enc(p, sch->host));
+		vms_out_end_record(&b->out);
+	}
+	vms_out_advance(&b->out, vms_bin_schema_enc(p + hrec, sch));
 	vms_out_end_record(&b->out);
 	b->ncols = sch->ncols;
 	b->need_key = true;

@@ -342,6 +342,7 @@ int vms_vp_conn_dec(const struct vms_vp_msg *m, struct vms_vp_conn *o)
 	o->first = (uint8_t)vms_bytes_le(&r, 1);
 	o->driver = get_str(&r, VMS_VP_NAME_MAX, false);
 	o->msg = get_str(&r, VMS_VP_NAME_MAX, false);
+	o->hv_version = !r.bad && r.end - r.p >= 8 ? vms_bytes_le(&r, 8) : 0;
 	if (o->up > 1 || o->first > 1)
 		r.bad = true;
 	return rd_done(&r);

@@ -20,7 +20,9 @@
  * Agent -> sampler:
  *   HELLO       u32 version, u32 agent pid, u64 libvirt version, str uri
  *   CONN        u8 up, u8 first (the first failure since the agent
- *               started), str driver (virConnectGetType), str message
+ *               started), str driver (virConnectGetType), str message,
+ *               u64 hypervisor version (virConnectGetVersion; 0 unknown;
+ *               appended: an older agent's CONN decodes with 0)
  *   DOM         uuid, str name, u32 id, u8 state, u8 reason, u32 pid,
  *               u8 flags (VMS_VP_DOM_*), u8 fallback (groups the agent
  *               serves through libvirt every tick), u16 nvcpu + u32 tid
@@ -279,6 +281,7 @@ struct vms_vp_hello {
 struct vms_vp_conn {
 	uint8_t up, first;
 	struct vms_vp_str driver, msg;
+	uint64_t hv_version;
 };
 struct vms_vp_dom {
 	char uuid[VMS_VP_UUID_LEN + 1];

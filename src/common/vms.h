@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* A value that could not be read this tick.  Never a real reading: the
  * kernel's counters would need 584 years at 1 GHz to get there, and the
@@ -25,5 +26,13 @@
 
 #define VMS_NSEC_PER_SEC 1000000000ULL
 #define VMS_NSEC_PER_MSEC 1000000ULL
+
+/* CLOCK_MONOTONIC now, ns (readers and tools; the sampler has clock.h) */
+static inline uint64_t vms_mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
 
 #endif

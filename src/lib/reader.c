@@ -5,6 +5,7 @@
  * --rates`.  Never prints, never exits. */
 #include <vmsampler/reader.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "binfmt.h"
@@ -19,6 +22,7 @@
 #include "rates.h"
 #include "reader_int.h"
 #include "ring.h"
+#include "rotname.h"
 #include "schema.h"
 #include "zread.h"
 
@@ -26,6 +30,8 @@
 #define TORN_LIMIT 1000
 /* attempts at a consistent copy of the schema area per call */
 #define SCHEMA_TRIES 100
+/* FOLLOW_NAME: at the end of a file, look for its successor at most this often */
+#define NAME_CHECK_NS (200ull * 1000 * 1000)
 /* sequence numbers beyond this are damage */
 #define VMS_SEQ_MAX (1ull << 62)
 
@@ -42,6 +48,14 @@ struct vms_reader {
 	bool want_events; /* vms_rdr_want_events: next() returns 2 on an EVENT */
 	struct vms_bin_dec dec;
 	struct vms_zread *z; /* a .zst: the decoder reads through it */
+	/* VMS_READER_FOLLOW_NAME */
+	char *fpath;              /* the file being read (NULL: not followed by name) */
+	uint64_t fdev, fino;      /* its identity */
+	uint8_t hdr0[VMS_FMT_HEADER_SIZE]; /* its file header, as first read */
+	bool have_hdr0;
+	char *next_path;          /* go on in it once this file is read to its end */
+	uint64_t checked_ns;      /* the last look for a successor (CLOCK_MONOTONIC) */
+	char note[600], note_out[600];
 
 	/* ring */
 	struct vms_ring ring;
@@ -53,6 +67,9 @@ struct vms_reader {
 	size_t sbuf_cap;
 	struct vms_schema **schemas; /* generations seen (owned) */
 	uint32_t nschemas, capschemas;
+	char *host;               /* the HOST record of the schema area last read */
+	size_t host_len;
+	uint32_t host_n;
 	struct vms_frame *buf;    /* copied frame */
 	uint32_t buf_cols;
 	uint64_t view_seq;
@@ -83,14 +100,18 @@ struct vms_reader {
 	unsigned rflags;
 };
 
-VMS_PRINTF(2, 3)
-static void seterr(struct vms_reader *r, const char *fmt, ...)
+VMS_PRINTF(3, 4)
+static void put_line(char *dst, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	vsnprintf(dst, cap, fmt, ap);
 	va_end(ap);
 }
+/* the last failure (vms_reader_error) */
+#define seterr(r, ...) put_line((r)->err, sizeof((r)->err), __VA_ARGS__)
+/* a change of file (vms_rdr_follow_note) */
+#define note(r, ...) put_line((r)->note, sizeof((r)->note), __VA_ARGS__)
 
 /* ---- opening ---------------------------------------------------------------- */
 
@@ -231,8 +252,23 @@ static int zst_setup(struct vms_reader *r, const char *name, int unused, const v
 	return e;
 }
 
+/* FOLLOW_NAME: remember the file by its path and identity */
+static int name_setup(struct vms_reader *r, const char *path)
+{
+	struct stat st;
+	if (!(r->flags & VMS_READER_FOLLOW_NAME) || fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (!(r->fpath = strdup(path)))
+		return -ENOMEM;
+	r->fdev = (uint64_t)st.st_dev;
+	r->fino = (uint64_t)st.st_ino;
+	return 0;
+}
+
 int vms_reader_open(struct vms_reader **out, const char *path, unsigned flags)
 {
+	if (flags & VMS_READER_FOLLOW_NAME)
+		flags |= VMS_READER_FOLLOW;
 	struct vms_reader *r = reader_new(flags);
 	int e;
 	*out = r;
@@ -274,6 +310,10 @@ int vms_reader_open(struct vms_reader **out, const char *path, unsigned flags)
 		ring_start(r);
 		return 0;
 	}
+	if ((e = name_setup(r, path)) < 0) {
+		seterr(r, "%s: %s", path, strerror(-e));
+		return e;
+	}
 	if (n >= 4 && memcmp(magic, VMS_ZSTD_MAGIC, 4) == 0)
 		return zst_setup(r, path, -1, NULL, 0);
 	/* an empty file is a stream whose writer has not written yet (or
@@ -297,7 +337,7 @@ int vms_reader_open(struct vms_reader **out, const char *path, unsigned flags)
 
 int vms_reader_open_mem(struct vms_reader **out, const void *data, size_t len, unsigned flags)
 {
-	struct vms_reader *r = reader_new(flags & ~VMS_READER_FOLLOW);
+	struct vms_reader *r = reader_new(flags & ~(VMS_READER_FOLLOW | VMS_READER_FOLLOW_NAME));
 	int e;
 	*out = r;
 	if (!r)
@@ -351,9 +391,12 @@ void vms_reader_close(struct vms_reader *r)
 	vms_zread_close(r->z);
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
+	free(r->fpath);
+	free(r->next_path);
 	vms_ring_destroy(&r->ring);
 	vms_schema_unref_n(r->schemas, r->nschemas);
 	free(r->schemas);
+	free(r->host);
 	free(r->sbuf);
 	free(r->buf);
 	rates_free(r);
@@ -467,6 +510,181 @@ unsigned vms_reader_rate_flags(const struct vms_reader *r)
 
 /* ---- frames from a stream ------------------------------------------------------ */
 
+/* ---- following a file by its name (VMS_READER_FOLLOW_NAME) ---------------------- */
+
+static const char *base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* The file was rewritten in place (a new run truncated it): it is now
+ * shorter than its records read whole, or its file header is another. */
+static bool rewritten(struct vms_reader *r)
+{
+	struct stat st;
+	if (r->z || fstat(r->fd, &st) < 0)
+		return false;
+	uint64_t whole = r->dec.base + r->dec.pos; /* the end of the last whole record */
+	if ((uint64_t)st.st_size < whole)
+		return true;
+	uint8_t h[VMS_FMT_HEADER_SIZE];
+	if (r->have_hdr0 && pread(r->fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    memcmp(h, r->hdr0, sizeof(h)) != 0)
+		return true;
+	off_t pos = lseek(r->fd, 0, SEEK_CUR);
+	if (pos > st.st_size) {
+		/* the writer cut the incomplete record it could not finish (a
+		 * full disk: out.c): drop what was read of it, and read on
+		 * from the last whole record, where the writer goes on */
+		r->dec.end = r->dec.pos;
+		lseek(r->fd, (off_t)whole, SEEK_SET);
+	}
+	return false;
+}
+
+/* The file that follows this one, if it has begun (malloc'd), or NULL:
+ * a new file at the path (the old one was renamed away, or removed), else
+ * the next rotated file of the same output by name. */
+static char *successor(struct vms_reader *r)
+{
+	struct stat st;
+	if (stat(r->fpath, &st) == 0 && ((uint64_t)st.st_dev != r->fdev || (uint64_t)st.st_ino != r->fino))
+		return S_ISREG(st.st_mode) && st.st_size > 0 ? strdup(r->fpath) : NULL;
+	const char *base = base_of(r->fpath);
+	char ext[256];
+	size_t sl;
+	if (!vms_rotname_split(base, &sl, ext, sizeof(ext)))
+		return NULL;
+	size_t dl = (size_t)(base - r->fpath);
+	char *dir = dl ? strndup(r->fpath, dl) : strdup("."), *stem = strndup(base, sl);
+	size_t kl = strlen(base) - (strlen(base) > 4 && !strcmp(base + strlen(base) - 4, ".zst") ? 4 : 0);
+	DIR *d = dir && stem ? opendir(dir) : NULL;
+	char *best = NULL;
+	bool best_zst = false;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		bool zst;
+		if (!vms_rotname_match(stem, ext, de->d_name, &zst))
+			continue;
+		/* names compared without .zst: sorted in the order written */
+		size_t nl = strlen(de->d_name) - (zst ? 4 : 0);
+		int c = strncmp(de->d_name, base, nl < kl ? nl : kl);
+		if (c < 0 || (c == 0 && nl <= kl))
+			continue; /* this one or an earlier one */
+		if (best) {
+			size_t bl = strlen(best) - (best_zst ? 4 : 0);
+			int b = strncmp(de->d_name, best, nl < bl ? nl : bl);
+			if (b > 0 || (b == 0 && (nl > bl || (nl == bl && zst))))
+				continue; /* later than the best so far (or its .zst) */
+		}
+		char *n = strdup(de->d_name);
+		if (!n)
+			continue;
+		free(best);
+		best = n;
+		best_zst = zst;
+	}
+	if (d)
+		closedir(d);
+	char *path = NULL;
+	if (best && asprintf(&path, "%s%s", dl ? dir : "", best) < 0)
+		path = NULL;
+	free(best);
+	free(dir);
+	free(stem);
+	/* the file being written begins with its header: an empty one has
+	 * not begun (the sampler opens the next file, then closes this one) */
+	if (path && !best_zst && (stat(path, &st) != 0 || st.st_size == 0)) {
+		free(path);
+		path = NULL;
+	}
+	return path;
+}
+
+/* Read path from its start instead of the file being read: 0 or -errno
+ * (the old file is kept then). */
+static int name_open(struct vms_reader *r, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	uint8_t magic[4];
+	struct vms_zread *z = NULL;
+	char *p = strdup(path);
+	int e = !p ? -ENOMEM : fstat(fd, &st) < 0 ? -errno : 0;
+	if (e == 0 && pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	    memcmp(magic, VMS_ZSTD_MAGIC, 4) == 0)
+		e = vms_zread_open_fd(&z, fd);
+	if (e < 0) {
+		free(p);
+		close(fd);
+		return e;
+	}
+	if (r->dec_open)
+		vms_bin_dec_close(&r->dec);
+	r->dec_open = false;
+	vms_zread_close(r->z);
+	r->z = z;
+	close(r->fd);
+	r->fd = fd;
+	free(r->fpath);
+	r->fpath = p;
+	r->fdev = (uint64_t)st.st_dev;
+	r->fino = (uint64_t)st.st_ino;
+	r->have_hdr0 = false;
+	/* a new stream: its schemas are new objects (the old ones are freed:
+	 * nothing may compare against them) and no interval runs across */
+	r->cur = NULL;
+	r->sch = r->last_sch = r->psch = r->plan_sch = NULL;
+	r->have_prev = false;
+	r->eof = false;
+	r->flags &= ~VMS_READER_NEW_ONLY;
+	return file_setup(r);
+}
+
+/* At the end of the file: 1 go on decoding (another file is open, or
+ * the old one is to be read to its end first), 0 nothing new, -errno. */
+static int name_follow(struct vms_reader *r, bool now)
+{
+	if (r->next_path) {
+		/* this file was read to its end after its successor began */
+		char *p = r->next_path;
+		bool pending = r->dec.pending;
+		r->next_path = NULL;
+		char *old = strdup(r->fpath);
+		int e = name_open(r, p);
+		if (e == 0)
+			note(r, "%s: continuing in %s%s", old ? old : "?", p,
+			     pending ? " (the old file ends with an incomplete record)" : "");
+		free(old);
+		free(p);
+		if (e == -ENOENT)
+			return 0; /* gone meanwhile (compressed, pruned): look again */
+		if (e < 0)
+			seterr(r, "%s: %s", r->fpath, strerror(-e));
+		return e < 0 ? e : 1;
+	}
+	uint64_t t = vms_mono_now();
+	if (!now && t - r->checked_ns < NAME_CHECK_NS)
+		return 0;
+	r->checked_ns = t;
+	if (rewritten(r)) {
+		char *p = strdup(r->fpath);
+		int e = p ? name_open(r, p) : -ENOMEM;
+		if (e == 0)
+			note(r, "%s was rewritten (a new file header: a new run): reading it from its start", p);
+		else
+			seterr(r, "%s: reopening it after it was rewritten: %s", p ? p : "?", strerror(-e));
+		free(p);
+		return e < 0 ? e : 1;
+	}
+	if (!(r->next_path = successor(r)))
+		return 0;
+	return 1;
+}
+
 static int file_next(struct vms_reader *r)
 {
 	if (r->eof)
@@ -480,12 +698,29 @@ static int file_next(struct vms_reader *r)
 		}
 		if (e == VMS_BIN_HEADER && r->dec.nheaders > 1)
 			r->have_prev = false; /* no interval across concatenated streams */
+		if (e == VMS_BIN_HEADER && r->dec.nheaders == 1 && r->fpath && !r->z)
+			r->have_hdr0 = pread(r->fd, r->hdr0, sizeof(r->hdr0), 0) == (ssize_t)sizeof(r->hdr0);
 		if (e == VMS_BIN_EVENT && r->want_events)
 			return 2;
 		if (e > 0)
 			continue;
+		if (e == VMS_BIN_END && r->fpath) {
+			int x = name_follow(r, false);
+			if (x > 0)
+				continue;
+			if (x < 0)
+				return x;
+		}
+		/* damage where a new run rewrote the file under the reader */
+		if (e < 0 && r->fpath && rewritten(r)) {
+			int x = name_follow(r, true);
+			if (x > 0)
+				continue;
+			if (x < 0)
+				return x;
+		}
 		if (e == VMS_BIN_END) {
-			if (!r->dec.follow) {
+			if (!r->dec.follow && !r->fpath) {
 				r->eof = true;
 				if (vms_zread_torn(r->z))
 					seterr(r, "torn .zst: the compressed stream ends inside a zstd frame after %llu bytes "
@@ -548,8 +783,16 @@ static int ring_load_schema(struct vms_reader *r, uint32_t gen)
 		else
 			r->schemas = s;
 	}
-	if (got == 1)
+	if (got == 1) {
 		r->schemas[r->nschemas++] = vms_schema_ref(d.schema);
+		if (d.host) { /* keep the writer's identity */
+			free(r->host);
+			r->host = d.host;
+			r->host_len = d.host_len;
+			r->host_n = d.host_n;
+			d.host = NULL;
+		}
+	}
 	else if (got == 0 && e < 0)
 		seterr(r, "ring schema area: %s", d.err_msg);
 	vms_bin_dec_close(&d);
@@ -913,4 +1156,59 @@ const struct vms_event *vms_rdr_event(const struct vms_reader *r)
 uint64_t vms_rdr_events_lost(const struct vms_reader *r)
 {
 	return r->ev_lost;
+}
+
+const char *vms_rdr_follow_note(struct vms_reader *r)
+{
+	if (!r->note[0])
+		return NULL;
+	memcpy(r->note_out, r->note, sizeof(r->note_out));
+	r->note[0] = '\0';
+	return r->note_out;
+}
+
+const char *vms_rdr_path(const struct vms_reader *r)
+{
+	return r->fpath;
+}
+
+/* ---- the host it was recorded on ---------------------------------------------------- */
+
+static const char *host_kv(const struct vms_reader *r, uint32_t *n)
+{
+	if (r->dec_open) {
+		*n = r->dec.host ? r->dec.host_n : 0;
+		return r->dec.host;
+	}
+	*n = r->host ? r->host_n : 0;
+	return r->host;
+}
+
+uint32_t vms_reader_host_count(const struct vms_reader *r)
+{
+	uint32_t n;
+	host_kv(r, &n);
+	return n;
+}
+
+int vms_reader_host_pair(const struct vms_reader *r, uint32_t i, const char **key, const char **value)
+{
+	uint32_t n;
+	const char *kv = host_kv(r, &n);
+	if (i >= n)
+		return -ENOENT;
+	for (uint32_t k = 0; k < 2 * i; k++)
+		kv += strlen(kv) + 1; /* past a key or a value */
+	*key = kv;
+	*value = kv + strlen(kv) + 1;
+	return 0;
+}
+
+const char *vms_reader_host(const struct vms_reader *r, const char *key)
+{
+	const char *k, *v;
+	for (uint32_t i = 0; vms_reader_host_pair(r, i, &k, &v) == 0; i++)
+		if (strcmp(k, key) == 0)
+			return v;
+	return NULL;
 }

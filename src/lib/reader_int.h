@@ -27,4 +27,10 @@ const struct vms_event *vms_rdr_event(const struct vms_reader *r);
 /* Events of a live ring overwritten before this reader read them. */
 uint64_t vms_rdr_events_lost(const struct vms_reader *r);
 
+/* VMS_READER_FOLLOW_NAME: one line about the last change of file since
+ * the previous call (went on in the next file of a rotation, the file
+ * was rewritten...), or NULL; the file being read (NULL if none). */
+const char *vms_rdr_follow_note(struct vms_reader *r);
+const char *vms_rdr_path(const struct vms_reader *r);
+
 #endif

@@ -157,6 +157,11 @@ static inline bool vms_cadence_due(uint64_t idx, unsigned i, uint32_t every)
 }
 /* A configuration file larger than this is refused. */
 #define VMS_CONFIG_MAX_SIZE (1u << 20)
+/* Lists and mappings nested deeper than this are refused (the deepest
+ * the key table has is 4: sources, a source, a list, an event).  libyaml's
+ * scanner checks every open flow level at every token: 100,000 '[' took
+ * 49 s before it said anything; refused at level 65 it is a millisecond. */
+#define VMS_CONFIG_MAX_DEPTH 64
 
 /* The default of sources.vmstat.include. */
 #define VMS_VMSTAT_NDEFAULT 25
@@ -180,11 +185,14 @@ enum vms_format vms_config_format(const struct vms_config *c);
  * holds one line:
  *   -EINVAL  "NAME:LINE:COL: message" (syntax, unknown or duplicate key,
  *            wrong type, bad value, source compiled out)
+ *            (also lists or mappings nested deeper than VMS_CONFIG_MAX_DEPTH)
  *   -EFBIG   "NAME: ..." (larger than VMS_CONFIG_MAX_SIZE)
  *   -ENOMEM  "NAME: out of memory" */
 int vms_config_load_buffer(struct vms_config *c, const char *name, const void *buf, size_t len,
 			   char *err, size_t errlen);
-/* The same for a file; -errno of open/read with "PATH: strerror". */
+/* The same for a file, which must be a regular file (safefile.h: a FIFO
+ * or a directory is refused at once); -errno of open/read or of the
+ * refusal with "PATH: reason". */
 int vms_config_load_file(struct vms_config *c, const char *path, char *err, size_t errlen);
 
 /* Set one key ("interval", "sources.procstat.every") from text, with the

@@ -22,6 +22,7 @@
 #include "edit.h"
 #include "out.h"
 #include "perfev.h"
+#include "safefile.h"
 
 struct yload {
 	yaml_parser_t p;
@@ -141,10 +142,19 @@ static int check_syntax(struct yload *y)
 	if (!yaml_parser_initialize(&y->p))
 		return fail_file(y, -ENOMEM, "out of memory");
 	yaml_parser_set_input_string(&y->p, y->buf, y->len);
-	for (;;) {
+	for (unsigned depth = 0;;) {
 		r = next(y);
 		if (r < 0 || y->ev.type == YAML_STREAM_END_EVENT)
 			break;
+		if (y->ev.type == YAML_SEQUENCE_END_EVENT || y->ev.type == YAML_MAPPING_END_EVENT)
+			depth--;
+		/* the scanner's work grows with the depth at every token */
+		if ((y->ev.type == YAML_SEQUENCE_START_EVENT || y->ev.type == YAML_MAPPING_START_EVENT) &&
+		    ++depth > VMS_CONFIG_MAX_DEPTH) {
+			r = fail_at(y, y->ev.start_mark, "lists and mappings nested deeper than %d levels",
+				    VMS_CONFIG_MAX_DEPTH);
+			break;
+		}
 	}
 	if (y->have_ev) {
 		yaml_event_delete(&y->ev);
@@ -730,54 +740,18 @@ int vms_config_load_buffer(struct vms_config *c, const char *name, const void *b
 int vms_config_load_file(struct vms_config *c, const char *path, char *err, size_t errlen)
 {
 	struct yload y = {.name = path, .err = err, .errlen = errlen};
-	size_t cap = 4096, len = 0;
-	char *buf = NULL;
-	int fd, r;
+	char why[128], *buf;
+	size_t len;
 
 	if (errlen)
 		err[0] = '\0';
-	/* a FIFO waits here for its writer; SIGINT/SIGTERM end the wait
-	 * (main's start-up handler sets vms_out_stop) */
-	if ((fd = vms_open_wait(path, O_RDONLY | O_CLOEXEC, 0)) < 0) {
-		r = fd;
-		return fail_file(&y, r, "%s", strerror(-r));
-	}
-	buf = malloc(cap);
-	if (!buf) {
-		r = fail_file(&y, -ENOMEM, "out of memory");
-		goto out;
-	}
-	/* read to the end (also pipes, /dev/stdin), at most the limit + 1 */
-	for (;;) {
-		if (len == cap) {
-			if (cap > VMS_CONFIG_MAX_SIZE) {
-				r = fail_file(&y, -EFBIG, "larger than %u bytes", VMS_CONFIG_MAX_SIZE);
-				goto out;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				r = fail_file(&y, -ENOMEM, "out of memory");
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR && !vms_out_stop)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			fail_file(&y, r, "%s", strerror(-r));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	/* a regular file only: a FIFO would hold the start (and the check
+	 * that `systemctl reload` runs) for ever */
+	int r = vms_safe_read(path, 0, VMS_CONFIG_MAX_SIZE, &buf, &len, why, sizeof(why));
+	if (r < 0)
+		return fail_file(&y, r, "%s", why);
 	r = vms_config_load_buffer(c, path, buf, len, err, errlen);
-out:
 	free(buf);
-	close(fd);
 	return r;
 }
 

@@ -209,6 +209,12 @@ static int rebuild_schema(struct vms_loop *l)
 		src->base = b.ncols;
 		if (src->ops) {
 			r = src->ops->declare(src, &b);
+			if (b.err && b.err != -ENOMEM) {
+				/* a column it could not name (no name should do
+				 * this: name.h): that source fails, not the others */
+				r = b.err;
+				b.err = 0;
+			}
 			if (r < 0 && b.err == 0) {
 				/* the source declares nothing this generation; the
 				 * tick retries the discovery with back-off */
@@ -240,6 +246,7 @@ static int rebuild_schema(struct vms_loop *l)
 	vms_schema_builder_free(&b);
 	if (r < 0)
 		return r;
+	s->host = &l->host;
 	if (l->schema && vms_schema_same_columns(l->schema, s)) {
 		vms_schema_unref(s);
 		return 0;
@@ -596,6 +603,7 @@ static int open_sources(struct vms_loop *l)
 		src->loop = l;
 		src->vms = &l->vms;
 		src->vms_w = ops->produces_vms ? &l->vms : NULL;
+		src->host_w = ops->produces_vms ? &l->host : NULL;
 		src->index = (uint16_t)l->nsrc;
 		src->every = sc && sc->every ? sc->every : 1;
 		src->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
@@ -758,6 +766,7 @@ int vms_loop_init(struct vms_loop *l, const struct vms_config *conf, const struc
 		vms_err("cannot open proc root %s: %s", conf->proc_root, strerror(errno));
 		return r;
 	}
+	vms_hostid_collect(&l->host, l->proc_dirfd);
 	/* the sources make the schema, the ring holds it; the control
 	 * socket after the ring (open_control) */
 	static int (*const open_step[])(struct vms_loop *) = {

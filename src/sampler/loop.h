@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "config.h"
 #include "control.h"
+#include "hostid.h"
 #include "notify.h"
 #include "ring.h"
 #include "rotate.h"
@@ -33,6 +34,7 @@ struct vms_loop {
 	struct vms_source *src;
 	unsigned nsrc;
 	struct vms_vmtab vms;       /* the VM set: its producer fills it, the sources read it */
+	struct vms_hostid host;     /* this host's identity, in every schema (HOST record) */
 	struct vms_sink *sink;
 	unsigned nsink;
 	struct vms_rotate rot;      /* rotate, keep, compress of the output (rotate.h) */

@@ -44,7 +44,7 @@ static int close_stdout(void)
 }
 
 /* Until the loop takes SIGINT and SIGTERM over (signalfd), they only set
- * a flag: an open that waits for the other end of a FIFO (-o, -c) then
+ * a flag: an open that waits for the other end of a FIFO (-o) then
  * gives up with EINTR, and the run ends with status 0 as a stopped run
  * does.  No SA_RESTART, so that the waiting open() is interrupted. */
 static void on_stop(int sig)
@@ -132,7 +132,9 @@ static int run(const struct vms_config *conf)
 		vms_loop_fini(&loop);
 		if (vms_out_stop)
 			return 0; /* stopped while an output FIFO waited for its reader */
-		return r == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		/* an output or ring refused (not ours, a link, a live ring: said
+		 * in one line) is a configuration error, not one to restart on */
+		return r == -EINVAL || vms_out_refused(r) ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	r = vms_loop_signals(&loop);
 	if (r < 0) {
@@ -184,11 +186,8 @@ int main(int argc, char **argv)
 	}
 	catch_stop();
 	if (cli.config_path) {
+		/* a regular file only (safefile.h): no FIFO to wait for here */
 		r = vms_config_load_file(&conf, cli.config_path, err, sizeof(err));
-		if (r < 0 && vms_out_stop) {
-			vms_config_free(&conf);
-			return 0; /* stopped while a FIFO waited for its writer */
-		}
 		if (r < 0) {
 			if (r == -EINVAL)
 				fprintf(stderr, "%s\n", err); /* FILE:LINE:COL: message */

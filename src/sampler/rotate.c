@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rotname.h"
+#include "safefile.h"
 #include "vms_build.h"
 
 #if HAVE_ZSTD
@@ -23,7 +25,6 @@
 #endif
 
 #define ZSTD_LEVEL 3       /* zstd's default: bench/rotate */
-#define STAMP_LEN 16       /* YYYYmmddTHHMMSSZ */
 #define TMP_SUFFIX ".zst.tmp"
 
 /* ---- names ---------------------------------------------------------------------- */
@@ -66,37 +67,9 @@ static bool exists_at(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-static bool all_digits(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
 bool vms_rotate_match(const struct vms_rotate *r, const char *name, bool *zst)
 {
-	size_t sl = strlen(r->stem), el = strlen(r->ext);
-	if (strncmp(name, r->stem, sl) != 0 || name[sl] != '-')
-		return false;
-	const char *p = name + sl + 1;
-	if (strlen(p) < STAMP_LEN || !all_digits(p, 8) || p[8] != 'T' || !all_digits(p + 9, 6) || p[15] != 'Z')
-		return false;
-	p += STAMP_LEN;
-	if (p[0] == '_' && all_digits(p + 1, 3) && p[1] && p[2] && p[3])
-		p += 4;
-	if (strncmp(p, r->ext, el) != 0)
-		return false;
-	p += el;
-	if (*p == '\0') {
-		*zst = false;
-		return true;
-	}
-	if (strcmp(p, ".zst") == 0) {
-		*zst = true;
-		return true;
-	}
-	return false;
+	return vms_rotname_match(r->stem, r->ext, name, zst);
 }
 
 /* The file for a first frame at t_real_ns: never an earlier second than
@@ -311,8 +284,18 @@ int vms_rotate_compress(int dirfd, const char *in, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(errno));
 		goto out;
 	}
-	ofd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, st.st_mode & 0666);
-	if (ofd < 0) {
+	/* truncated only once it is known to be ours (safefile.h: another
+	 * user's file of that name, in /tmp say, is left alone) */
+	ofd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, st.st_mode & 0666);
+	struct stat ost;
+	char why[128];
+	if (ofd >= 0 && fstat(ofd, &ost) == 0 && vms_safe_foreign(&ost, why, sizeof(why))) {
+		r = -EEXIST;
+		snprintf(err, errlen, "%s %s", tmp, why);
+		tmp[0] = '\0'; /* not ours to remove */
+		goto out;
+	}
+	if (ofd < 0 || fstat(ofd, &ost) < 0 || ftruncate(ofd, 0) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		goto out;
@@ -337,7 +320,7 @@ int vms_rotate_compress(int dirfd, const char *in, char *err, size_t errlen)
 		snprintf(err, errlen, "%s compressed, but cannot be removed: %s", in, strerror(errno));
 	}
 out:
-	if (r < 0)
+	if (r < 0 && tmp[0])
 		(void)unlinkat(dirfd, tmp, 0);
 	if (ifd >= 0)
 		close(ifd);

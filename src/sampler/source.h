@@ -82,6 +82,8 @@ struct vms_source {
 	struct vms_loop *loop;
 	const struct vms_vmtab *vms; /* the VM set, owned by the loop (set before open) */
 	struct vms_vmtab *vms_w;     /* the same, writable: the producer's only (ops->produces_vms) */
+	struct vms_hostid *host_w;   /* the host's identity (hostid.h), writable: the VM producer
+				      * records libvirt's part in it; NULL for the others */
 	uint16_t index;
 	uint32_t base;   /* first column in the frame */
 	uint32_t ncols;  /* columns declared */

@@ -16,6 +16,7 @@
 #include "binfmt.h"
 #include "csv.h"
 #include "fmt.h"
+#include "lineproto.h"
 #include "log.h"
 #include "out.h"
 #include "rates.h"
@@ -26,12 +27,20 @@
 static const char usage_text[] =
 	"Usage: vmsampler dump FILE.vms [--rates | --events] [-o OUT] [--force]\n"
 	"       vmsampler dump FILE.vms --format=influx|json [--rates] [--host=NAME]\n"
+	"       vmsampler dump --info [--json] FILE.vms|--ring=RING\n"
 	"Convert a vmsampler binary stream to CSV (FILE '-' reads standard input).\n"
 	"\n"
 	"  -F, --format=FMT  csv (default); influx (InfluxDB line protocol) or json\n"
 	"                    (JSON lines, also jsonl) to standard output, as tail\n"
 	"                    --no-follow --format writes them (see vmsampler(1), TAIL)\n"
 	"      --host=NAME   the host tag of --format influx\n"
+	"  -I, --info        the identity of the host the run was recorded on\n"
+	"                    (hostname, machine-id, boot id, kernel, CPUs, NUMA\n"
+	"                    nodes, USER_HZ, page size, time zone, vmsampler\n"
+	"                    version and features, libvirt URI and versions), one\n"
+	"                    \"key: value\" line each\n"
+	"      --json        with --info: one JSON object instead\n"
+	"      --ring=RING   read the live ring at RING instead of FILE\n"
 	"  -r, --rates       per-interval rates (sar/iostat/mpstat definitions)\n"
 	"                    instead of the raw counters\n"
 	"  -e, --events      the EVENT records (VM lifecycle, libvirt connection,\n"
@@ -85,6 +94,58 @@ static int csv_frame(struct csv_out *c, const struct vms_schema *sch, const stru
 	return r;
 }
 
+/* ---- --info ------------------------------------------------------------- */
+
+/* The HOST record that describes the first frame (vmsampler-format(5)). */
+static int dump_info(const char *in, bool json)
+{
+	struct vms_reader *rd;
+	int r = vms_reader_open(&rd, in, 0);
+	if (r < 0) {
+		vms_err("%s", vms_reader_error(rd));
+		vms_reader_close(rd);
+		return 1;
+	}
+	r = vms_reader_next(rd); /* the record comes before the first schema */
+	if (r < 0 && r != -ESRCH) {
+		vms_err("%s: %s", in, vms_reader_error(rd));
+		vms_reader_close(rd);
+		return 1;
+	}
+	uint32_t n = vms_reader_host_count(rd);
+	if (n == 0)
+		vms_warn("%s: no host identity recorded (written by a vmsampler older than format 1.1, "
+			 "or no frame yet)", in);
+	const char *k, *v;
+	if (json) {
+		size_t cap = 64;
+		for (uint32_t i = 0; vms_reader_host_pair(rd, i, &k, &v) == 0; i++)
+			cap += vms_json_string_max(k) + vms_json_string_max(v) + 4;
+		char *buf = malloc(cap), *p = buf;
+		if (!buf) {
+			vms_reader_close(rd);
+			return 1;
+		}
+		*p++ = '{';
+		for (uint32_t i = 0; vms_reader_host_pair(rd, i, &k, &v) == 0; i++) {
+			if (i)
+				*p++ = ',';
+			p = vms_json_string(p, k);
+			*p++ = ':';
+			p = vms_json_string(p, v);
+		}
+		*p++ = '}';
+		*p++ = '\n';
+		fwrite(buf, 1, (size_t)(p - buf), stdout);
+		free(buf);
+	} else {
+		for (uint32_t i = 0; vms_reader_host_pair(rd, i, &k, &v) == 0; i++)
+			printf("%s: %s\n", k, v);
+	}
+	vms_reader_close(rd);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* ---- --events ----------------------------------------------------------- */
 
 /* Pre-scan a regular file for every generation's rate columns, so that
@@ -114,18 +175,30 @@ int vms_dump_main(int argc, char **argv)
 		{"force", no_argument, NULL, 'f'},
 		{"format", required_argument, NULL, 'F'},
 		{"host", required_argument, NULL, 'H'},
+		{"info", no_argument, NULL, 'I'},
+		{"json", no_argument, NULL, 'J'},
+		{"ring", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *out = "-", *format = "csv", *host = NULL;
-	bool force = false;
+	const char *out = "-", *format = "csv", *host = NULL, *ring = NULL;
+	bool force = false, info = false, json = false;
 	bool rates_mode = false, events_mode = false;
 	int c;
 
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, ":reo:fF:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":reo:fF:Ih", opts, NULL)) != -1) {
 		switch (c) {
+		case 'I':
+			info = true;
+			break;
+		case 'J':
+			json = true;
+			break;
+		case 'R':
+			ring = optarg;
+			break;
 		case 'F':
 			format = optarg;
 			break;
@@ -151,11 +224,21 @@ int vms_dump_main(int argc, char **argv)
 			return vms_tool_bad_option("dump", c, argv);
 		}
 	}
-	if (optind != argc - 1)
+	if (ring && optind != argc)
+		return vms_tool_usage("dump", "--ring RING and FILE exclude each other", NULL);
+	if (!ring && optind != argc - 1)
 		return vms_tool_usage("dump", optind == argc ? "missing FILE" : "more than one FILE", NULL);
+	if (json && !info)
+		return vms_tool_usage("dump", "--json goes with --info (JSON lines of the frames: --format json)",
+				      NULL);
+	if (info) {
+		if (rates_mode || events_mode || strcmp(out, "-") != 0 || force || host || strcmp(format, "csv") != 0)
+			return vms_tool_usage("dump", "--info prints to standard output, without other options", NULL);
+		return dump_info(ring ? ring : argv[optind], json);
+	}
 	if (rates_mode && events_mode)
 		return vms_tool_usage("dump", "--rates and --events exclude each other", NULL);
-	const char *in = argv[optind];
+	const char *in = ring ? ring : argv[optind];
 	if (strcmp(format, "csv") != 0) {
 		if (strcmp(format, "influx") != 0 && strcmp(format, "json") != 0 && strcmp(format, "jsonl") != 0)
 			return vms_tool_usage("dump", "--format is csv, influx or json", format);

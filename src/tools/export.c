@@ -9,6 +9,7 @@
  * thread (libmicrohttpd) under a mutex.  A scrape formats that frame; the
  * sampler never waits for either: a ring reader only copies slots. */
 #include "export.h"
+#include "export_http.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -20,7 +21,9 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "reader_int.h"
 #include "ring.h"
+#include "safefile.h"
 #include "tool.h"
 #include "vms.h"
 #include "vms_build.h"
@@ -45,6 +48,7 @@
 static const char usage_text[] =
 	"Usage: vmsampler export (--ring PATH | --file FILE.vms) [--listen ADDR:PORT]\n"
 	"                        [--tls-cert FILE --tls-key FILE] [--basic-auth FILE]\n"
+	"                        [--header-timeout SECONDS]\n"
 	"       vmsampler export (--file FILE.vms | --ring PATH) --remote-write URL\n"
 	"                        [--rw-cursor FILE] [--rw-batch N|SIZE] [--no-follow]\n"
 	"                        [--rw-bearer-file FILE] [--rw-basic-auth FILE]\n"
@@ -57,7 +61,8 @@ static const char usage_text[] =
 	"...), vmsampler_* for the rest; every name is in vmsampler(1), EXPORT.\n"
 	"\n"
 	"  -r, --ring=PATH        follow the live ring at PATH\n"
-	"  -f, --file=FILE        follow the binary stream FILE (.vms) as it grows\n"
+	"  -f, --file=FILE        follow the binary stream FILE (.vms) as it grows, and\n"
+	"                         on through rotation and rewrites, like tail -F\n"
 	"  -l, --listen=ADDR:PORT where to listen (default 127.0.0.1:9465: loopback\n"
 	"                         only; [::1]:PORT for IPv6, 0.0.0.0:PORT for every\n"
 	"                         interface; port 0 picks a free one, said on stderr)\n"
@@ -65,6 +70,11 @@ static const char usage_text[] =
 	"      --tls-key=FILE     the certificate's PEM private key\n"
 	"      --basic-auth=FILE  require HTTP basic authentication: FILE holds one\n"
 	"                         line USER:PASSWORD and may not be readable by others\n"
+	"      --header-timeout=SECONDS  close a connection whose request head is not\n"
+	"                         complete SECONDS after it opened or after its last\n"
+	"                         response (default 10; 0.01 to 3600).  A client\n"
+	"                         address holds at most 8 connections at a time,\n"
+	"                         all clients together 256\n"
 	"  -w, --remote-write=URL push every frame to URL with Prometheus remote write\n"
 	"                         1.0, under the names of /metrics, with staleness\n"
 	"                         markers for series that end; then /metrics only\n"
@@ -89,8 +99,9 @@ static const char usage_text[] =
 	"Formats by the Accept header: OpenMetrics 1.0.0 when it names\n"
 	"application/openmetrics-text (as Prometheus does), else the Prometheus text\n"
 	"format 0.0.4; gzip when Accept-Encoding allows it.  Samples carry the\n"
-	"frame's wall time.  Other paths answer 404.  With --remote-write, /metrics\n"
-	"also has the pusher's counters (vmsampler_export_rw_*).\n"
+	"frame's wall time; no frame for 3 intervals: vmsampler_export_source_up 0 and\n"
+	"none of the sampler's series.  Other paths answer 404.  With --remote-write,\n"
+	"/metrics also has the pusher's counters (vmsampler_export_rw_*).\n"
 	"\n"
 	"Exit status: 0 stopped (SIGINT, SIGTERM, or the writer exited cleanly), 1 the\n"
 	"input failed (the writer died, damaged input, an I/O error), 2 usage error.\n"
@@ -130,15 +141,26 @@ struct shared {
 	bool have;
 	char *user, *pass; /* basic auth, or NULL */
 	uint64_t *rwstats; /* remote write's counters (VMS_MMETA_RW_*), atomic; or NULL */
+	/* staleness: when the newest frame was read (CLOCK_MONOTONIC), and
+	 * how long after that with no other the input counts as stale */
+	uint64_t read_mono, stale_ns;
 };
 
-/* The newest frame to the server. */
-static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *sh)
+/* no new frame for this many intervals: the input is stale */
+#define STALE_INTERVALS 3
+#define STALE_MIN_NS VMS_NSEC_PER_SEC
+
+
+/* The newest frame to the server; iv_ns: the input's interval (0: not known). */
+static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *sh, uint64_t iv_ns)
 {
 	vms_mstate_reader(f, rd);
+	uint64_t stale = (iv_ns ? iv_ns : VMS_NSEC_PER_SEC) * STALE_INTERVALS;
 	struct vms_metrics old = {0};
 	uint64_t *oldv = NULL;
 	pthread_mutex_lock(&sh->mu);
+	sh->read_mono = vms_mono_now();
+	sh->stale_ns = stale > STALE_MIN_NS ? stale : STALE_MIN_NS;
 	if (f->fresh) {
 		/* the server gets its own copy of the samples; the values
 		 * array is sized for them */
@@ -197,28 +219,191 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 	return r;
 }
 
-static bool same(const char *a, const char *b)
+/* ---- slow clients ------------------------------------------------------------
+ *
+ * libmicrohttpd's connection timeout is an idle timeout: a client that sends
+ * one byte of its request head every 29 s keeps its connection for ever, and
+ * a handful of such clients (before any authentication) fill the server's
+ * connection limit so that no scrape gets in.  Besides a limit of
+ * connections per source address (MHD_OPTION_PER_IP_CONNECTION_LIMIT), every
+ * request head must be complete within --header-timeout of the connection's
+ * start, or of the end of its previous response (an idle keep-alive
+ * connection waits for its next head).  libmicrohttpd has no such deadline,
+ * so export keeps its own: each connection is registered when it starts
+ * (MHD_OPTION_NOTIFY_CONNECTION), marked when its head is complete (the
+ * access handler is called) and again when its response is done
+ * (MHD_OPTION_NOTIFY_COMPLETED); a thread looks at them a few times per
+ * deadline and shuts down the socket of every one whose head is late:
+ * libmicrohttpd then sees the end of the stream and closes the connection
+ * as its own.  The shutdown happens under the registry's mutex, and
+ * libmicrohttpd unregisters a connection (MHD_CONNECTION_NOTIFY_CLOSED)
+ * before it closes the socket, so the descriptor is still the connection's. */
+
+#define PER_IP_LIMIT 8u
+#define CONNECTION_LIMIT 256u
+#define DEFAULT_HEADER_TIMEOUT_NS (10 * VMS_NSEC_PER_SEC)
+
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	uint64_t since; /* CLOCK_MONOTONIC ns: waiting for a head since */
+	bool waiting;   /* for a request head */
+	bool cut;       /* its socket was shut down */
+};
+
+struct heads {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct conn *list;
+	uint64_t timeout; /* ns */
+	bool quit, started;
+	pthread_t tid;
+};
+
+static struct heads heads = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t mono_ns(void)
 {
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char d = la != lb;
-	for (size_t i = 0; i < la; i++)
-		d |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
-	return d == 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static bool authorized(struct shared *sh, struct MHD_Connection *c)
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
 {
-	if (!sh->user)
-		return true;
-	char *pass = NULL, *user = MHD_basic_auth_get_username_password(c, &pass);
-	bool ok = false;
-	if (user && pass) { /* both compared, whatever the first gives */
-		bool u = same(user, sh->user), p = same(pass, sh->pass);
-		ok = u && p;
+	struct heads *h = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct conn *x = ci ? calloc(1, sizeof(*x)) : NULL;
+		if (!x)
+			return; /* not watched: the idle timeout still holds */
+		x->fd = ci->connect_fd;
+		x->since = mono_ns();
+		x->waiting = true;
+		pthread_mutex_lock(&h->mu);
+		x->next = h->list;
+		if (h->list)
+			h->list->prev = x;
+		h->list = x;
+		pthread_mutex_unlock(&h->mu);
+		*socket_context = x;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+		struct conn *x = *socket_context;
+		pthread_mutex_lock(&h->mu);
+		if (x->prev)
+			x->prev->next = x->next;
+		else
+			h->list = x->next;
+		if (x->next)
+			x->next->prev = x->prev;
+		pthread_mutex_unlock(&h->mu);
+		free(x);
+		*socket_context = NULL;
 	}
-	MHD_free(user);
-	MHD_free(pass);
-	return ok;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* c's request head is complete */
+static void head_done(struct MHD_Connection *c)
+{
+	struct conn *x = conn_of(c);
+	if (!x)
+		return;
+	pthread_mutex_lock(&heads.mu);
+	x->waiting = false;
+	pthread_mutex_unlock(&heads.mu);
+}
+
+/* c's request is done: a kept-alive connection waits for its next head */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct heads *h = cls;
+	(void)con_cls;
+	(void)toe;
+	struct conn *x = conn_of(c);
+	if (!x)
+		return;
+	pthread_mutex_lock(&h->mu);
+	x->waiting = true;
+	x->since = mono_ns();
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void *heads_main(void *arg)
+{
+	struct heads *h = arg;
+	/* looked at 8 times per deadline, from every 10 ms to every second */
+	uint64_t every = h->timeout / 8;
+	if (every < 10 * VMS_NSEC_PER_MSEC)
+		every = 10 * VMS_NSEC_PER_MSEC;
+	if (every > VMS_NSEC_PER_SEC)
+		every = VMS_NSEC_PER_SEC;
+	pthread_mutex_lock(&h->mu);
+	while (!h->quit) {
+		uint64_t now = mono_ns();
+		for (struct conn *x = h->list; x; x = x->next)
+			if (x->waiting && !x->cut && now - x->since >= h->timeout) {
+				shutdown(x->fd, SHUT_RDWR);
+				x->cut = true;
+			}
+		uint64_t until = now + every;
+		struct timespec ts = {(time_t)(until / VMS_NSEC_PER_SEC), (long)(until % VMS_NSEC_PER_SEC)};
+		pthread_cond_timedwait(&h->cv, &h->mu, &ts); /* CLOCK_MONOTONIC (heads_start) */
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* 0, or an errno */
+static int heads_start(struct heads *h, uint64_t timeout)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	int e = pthread_cond_init(&h->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (e)
+		return e;
+	h->timeout = timeout;
+	e = pthread_create(&h->tid, NULL, heads_main, h);
+	if (e) {
+		pthread_cond_destroy(&h->cv);
+		return e;
+	}
+	h->started = true;
+	return 0;
+}
+
+static void heads_stop(struct heads *h)
+{
+	if (!h->started)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->quit = true;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->tid, NULL);
+	pthread_cond_destroy(&h->cv);
+	h->started = false;
+}
+
+/* --header-timeout: seconds (a decimal fraction allowed), from 0.01 to 3600 */
+static int parse_seconds(const char *s, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.01 && v <= 3600))
+		return -1;
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return 0;
 }
 
 /* gzip of in into *out (malloc'ed): its length, or 0 */
@@ -248,17 +433,6 @@ static size_t gzip(const char *in, size_t len, char **out)
 	return n;
 }
 
-static bool accepts_gzip(const char *ae)
-{
-	/* "gzip" named without q=0 */
-	const char *p = ae ? strstr(ae, "gzip") : NULL;
-	if (!p)
-		return false;
-	const char *end = strchr(p, ',');
-	const char *q = strstr(p, "q=");
-	return !q || (end && q > end) || strtod(q + 2, NULL) > 0;
-}
-
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -266,11 +440,28 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	(void)upload;
 	(void)con_cls;
-	if (*upload_size)
-		return MHD_NO; /* no request bodies here */
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+	head_done(c);
+	struct vms_xhttp_req rq = {
+		.method = method,
+		.url = url,
+		.accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+		.accept_encoding = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
+		.upload_size = *upload_size,
+	};
+	char *user = NULL, *pass = NULL;
+	if (sh->user)
+		user = MHD_basic_auth_get_username_password(c, &pass);
+	rq.user = user;
+	rq.pass = pass;
+	struct vms_xhttp_decision dec = vms_xhttp_decide(&rq, sh->user, sh->pass);
+	MHD_free(user);
+	MHD_free(pass);
+	switch (dec.verdict) {
+	case VMS_XHTTP_CLOSE:
+		return MHD_NO;
+	case VMS_XHTTP_NOT_ALLOWED:
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
-	if (!authorized(sh, c)) {
+	case VMS_XHTTP_UNAUTHORIZED: {
 		struct MHD_Response *resp = MHD_create_response_from_buffer(
 			14, (void *)"unauthorized\r\n", MHD_RESPMEM_PERSISTENT);
 		if (!resp)
@@ -279,11 +470,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		MHD_destroy_response(resp);
 		return r;
 	}
-	if (strcmp(url, "/metrics") != 0)
+	case VMS_XHTTP_NOT_FOUND:
 		return reply(c, MHD_HTTP_NOT_FOUND, "not found: vmsampler export serves /metrics\n");
+	case VMS_XHTTP_METRICS:
+		break;
+	}
 
-	enum vms_expo fmt =
-		vms_expo_negotiate(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+	enum vms_expo fmt = dec.fmt;
 	struct vms_mbuf b = {0};
 	bool have;
 	pthread_mutex_lock(&sh->mu);
@@ -294,7 +487,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (sh->rwstats)
 			for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
 				meta[k] = __atomic_load_n(&sh->rwstats[k], __ATOMIC_RELAXED);
-		vms_metrics_expose(&sh->m, sh->v, meta, fmt, &b);
+		/* a stale input: only export's own series, no stale values as fresh */
+		bool up = vms_mono_now() - sh->read_mono <= sh->stale_ns;
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		int64_t now = (int64_t)rt.tv_sec * (int64_t)VMS_NSEC_PER_SEC + rt.tv_nsec;
+		uint64_t t = meta[VMS_MMETA_TIME];
+		meta[VMS_MMETA_SOURCE_UP] = up;
+		meta[VMS_MMETA_FRAME_AGE] = t == VMS_NONE ? VMS_NONE : now > (int64_t)t ? (uint64_t)(now - (int64_t)t) : 0;
+		if (!up)
+			for (unsigned k = VMS_MMETA_TIME; k <= VMS_MMETA_INTERVAL; k++)
+				meta[k] = VMS_NONE;
+		vms_metrics_expose(&sh->m, up ? sh->v : NULL, meta, fmt, &b);
 	}
 	pthread_mutex_unlock(&sh->mu);
 	if (!have)
@@ -306,7 +510,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	char *body = b.p;
 	size_t len = b.len;
 	bool gz = false;
-	if (accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
+	if (dec.gzip) {
 		char *z;
 		size_t zn = gzip(b.p, b.len, &z);
 		if (zn) {
@@ -394,57 +598,27 @@ static int listen_on(const char *spec, char *bound, size_t boundlen, const char 
 	return fd;
 }
 
-/* a whole small file, NUL-terminated: NULL with errno */
-static char *slurp(const char *path, size_t max, struct stat *st)
+/* A whole small file (safefile.h: a regular file; VMS_SAFE_SECRET: not
+ * readable or writable by others, ours or root's), NUL-terminated: NULL,
+ * said as "OPT PATH: why", if it is refused or cannot be read. */
+static char *load(const char *opt, const char *path, unsigned how, size_t max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char why[128], *s;
+	size_t len;
+	if (vms_safe_read(path, how, max, &s, &len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "vmsampler export: %s %s: %s\n", opt, path, why);
 		return NULL;
-	char *p = NULL;
-	if (fstat(fd, st) < 0)
-		goto out;
-	if (!S_ISREG(st->st_mode) || (size_t)st->st_size > max) {
-		errno = S_ISREG(st->st_mode) ? EFBIG : EINVAL;
-		goto out;
 	}
-	p = malloc((size_t)st->st_size + 1);
-	if (!p)
-		goto out;
-	size_t n = 0;
-	while (n < (size_t)st->st_size) {
-		ssize_t k = read(fd, p + n, (size_t)st->st_size - n);
-		if (k <= 0) {
-			free(p);
-			p = NULL;
-			if (k == 0)
-				errno = EIO;
-			goto out;
-		}
-		n += (size_t)k;
-	}
-	p[n] = '\0';
-out:;
-	int e = errno;
-	close(fd);
-	errno = e;
-	return p;
+	return s;
 }
 
 /* The first line of a file of secrets (NULL, said, if it cannot be read,
  * is readable or writable by others, or has an empty first line). */
 static char *read_secret(const char *opt, const char *path)
 {
-	struct stat st;
-	char *s = slurp(path, 4096, &st);
-	if (!s) {
-		fprintf(stderr, "vmsampler export: %s %s: %s\n", opt, path, strerror(errno));
+	char *s = load(opt, path, VMS_SAFE_SECRET, 4096);
+	if (!s)
 		return NULL;
-	}
-	if (st.st_mode & (S_IROTH | S_IWOTH)) {
-		fprintf(stderr, "vmsampler export: %s %s: readable by others (chmod o-rw)\n", opt, path);
-		free(s);
-		return NULL;
-	}
 	s[strcspn(s, "\r\n")] = '\0';
 	if (!s[0]) {
 		fprintf(stderr, "vmsampler export: %s %s: the first line is empty\n", opt, path);
@@ -491,18 +665,28 @@ static int follow_input(struct vms_mstate *f, struct vms_reader *rd, struct shar
 	if (pause > 250 * VMS_NSEC_PER_MSEC)
 		pause = 250 * VMS_NSEC_PER_MSEC;
 	bool pending = false;
+	/* a file's interval, for staleness: from successive frames */
+	uint64_t pseq = 0, pmono = 0;
 	while (!stop) {
 		int r = vms_reader_next(rd);
+		const char *note = vms_rdr_follow_note(rd);
+		if (note)
+			vms_info("%s", note);
 		if (r > 0) {
 			if ((r = vms_mstate_take(f, rd)) < 0) {
 				vms_err("%s", strerror(-r));
 				return 1;
 			}
+			const struct vms_frame *fr = vms_reader_frame(rd);
+			if (!ring && fr->seq > pseq && pseq && fr->t_mono_ns > pmono)
+				iv = (fr->t_mono_ns - pmono) / (fr->seq - pseq);
+			pseq = fr->seq;
+			pmono = fr->t_mono_ns;
 			pending = true;
 			continue;
 		}
 		if (pending) {
-			publish(f, rd, sh);
+			publish(f, rd, sh, iv);
 			pending = false;
 		}
 		if (r == 0) {
@@ -560,7 +744,7 @@ static int parse_batch(const char *s, unsigned *frames, size_t *bytes)
 int vms_export_main(int argc, char **argv)
 {
 	enum { OPT_CERT = 256, OPT_KEY, OPT_AUTH, OPT_CURSOR, OPT_BATCH, OPT_BEARER, OPT_RWAUTH, OPT_CA,
-	       OPT_NOFOLLOW };
+	       OPT_NOFOLLOW, OPT_HEADER_TIMEOUT };
 	static const struct option opts[] = {
 		{"ring", required_argument, NULL, 'r'},
 		{"file", required_argument, NULL, 'f'},
@@ -568,6 +752,7 @@ int vms_export_main(int argc, char **argv)
 		{"tls-cert", required_argument, NULL, OPT_CERT},
 		{"tls-key", required_argument, NULL, OPT_KEY},
 		{"basic-auth", required_argument, NULL, OPT_AUTH},
+		{"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
 		{"remote-write", required_argument, NULL, 'w'},
 		{"rw-cursor", required_argument, NULL, OPT_CURSOR},
 		{"rw-batch", required_argument, NULL, OPT_BATCH},
@@ -583,6 +768,8 @@ int vms_export_main(int argc, char **argv)
 	unsigned rw_frames = 0;
 	size_t rw_bytes = 0;
 	bool no_follow = false;
+	uint64_t header_timeout = DEFAULT_HEADER_TIMEOUT_NS;
+	bool header_set = false;
 	int c;
 
 	optind = 1;
@@ -606,6 +793,12 @@ int vms_export_main(int argc, char **argv)
 			break;
 		case OPT_AUTH:
 			auth = optarg;
+			break;
+		case OPT_HEADER_TIMEOUT:
+			header_set = true;
+			if (parse_seconds(optarg, &header_timeout) < 0)
+				return vms_tool_usage("export", "--header-timeout: expected seconds from 0.01 to 3600",
+						      optarg);
 			break;
 		case 'w':
 			rw_url = optarg;
@@ -665,9 +858,9 @@ int vms_export_main(int argc, char **argv)
 			return vms_tool_usage("export", "--no-follow needs --file", NULL);
 		if (no_follow && listen_spec)
 			return vms_tool_usage("export", "--no-follow goes without --listen", NULL);
-		if ((cert || auth) && !listen_spec)
-			return vms_tool_usage("export", "--tls-cert, --tls-key and --basic-auth go with --listen",
-					  NULL);
+		if ((cert || auth || header_set) && !listen_spec)
+			return vms_tool_usage("export", "--tls-cert, --tls-key, --basic-auth and --header-timeout "
+					  "go with --listen", NULL);
 	}
 
 	struct shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -692,24 +885,20 @@ int vms_export_main(int argc, char **argv)
 		goto out;
 	if (rw_auth && load_auth("--rw-basic-auth", rw_auth, &rw_user, &rw_pass) < 0)
 		goto out;
-	if (rw_ca && access(rw_ca, R_OK) != 0) {
-		fprintf(stderr, "vmsampler export: --rw-ca %s: %s\n", rw_ca, strerror(errno));
-		goto out;
+	if (rw_ca) { /* read by libcurl later: a regular file (a FIFO would hang it) */
+		char *ca = load("--rw-ca", rw_ca, 0, 1 << 20);
+		if (!ca)
+			goto out;
+		free(ca);
 	}
 	if (cert) {
-		struct stat st;
 		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
 			fprintf(stderr, "vmsampler export: this libmicrohttpd has no TLS\n");
 			goto out;
 		}
-		if (!(certpem = slurp(cert, 1 << 20, &st))) {
-			fprintf(stderr, "vmsampler export: --tls-cert %s: %s\n", cert, strerror(errno));
+		if (!(certpem = load("--tls-cert", cert, 0, 1 << 20)) ||
+		    !(keypem = load("--tls-key", key, VMS_SAFE_SECRET, 1 << 20)))
 			goto out;
-		}
-		if (!(keypem = slurp(key, 1 << 20, &st))) {
-			fprintf(stderr, "vmsampler export: --tls-key %s: %s\n", key, strerror(errno));
-			goto out;
-		}
 	}
 	if (listen_spec) {
 		fd = listen_on(listen_spec, bound, sizeof(bound), &why);
@@ -722,7 +911,7 @@ int vms_export_main(int argc, char **argv)
 	/* /metrics from the ring if there is one, remote write from the file if there is one */
 	const char *in = ring ? ring : file;
 	if (listen_spec) {
-		int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW);
+		int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW_NAME);
 		if (r < 0) {
 			vms_err("%s", rd ? vms_reader_error(rd) : strerror(-r));
 			rc = 1;
@@ -786,20 +975,35 @@ int vms_export_main(int argc, char **argv)
 	(void)rwstats;
 #endif
 
+	{
+		int e = heads_start(&heads, header_timeout);
+		if (e) {
+			vms_err("export: cannot start the HTTP server's watch of request heads: %s", strerror(e));
+			rc = 1;
+			goto out;
+		}
+	}
+	/* slow clients: the idle timeout, a limit per source address, the
+	 * deadline of request heads (heads_main) */
+	struct MHD_OptionItem mopts[] = {
+		{MHD_OPTION_LISTEN_SOCKET, fd, NULL},
+		{MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL},
+		{MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT, NULL},
+		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT, NULL},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, &heads},
+		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, &heads},
+		{cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, certpem},
+		{cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, keypem},
+		{MHD_OPTION_END, 0, NULL},
+	};
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (cert ? MHD_USE_TLS : 0);
-	if (cert)
-		d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &sh, MHD_OPTION_LISTEN_SOCKET, fd,
-				     MHD_OPTION_HTTPS_MEM_CERT, certpem, MHD_OPTION_HTTPS_MEM_KEY, keypem,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 64u,
-				     MHD_OPTION_END);
-	else
-		d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &sh, MHD_OPTION_LISTEN_SOCKET, fd,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 64u,
-				     MHD_OPTION_END);
+	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &sh, MHD_OPTION_ARRAY, mopts, MHD_OPTION_END);
 	if (!d) {
+		/* the socket is bound already: with TLS, what fails is the
+		 * certificate and key (a configuration error, not one to restart on) */
 		fprintf(stderr, "vmsampler export: cannot start the HTTP server on %s%s\n", bound,
-			cert ? " (is the certificate and key pair valid PEM?)" : "");
-		rc = 1;
+			cert ? ": --tls-cert and --tls-key are not a valid PEM certificate and its key" : "");
+		rc = cert ? 2 : 1;
 		goto out;
 	}
 	fd = -1; /* the daemon's now */
@@ -831,6 +1035,7 @@ out:
 #endif
 	if (d)
 		MHD_stop_daemon(d);
+	heads_stop(&heads);
 	if (fd >= 0)
 		close(fd);
 	vms_mstate_free(&f);

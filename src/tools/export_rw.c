@@ -16,6 +16,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "remote_write.h"
+#include "safefile.h"
 #include "vms.h"
 
 #include <vmsampler/reader.h>
@@ -206,7 +207,10 @@ static int cursor_write(struct xrw *x)
 	char tmp[4096];
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* a new file of ours: never one someone else left at that name (in a
+	 * sticky directory: another user's, to alter the cursor through) */
+	(void)unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
 	FILE *f = fdopen(fd, "w");
@@ -247,16 +251,22 @@ static int cursor_write(struct xrw *x)
 	return 0;
 }
 
-/* 1 read, 0 none, -1 malformed (said) */
+/* 1 read, 0 none, -1 malformed or unreadable, -2 refused or another URL's (said) */
 static int cursor_read(struct xrw *x, struct cursor *c)
 {
 	const char *path = x->c->cursor;
-	FILE *f = fopen(path, "re");
+	/* a regular file (safefile.h): a FIFO would hold the start for ever */
+	char why[128];
+	struct stat st;
+	int fd = vms_safe_open(path, 0, 1 << 16, &st, why, sizeof(why));
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	if (!f) {
-		if (errno == ENOENT)
+		if (fd == -ENOENT)
 			return 0;
-		vms_err("export: --rw-cursor %s: %s", path, strerror(errno));
-		return -1;
+		if (fd >= 0)
+			close(fd);
+		vms_err("export: --rw-cursor %s: %s", path, fd < 0 ? why : strerror(errno));
+		return fd < 0 ? -2 : -1; /* a path that is not a file: a configuration error */
 	}
 	char line[4200], url[4200] = "";
 	int ver = 0, got = 0;
@@ -318,13 +328,15 @@ static void totals(struct xrw *x)
 	stat_set(x, VMS_MMETA_RW_BYTES, t.wire_bytes);
 }
 
-/* Send the batch until it is acknowledged or rejected for good: 0, or
- * -EINTR stopped, -EPROTO not retryable, -ENOMEM, -EIO (the cursor). */
+/* Send the batch until it is delivered: 0, or -EINTR stopped,
+ * -EREMOTEIO the receiver refuses everything (said, the cursor where it
+ * was), -EPROTO not retryable, -ENOMEM, -EIO (the cursor). */
 static int flush(struct xrw *x)
 {
 	if (!x->batch_frames)
 		return 0;
 	int e;
+	uint64_t was_inflight = x->cur.inflight;
 	x->cur.inflight = x->batch_last;
 	if ((e = cursor_write(x)) < 0) {
 		vms_err("export: --rw-cursor %s: %s", x->c->cursor, strerror(-e));
@@ -339,13 +351,28 @@ static int flush(struct xrw *x)
 				vms_info("export: remote write: %s answers again (HTTP %ld); sending from frame %" PRIu64,
 					 x->c->url, rep.status, x->batch_first);
 			x->outage = false;
+			if (rep.dropped) {
+				stat_add(x, VMS_MMETA_RW_FAILURES, 1);
+				vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 ": %" PRIu64 " samples refused "
+					 "by the receiver and dropped, the others delivered; the first: %s",
+					 x->batch_first, x->batch_last, rep.dropped, rep.error);
+			}
 			break;
 		}
-		if (r == -EBADMSG) {
+		if (r == -EREMOTEIO) {
+			/* a setup error: nothing of it is dropped, and the
+			 * cursor says what it said before the batch */
 			stat_add(x, VMS_MMETA_RW_FAILURES, 1);
-			vms_warn("export: remote write: frames %" PRIu64 "-%" PRIu64 " rejected for good, %" PRIu64
-				 " samples dropped: %s", x->batch_first, x->batch_last, rep.samples, rep.error);
-			break;
+			x->cur.inflight = was_inflight;
+			if ((e = cursor_write(x)) < 0) {
+				vms_err("export: --rw-cursor %s: %s", x->c->cursor, strerror(-e));
+				return -EIO;
+			}
+			vms_err("export: remote write: %s; stopped with frames from %" PRIu64 " unsent (%s)", rep.error,
+				x->batch_first,
+				x->c->cursor ? "the cursor keeps them: a restart sends them"
+					     : "no --rw-cursor: a restart sends the input from its start");
+			return r;
 		}
 		if (r == -EAGAIN) {
 			stat_add(x, VMS_MMETA_RW_FAILURES, 1);
@@ -604,7 +631,7 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 		vms_err("export: remote write: cannot start libcurl: %s", strerror(-e));
 		goto out;
 	}
-	e = vms_reader_open(&x.rd, c->input, c->follow ? VMS_READER_FOLLOW : 0);
+	e = vms_reader_open(&x.rd, c->input, c->follow ? VMS_READER_FOLLOW_NAME : 0);
 	if (e < 0) {
 		vms_err("export: %s", x.rd ? vms_reader_error(x.rd) : strerror(-e));
 		goto out;
@@ -617,6 +644,9 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 	vms_info("export: remote write of %s to %s%s%s", c->input, c->url, c->cursor ? ", cursor " : "",
 		 c->cursor ? c->cursor : "");
 	rv = run(&x);
+	if (x.stat[VMS_MMETA_RW_DROPPED])
+		vms_warn("export: remote write: %" PRIu64 " samples in all refused by the receiver and dropped "
+			 "(vmsampler_export_rw_dropped_samples_total)", x.stat[VMS_MMETA_RW_DROPPED]);
 out:
 	vms_mstate_free(&x.st);
 	pstate_free(&x.ps);

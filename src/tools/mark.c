@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"  -p, --pid=PID        the sampler with that process id\n"
 	"  -h, --help           show this help\n"
 	"\n"
-	"TEXT: 1 to 79 bytes, printable (UTF-8 allowed), no control characters.  A\n"
+	"TEXT: 1 to 79 bytes of valid UTF-8, printable, no control characters.  A\n"
 	"sampler takes at most 64 marks per interval and answers the rest with an\n"
 	"error.  Prints the seq of the frame the mark goes before.\n"
 	"\n"

@@ -521,6 +521,7 @@ static const uint16_t meta_fam[VMS_MMETA_N] = {
 	[VMS_MMETA_SELF_CPU] = FAM_SELF_CPU,     [VMS_MMETA_INTERVAL] = FAM_INTERVAL,
 	[VMS_MMETA_READ] = FAM_EXPORT_READ,      [VMS_MMETA_RMISSED] = FAM_EXPORT_MISSED,
 	[VMS_MMETA_UNMAPPED] = FAM_EXPORT_UNMAPPED,
+	[VMS_MMETA_SOURCE_UP] = FAM_EXPORT_UP,   [VMS_MMETA_FRAME_AGE] = FAM_EXPORT_AGE,
 	[VMS_MMETA_RW_FRAMES] = FAM_RW_FRAMES,   [VMS_MMETA_RW_SAMPLES] = FAM_RW_SAMPLES,
 	[VMS_MMETA_RW_STALE] = FAM_RW_STALE,     [VMS_MMETA_RW_BATCHES] = FAM_RW_BATCHES,
 	[VMS_MMETA_RW_RETRIES] = FAM_RW_RETRIES, [VMS_MMETA_RW_FAILURES] = FAM_RW_FAILURES,
@@ -572,7 +573,7 @@ int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double 
 		o->fam = meta_fam[k];
 		o->mul = 1;
 		o->div = (k == VMS_MMETA_TIME || k == VMS_MMETA_LATE || k == VMS_MMETA_SELF_CPU ||
-			  k == VMS_MMETA_INTERVAL) ? 1e9 : 1;
+			  k == VMS_MMETA_INTERVAL || k == VMS_MMETA_FRAME_AGE) ? 1e9 : 1;
 		o->labels = strdup("");
 		if (!o->labels) {
 			vms_metrics_free(m);
@@ -592,6 +593,7 @@ void vms_mstate_init(struct vms_mstate *st, double user_hz)
 	st->user_hz = user_hz;
 	for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
 		st->meta[k] = VMS_NONE; /* only export --remote-write has them */
+	st->meta[VMS_MMETA_SOURCE_UP] = st->meta[VMS_MMETA_FRAME_AGE] = VMS_NONE; /* export's scrapes */
 }
 
 void vms_mstate_free(struct vms_mstate *st)
@@ -780,6 +782,8 @@ static void put_double(struct vms_mbuf *b, double v)
 
 double vms_mcol_value(const struct vms_mcol *s, const uint64_t *v, const uint64_t *meta)
 {
+	if (!(s->col & VMS_MCOL_META) && !v)
+		return NAN;
 	uint64_t raw = s->col & VMS_MCOL_META ? meta[s->col & ~VMS_MCOL_META] : v[s->col];
 	if (raw == VMS_NONE)
 		return NAN;

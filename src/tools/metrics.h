@@ -72,14 +72,17 @@ enum vms_mmeta {
 	VMS_MMETA_READ,        /* frames the exporter read */
 	VMS_MMETA_RMISSED,     /* frames the exporter missed (overwritten in the ring) */
 	VMS_MMETA_UNMAPPED,    /* columns of the schema no family takes */
+	/* export's judgement of its input (VMS_NONE where not judged) */
+	VMS_MMETA_SOURCE_UP,   /* 1 frames come, 0 none for a while (stale) */
+	VMS_MMETA_FRAME_AGE,   /* ns since the newest frame's time */
 	/* export --remote-write's own counters (VMS_NONE without it) */
 	VMS_MMETA_RW_FRAMES,   /* frames acknowledged by the receiver */
 	VMS_MMETA_RW_SAMPLES,  /* samples acknowledged */
 	VMS_MMETA_RW_STALE,    /* staleness markers among them */
 	VMS_MMETA_RW_BATCHES,  /* requests acknowledged */
 	VMS_MMETA_RW_RETRIES,  /* attempts retried (5xx, 429, timeouts, connections) */
-	VMS_MMETA_RW_FAILURES, /* requests given up: rejected (4xx) or retries exhausted */
-	VMS_MMETA_RW_DROPPED,  /* samples dropped on a 4xx */
+	VMS_MMETA_RW_FAILURES, /* batches with samples dropped, refused, or out of retries */
+	VMS_MMETA_RW_DROPPED,  /* samples the receiver refused on their own, dropped */
 	VMS_MMETA_RW_BYTES,    /* request bytes acknowledged (snappy) */
 	VMS_MMETA_RW_LOST,     /* ring frames the pusher lost (overwritten before read) */
 	VMS_MMETA_N
@@ -145,7 +148,7 @@ enum vms_expo {
 enum vms_expo vms_expo_negotiate(const char *accept);
 
 /* Append the exposition of one frame: v[] the values of m's schema
- * (VMS_NONE: absent), meta[] the frame's own (VMS_NONE: absent), every
+ * (VMS_NONE: absent; v NULL: only the samples of meta), meta[] the frame's own (VMS_NONE: absent), every
  * sample stamped with meta[VMS_MMETA_TIME].  HELP and TYPE for every
  * family that has a sample; OpenMetrics ends with "# EOF".  0 or -ENOMEM. */
 int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uint64_t *meta,

@@ -384,6 +384,11 @@ F(EXPORT_MISSED, "vmsampler_export_frames_missed", COUNTER, "", "",
   "Frames overwritten in the ring before this exporter read them.", "the reader")
 F(EXPORT_UNMAPPED, "vmsampler_export_unmapped_columns", GAUGE, "", "",
   "Columns of the newest frame's schema that no metric family takes (left out).", "the schema")
+F(EXPORT_UP, "vmsampler_export_source_up", GAUGE, "", "",
+  "1 while the input brings frames; 0 when none was read for 3 intervals (at least 1 s): the "
+  "sampler stopped or its file ended, and the input's own series are left out.", "the reader")
+F(EXPORT_AGE, "vmsampler_export_last_frame_age_seconds", GAUGE, "seconds", "",
+  "How old the newest frame is at the scrape: now less its wall time.", "the reader")
 /* ---- export --remote-write (only with it, on /metrics) ---- */
 F(RW_FRAMES, "vmsampler_export_rw_frames", COUNTER, "", "",
   "Frames remote write delivered (acknowledged by the receiver).", "remote write")
@@ -396,9 +401,9 @@ F(RW_BATCHES, "vmsampler_export_rw_batches", COUNTER, "", "",
 F(RW_RETRIES, "vmsampler_export_rw_retries", COUNTER, "", "",
   "Remote-write attempts that failed and were retried (5xx, 429, timeout, connection).", "remote write")
 F(RW_FAILURES, "vmsampler_export_rw_failures", COUNTER, "", "",
-  "Remote-write requests given up: rejected for good (4xx) or out of retries (sent again).", "remote write")
+  "Remote-write batches with a failure: samples refused and dropped, the receiver refusing everything (export stops), or out of retries (sent again).", "remote write")
 F(RW_DROPPED, "vmsampler_export_rw_dropped_samples", COUNTER, "", "",
-  "Samples the receiver rejected for good (4xx) and that were dropped.", "remote write")
+  "Samples the receiver refused on their own (a 400, 409 or 422 while it took others, or as older than what it has) and that were dropped.", "remote write")
 F(RW_BYTES, "vmsampler_export_rw_sent_bytes", COUNTER, "bytes", "",
   "Bytes of acknowledged remote-write request bodies (snappy-compressed protobuf).", "remote write")
 F(RW_LOST, "vmsampler_export_lost_frames", COUNTER, "", "",

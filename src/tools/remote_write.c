@@ -207,7 +207,10 @@ void vms_rw_clear(struct vms_rw *w)
 
 /* ---- encoding ------------------------------------------------------------- */
 
-int vms_rw_encode(const struct vms_rw *w, void **body, size_t *len, size_t *raw)
+/* The samples [lo, hi) of the batch, counted series by series in the
+ * order they were added (the "flat" order the splitting of a refused
+ * request halves), as a request body. */
+static int encode_range(const struct vms_rw *w, uint64_t lo, uint64_t hi, void **body, size_t *len, size_t *raw)
 {
 	*body = NULL;
 	*len = *raw = 0;
@@ -218,19 +221,23 @@ int vms_rw_encode(const struct vms_rw *w, void **body, size_t *len, size_t *raw)
 	Prometheus__TimeSeries **tsp = calloc(w->nseries + 1, sizeof(*tsp));
 	Prometheus__Label *lab = calloc(nl + 1, sizeof(*lab));
 	Prometheus__Label **labp = calloc(nl + 1, sizeof(*labp));
-	Prometheus__Sample *smp = calloc(w->pending + 1, sizeof(*smp));
-	Prometheus__Sample **smpp = calloc(w->pending + 1, sizeof(*smpp));
+	Prometheus__Sample *smp = calloc(hi - lo + 1, sizeof(*smp));
+	Prometheus__Sample **smpp = calloc(hi - lo + 1, sizeof(*smpp));
 	uint8_t *pb = NULL;
 	char *out = NULL;
 	int r = -ENOMEM;
 	if (!ts || !tsp || !lab || !labp || !smp || !smpp)
 		goto done;
-	size_t li = 0, si = 0;
-	for (uint32_t i = 0; i < w->nseries; i++) {
+	size_t li = 0, si = 0, nts = 0;
+	uint64_t at = 0; /* the flat index of the series' first sample */
+	for (uint32_t i = 0; i < w->nseries; at += w->series[i].n, i++) {
 		const struct rw_series *s = &w->series[i];
-		Prometheus__TimeSeries *t = &ts[i];
+		uint64_t a = at > lo ? at : lo, b = at + s->n < hi ? at + s->n : hi;
+		if (a >= b)
+			continue;
+		Prometheus__TimeSeries *t = &ts[nts];
 		prometheus__time_series__init(t);
-		tsp[i] = t;
+		tsp[nts++] = t;
 		t->n_labels = s->nlabels;
 		t->labels = &labp[li];
 		char *p = s->blob;
@@ -243,9 +250,9 @@ int vms_rw_encode(const struct vms_rw *w, void **body, size_t *len, size_t *raw)
 			p += strlen(p) + 1;
 			labp[li++] = l;
 		}
-		t->n_samples = s->n;
+		t->n_samples = (size_t)(b - a);
 		t->samples = &smpp[si];
-		for (uint32_t k = 0; k < s->n; k++) {
+		for (uint64_t k = a - at; k < b - at; k++) {
 			Prometheus__Sample *m = &smp[si];
 			prometheus__sample__init(m);
 			m->value = s->s[k].v;
@@ -254,7 +261,7 @@ int vms_rw_encode(const struct vms_rw *w, void **body, size_t *len, size_t *raw)
 		}
 	}
 	Prometheus__WriteRequest req = PROMETHEUS__WRITE_REQUEST__INIT;
-	req.n_timeseries = w->nseries;
+	req.n_timeseries = nts;
 	req.timeseries = tsp;
 	size_t n = prometheus__write_request__get_packed_size(&req);
 	pb = malloc(n ? n : 1);
@@ -284,6 +291,11 @@ done:
 	free(smp);
 	free(smpp);
 	return r;
+}
+
+int vms_rw_encode(const struct vms_rw *w, void **body, size_t *len, size_t *raw)
+{
+	return encode_range(w, 0, w->pending, body, len, raw);
 }
 
 /* ---- sending -------------------------------------------------------------- */
@@ -427,27 +439,70 @@ static bool retryable(CURLcode e)
 	}
 }
 
-int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep)
+/* ---- one request ---------------------------------------------------------- */
+
+/* What post() says besides 0 (accepted) and -errno */
+enum {
+	POST_REFUSED = 1, /* 400, 409, 422: the receiver refuses something in the request */
+	POST_TOO_LARGE,   /* 413 */
+	POST_HAS_NEWER,   /* 400, 409 for samples older than the receiver has (its words) */
+};
+
+/* Sample-level splitting of a batch stops after this many requests: a
+ * series refused whole is then dropped whole. */
+#define SPLIT_BUDGET 512
+
+/* How Prometheus, Mimir, Cortex and Thanos Receive say that they have
+ * the series at a later or the same time (a sample sent again, a file
+ * sent twice): they took the rest of the request (partial ingestion), and
+ * sending the samples again in halves would only be refused again. */
+static bool has_newer(const char *body)
 {
-	struct vms_rw_report dummy;
-	if (!rep)
-		rep = &dummy;
-	memset(rep, 0, sizeof(*rep));
-	if (!w->pending)
-		return 0;
+	static const char *const words[] = {"out of order", "out-of-order", "duplicate sample",
+					    "duplicate-timestamp", "out of bounds", "too old", "too-old"};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcasestr(body, words[i]))
+			return true;
+	return false;
+}
+
+/* The state of one vms_rw_send() */
+struct sendst {
+	struct vms_rw_report *rep;
+	uint8_t *mark;            /* a flat sample: 0 waiting, 1 accepted, 2 refused on its own */
+	uint64_t *first;          /* a series' first flat sample; [nseries]: the batch's size */
+	uint64_t accepted;        /* samples accepted */
+	bool has_newer;           /* samples refused as older than the receiver's */
+	uint64_t refused;         /* samples refused one by one */
+	uint32_t refused_series;  /* series refused whole */
+	char example[256];        /* the first sample refused on its own, and why */
+};
+
+/* One request of the flat samples [lo, hi), retried as the configuration
+ * says: 0 accepted, POST_REFUSED, POST_TOO_LARGE, POST_HAS_NEWER, -EAGAIN retries
+ * exhausted, -EPROTO not retryable, -EINTR stopped, -ENOMEM, -EREMOTEIO
+ * any other answer (3xx, 401, 403, 404, ...: nothing sent again or split
+ * will be taken). */
+static int post(struct vms_rw *w, struct sendst *ss, uint64_t lo, uint64_t hi)
+{
+	struct vms_rw_report *rep = ss->rep;
 	void *body;
-	int r = vms_rw_encode(w, &body, &rep->wire_bytes, &rep->raw_bytes);
+	size_t len, raw;
+	int r = encode_range(w, lo, hi, &body, &len, &raw);
 	if (r < 0) {
 		snprintf(rep->error, sizeof(rep->error), "cannot encode the batch: %s", strerror(-r));
 		return r;
 	}
-	rep->series = w->nseries;
-	rep->samples = w->pending;
+	if (!rep->requests) {
+		rep->raw_bytes = raw;
+		rep->wire_bytes = len;
+	}
+	rep->requests++;
 	CURL *h = w->curl;
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rep->wire_bytes);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	unsigned pause = w->conf.backoff_ms;
-	for (;;) {
+	for (unsigned attempt = 1;; attempt++) {
 		w->resplen = 0;
 		rep->attempts++;
 		CURLcode e = curl_easy_perform(h);
@@ -456,30 +511,36 @@ int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 		rep->status = status;
 		if (e == CURLE_OK && status >= 200 && status < 300) {
-			rep->error[0] = '\0';
 			w->tot.requests++;
-			w->tot.samples += w->pending;
-			w->tot.wire_bytes += rep->wire_bytes;
-			vms_rw_clear(w);
+			w->tot.samples += hi - lo;
+			w->tot.wire_bytes += len;
 			r = 0;
 			break;
 		}
-		bool again;
+		bool again = false;
 		if (e != CURLE_OK) {
 			snprintf(rep->error, sizeof(rep->error), "%.120s: %s", w->conf.url, curl_easy_strerror(e));
 			again = retryable(e);
 			r = again ? -EAGAIN : -EPROTO;
+		} else if (status >= 300 && status < 400) {
+			char *loc = NULL;
+			curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc);
+			snprintf(rep->error, sizeof(rep->error),
+				 "%.80s: HTTP %ld, a redirect to %.80s (not followed: give the URL to post to)",
+				 w->conf.url, status, loc ? loc : "nowhere");
+			r = -EREMOTEIO;
 		} else {
-			snprintf(rep->error, sizeof(rep->error), "%.120s: HTTP %ld: %.100s", w->conf.url, status, resp_line(w));
+			snprintf(rep->error, sizeof(rep->error), "%.120s: HTTP %ld: %.100s", w->conf.url, status,
+				 resp_line(w));
 			again = status == 429 || status >= 500;
-			r = again ? -EAGAIN : -EBADMSG;
+			bool content = status == 400 || status == 409 || status == 422;
+			r = again                              ? -EAGAIN
+			    : status == 413                    ? POST_TOO_LARGE
+			    : content && has_newer(w->resp)    ? POST_HAS_NEWER
+			    : content                          ? POST_REFUSED
+								: -EREMOTEIO;
 		}
-		if (r == -EBADMSG) {
-			w->tot.dropped += w->pending;
-			vms_rw_clear(w);
-			break;
-		}
-		if (!again || rep->attempts > w->conf.retries)
+		if (!again || attempt > w->conf.retries)
 			break;
 		w->tot.retries++;
 		if (!pause_ms(w, pause)) {
@@ -490,5 +551,180 @@ int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep)
 	}
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
 	free(body);
+	return r;
+}
+
+/* ---- a refused request, split ------------------------------------------------- */
+
+/* name{label="value",...} of a series, for a message */
+static void series_name(const struct rw_series *s, char *buf, size_t n)
+{
+	const char *name = "", *p = s->blob;
+	for (uint32_t k = 0; k < s->nlabels; k++, p += strlen(p) + 1, p += strlen(p) + 1)
+		if (strcmp(p, "__name__") == 0)
+			name = p + strlen(p) + 1;
+	size_t o = (size_t)snprintf(buf, n, "%s{", name);
+	p = s->blob;
+	for (uint32_t k = 0; k < s->nlabels && o < n; k++) {
+		const char *v = p + strlen(p) + 1;
+		if (strcmp(p, "__name__") != 0)
+			o += (size_t)snprintf(buf + o, n - o, "%s%s=\"%s\"", o > strlen(name) + 1 ? "," : "", p, v);
+		p = v + strlen(v) + 1;
+	}
+	if (o < n)
+		snprintf(buf + o, n - o, "}");
+}
+
+/* the series holding flat sample i */
+static uint32_t series_at(const struct vms_rw *w, const struct sendst *ss, uint64_t i)
+{
+	uint32_t lo = 0, hi = w->nseries;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ss->first[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Deliver the flat samples [lo, hi): one request, and if the receiver
+ * refuses it (400, 409, 422) or finds it too large (413), its halves,
+ * first along series, then along a series' samples, down to one sample.
+ * One sample refused is left out (marked 2) if the receiver takes others;
+ * a second series refused whole while nothing was accepted, or a single
+ * sample too large, is the receiver refusing everything: -EREMOTEIO. */
+static int deliver(struct vms_rw *w, struct sendst *ss, uint64_t lo, uint64_t hi)
+{
+	int r = post(w, ss, lo, hi);
+	if (r == 0) {
+		memset(ss->mark + lo, 1, (size_t)(hi - lo));
+		ss->accepted += hi - lo;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (r == POST_HAS_NEWER) {
+		/* the receiver's verdict on those samples: not a setup error */
+		memset(ss->mark + lo, 2, (size_t)(hi - lo));
+		if (!ss->refused)
+			snprintf(ss->example, sizeof(ss->example), "%s", ss->rep->error);
+		ss->refused += hi - lo;
+		ss->has_newer = true;
+		return 0;
+	}
+	uint32_t a = series_at(w, ss, lo), b = series_at(w, ss, hi - 1);
+	if (a != b) {
+		uint32_t m = series_at(w, ss, lo + (hi - lo) / 2);
+		uint64_t mid = ss->first[m == a ? a + 1 : m];
+		if ((r = deliver(w, ss, lo, mid)) < 0)
+			return r;
+		return deliver(w, ss, mid, hi);
+	}
+	if (r == POST_REFUSED && lo == ss->first[a] && hi == ss->first[a + 1] && ss->refused_series++ &&
+	    !ss->accepted) {
+		char n[128];
+		series_name(&w->series[a], n, sizeof(n));
+		char why[sizeof(ss->rep->error)];
+		snprintf(why, sizeof(why), "%s", ss->rep->error);
+		snprintf(ss->rep->error, sizeof(ss->rep->error),
+			 "%.120s (every request refused, even one series alone: %.60s; nothing accepted)", why, n);
+		return -EREMOTEIO;
+	}
+	if (hi - lo > 1 && (r == POST_TOO_LARGE || ss->rep->requests <= SPLIT_BUDGET)) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if ((r = deliver(w, ss, lo, mid)) < 0)
+			return r;
+		return deliver(w, ss, mid, hi);
+	}
+	if (r == POST_TOO_LARGE) {
+		char why[sizeof(ss->rep->error)];
+		snprintf(why, sizeof(why), "%s", ss->rep->error);
+		snprintf(ss->rep->error, sizeof(ss->rep->error),
+			 "%.180s (for a single sample: the receiver's size limit is too small)", why);
+		return -EREMOTEIO;
+	}
+	memset(ss->mark + lo, 2, (size_t)(hi - lo));
+	if (!ss->refused) {
+		char n[128];
+		series_name(&w->series[a], n, sizeof(n));
+		snprintf(ss->example, sizeof(ss->example), "%.90s at %lld ms: %.130s", n,
+			 (long long)w->series[a].s[lo - ss->first[a]].t, ss->rep->error);
+	}
+	ss->refused += hi - lo;
+	return 0;
+}
+
+/* Take the samples marked 1 (accepted) out of the batch. */
+static void compact(struct vms_rw *w, const uint8_t *mark)
+{
+	uint64_t at = 0, pending = 0;
+	uint32_t ns = 0;
+	for (uint32_t i = 0; i < w->nseries; i++) {
+		struct rw_series *s = &w->series[i];
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < s->n; k++)
+			if (mark[at + k] != 1)
+				s->s[n++] = s->s[k];
+		at += s->n;
+		s->n = n;
+		pending += n;
+		if (!n) {
+			free(s->blob);
+			free(s->s);
+			continue;
+		}
+		w->series[ns++] = *s;
+	}
+	w->nseries = ns;
+	w->pending = pending;
+	memset(w->table, 0, w->tcap * sizeof(*w->table));
+	for (uint32_t i = 0; i < ns; i++) {
+		uint32_t k = (uint32_t)w->series[i].hash & (w->tcap - 1);
+		while (w->table[k])
+			k = (k + 1) & (w->tcap - 1);
+		w->table[k] = i + 1;
+	}
+}
+
+int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep)
+{
+	struct vms_rw_report dummy;
+	if (!rep)
+		rep = &dummy;
+	memset(rep, 0, sizeof(*rep));
+	if (!w->pending)
+		return 0;
+	rep->series = w->nseries;
+	rep->samples = w->pending;
+	struct sendst ss = {.rep = rep};
+	ss.mark = calloc(w->pending, 1);
+	ss.first = calloc(w->nseries + 1, sizeof(*ss.first));
+	int r = -ENOMEM;
+	if (!ss.mark || !ss.first) {
+		snprintf(rep->error, sizeof(rep->error), "cannot send the batch: %s", strerror(ENOMEM));
+		goto out;
+	}
+	for (uint32_t i = 0; i < w->nseries; i++)
+		ss.first[i + 1] = ss.first[i] + w->series[i].n;
+	r = deliver(w, &ss, 0, w->pending);
+	if (r == 0 && ss.refused && !ss.accepted && !ss.has_newer) {
+		char why[sizeof(rep->error)];
+		snprintf(why, sizeof(why), "%s", rep->error);
+		snprintf(rep->error, sizeof(rep->error), "%.180s (every sample refused, nothing accepted)", why);
+		r = -EREMOTEIO;
+	}
+	if (r == 0) {
+		rep->dropped = ss.refused;
+		w->tot.dropped += rep->dropped;
+		snprintf(rep->error, sizeof(rep->error), "%s", ss.example);
+		vms_rw_clear(w);
+	} else if (ss.accepted) {
+		compact(w, ss.mark);
+	}
+out:
+	free(ss.mark);
+	free(ss.first);
 	return r;
 }

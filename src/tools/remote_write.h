@@ -23,10 +23,23 @@
  * Sending: a 2xx is success; a 5xx, a 429, a timeout or a connection
  * error is retried after conf.backoff_ms, doubled each time up to
  * conf.backoff_max_ms, at most conf.retries times, and then the batch is
- * kept (-EAGAIN: send again later, nothing is lost); any other status
- * (a 4xx: the receiver will never take it) drops the batch and counts its
- * samples as dropped (-EBADMSG).  A failed TLS verification or a bad URL
- * is not retried and keeps the batch (-EPROTO).  HTTPS verifies the
+ * kept (-EAGAIN: send again later, nothing is lost).  A 400, 409 or 422
+ * saying that the receiver has the series at a later time or the same
+ * ("out of order", "duplicate sample", "too old", "out of bounds": a
+ * repeat; such receivers took the rest of the request) drops the
+ * request's samples and counts them (rep.dropped).  Any other 400, 409
+ * or 422 (the receiver refuses something in the request) and a 413 (too
+ * large) split the request in halves, along series first, then along one
+ * series' samples (at most SPLIT_BUDGET requests: then a series refused
+ * whole is dropped whole), down to one sample: the halves the receiver
+ * takes are sent, a sample it refuses is dropped and counted - if it
+ * takes others.  A receiver that refuses everything (two series alone
+ * refused and nothing accepted, every sample refused, a single sample
+ * too large) and any other answer (a 3xx: redirects are not followed; a
+ * 401 or 403: the credentials; a 404: the URL; ...) is a setup error:
+ * -EREMOTEIO, the batch kept but for what was accepted.  A failed TLS
+ * verification or a bad URL is not retried and keeps the batch (-EPROTO).
+ * HTTPS verifies the
  * server (libcurl's defaults: the system's CAs, the name). */
 #ifndef VMS_REMOTE_WRITE_H
 #define VMS_REMOTE_WRITE_H
@@ -64,15 +77,18 @@ struct vms_rw_report {
 	size_t raw_bytes;         /* the protobuf */
 	size_t wire_bytes;        /* after snappy: the request's body */
 	long status;              /* the last HTTP status (0: none, a transport error) */
-	unsigned attempts;
-	char error[256];          /* one line about the last failure ("" if none) */
+	unsigned requests;        /* requests made (more than one: the batch was split) */
+	unsigned attempts;        /* all attempts of all requests */
+	uint64_t dropped;         /* samples the receiver refused on their own, dropped */
+	char error[256];          /* one line about the failure, or the first sample dropped
+				   * and why ("" if none) */
 };
 
 /* Totals since vms_rw_new(). */
 struct vms_rw_totals {
 	uint64_t requests;        /* accepted requests */
 	uint64_t samples;         /* samples accepted */
-	uint64_t dropped;         /* samples dropped on a 4xx */
+	uint64_t dropped;         /* samples the receiver refused on their own, dropped */
 	uint64_t retries;         /* attempts that were retried */
 	uint64_t wire_bytes;      /* bytes of accepted request bodies */
 };
@@ -97,10 +113,13 @@ uint64_t vms_rw_pending_series(const struct vms_rw *w);
  * compression in *raw: 0 or -ENOMEM.  vms_rw_send() uses it. */
 int vms_rw_encode(const struct vms_rw *w, void **body, size_t *len, size_t *raw);
 
-/* Send the batch (nothing to send: 0 at once).  0 accepted, the batch
- * emptied; -EBADMSG rejected for good, the batch dropped and counted;
- * -EAGAIN retries exhausted, -EPROTO not retryable, -EINTR stopped: the
- * batch kept; -ENOMEM.  rep (may be NULL) says what happened. */
+/* Send the batch (nothing to send: 0 at once).  0 delivered: accepted,
+ * but for rep.dropped samples the receiver refused on their own while
+ * taking others, the batch emptied; -EREMOTEIO the receiver refuses
+ * everything or answers what no resend fixes (a setup error, rep.error
+ * says which), -EAGAIN retries exhausted, -EPROTO not retryable, -EINTR
+ * stopped: the batch kept but for what the receiver accepted; -ENOMEM.
+ * rep (may be NULL) says what happened. */
 int vms_rw_send(struct vms_rw *w, struct vms_rw_report *rep);
 /* Empty the batch without sending it. */
 void vms_rw_clear(struct vms_rw *w);

@@ -23,7 +23,9 @@ static const char usage_text[] =
 	"                      [--format=csv|influx|json] [--host=NAME]\n"
 	"                      [-n N] [--new] [--no-follow]\n"
 	"Print the frames of a live ring (vmsampler --ring PATH) or of a binary stream\n"
-	"that is still being written as CSV, as they come, until SIGINT.\n"
+	"that is still being written as CSV, as they come, until SIGINT.  A file is\n"
+	"followed by name like tail -F: into the next file of a rotation, the new file\n"
+	"at its path, from its start when a new run rewrote it.\n"
 	"\n"
 	"  -F, --format=FMT     csv (default); influx: InfluxDB line protocol, one\n"
 	"                       line per measurement and tag set per frame (cpu, disk,\n"
@@ -310,7 +312,7 @@ int vms_tail_main(int argc, char **argv)
 	struct tail t = {0};
 	char hostname[256] = "";
 	bool host_given = false;
-	unsigned flags = VMS_READER_FOLLOW;
+	unsigned flags = VMS_READER_FOLLOW_NAME;
 	bool follow = true, events = false;
 	uint64_t count = 0;
 	int c;
@@ -356,7 +358,7 @@ int vms_tail_main(int argc, char **argv)
 			break;
 		case OPT_NO_FOLLOW:
 			follow = false;
-			flags &= ~VMS_READER_FOLLOW;
+			flags &= ~(VMS_READER_FOLLOW | VMS_READER_FOLLOW_NAME);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -415,6 +417,9 @@ int vms_tail_main(int argc, char **argv)
 	uint64_t rows = 0;
 	while (!stop) {
 		r = vms_reader_next(t.rd);
+		const char *note = vms_rdr_follow_note(t.rd);
+		if (note)
+			vms_info("%s", note);
 		if (r > 0 && events) {
 			if (r == 2) {
 				if (vms_event_row(stdout, vms_rdr_event(t.rd)) < 0 && errno == EPIPE)

@@ -21,7 +21,7 @@
 # $STATE keyed by its inputs, and made into an ext4 image with mke2fs -d
 # (no loop mount).  No libvirt, no tests/vmlab: qemu-system-x86_64 directly,
 # the guest has no network.  As root; about 2 minutes (TCG), a stage of
-# scripts/test.sh; README.md, "Under a real systemd", has its last result.
+# scripts/test.sh; doc/install.md, "Under a real systemd", has its last result.
 #
 #   tests/pkg/systemd-guest.sh [WORKDIR]    (default: a temporary directory)
 #   VMS_GUEST_STATE=/var/lib/vmsampler-sdguest (the cached root tarball)
@@ -87,15 +87,15 @@ tar -C "$R" --numeric-owner -xpf "$BASE"
 mkdir -p "$R/root/debs"
 cp "$W"/vmsampler_*.deb "$W"/libvmsampler0_*.deb "$R/root/debs/"
 install -m 0755 "$HERE/systemd-guest-check.sh" "$R/usr/local/sbin/vms-guest-check"
-# the documented capabilities (README.md, "Which privilege each part
+# the documented capabilities (doc/install.md, "Which privilege each part
 # needs"), as a mask from the kernel's header on this host
 CAPS="CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH"
 mask=0
 # (the section in a variable: `sed | grep -q` under pipefail fails when grep
 # exits at its first match while sed still writes, as a fresh CI run met)
-table=$(sed -n '/^### Which privilege each part needs/,/^## /p' "$ROOT/README.md")
+table=$(sed -n '/^### Which privilege each part needs/,/^## /p' "$ROOT/doc/install.md")
 for c in $CAPS; do
-	[[ $table == *"$c"* ]] || fail "$c is not in README.md's privilege table"
+	[[ $table == *"$c"* ]] || fail "$c is not in doc/install.md's privilege table"
 	n=$(awk -v c="$c" '$1=="#define" && $2==c {print $3}' /usr/include/linux/capability.h)
 	[ -n "$n" ] || fail "$c is not in linux/capability.h"
 	mask=$((mask | (1 << n)))

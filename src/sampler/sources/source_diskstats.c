@@ -19,6 +19,7 @@
 
 #include <limits.h>
 
+#include "name.h"
 #include "entity.h"
 #include "parse.h"
 #include "procfile.h"
@@ -146,11 +147,13 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 		if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
 			continue;
 		unsigned n = dk_ncols(e->nfields);
+		char part[VMS_NAME_PART_MAX + 1];
+		vms_name_fit(part, VMS_NAME_PART_MAX, e->name, e->name_len);
 		e->slot = (int32_t)slot;
 		e->ncols = n;
 		for (unsigned k = 0; k < n; k++) {
 			unsigned f = dk_field(e->nfields, k);
-			vms_schema_addf(b, &dk_def[f], "disk.%s.%s", e->name,
+			vms_schema_addf(b, &dk_def[f], "disk.%s.%s", part,
 					vms_disk_field_names[f]);
 		}
 		slot += n;

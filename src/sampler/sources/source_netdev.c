@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "name.h"
 #include "entity.h"
 #include "log.h"
 #include "netdev_nl.h"
@@ -332,11 +333,13 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 			continue;
 		if (!p->vm_taps && is_vm_tap(src->vms, e->name))
 			continue;
+		char part[VMS_NAME_PART_MAX + 1];
+		vms_name_fit(part, VMS_NAME_PART_MAX, e->name, e->name_len);
 		e->slot = (int32_t)slot;
 		e->ncols = p->nfield;
 		for (unsigned k = 0; k < p->nfield; k++) {
 			unsigned f = p->field[k];
-			vms_schema_addf(b, f == 0 || f == 8 ? &bytes : &count, "net.%s.%s", e->name,
+			vms_schema_addf(b, f == 0 || f == 8 ? &bytes : &count, "net.%s.%s", part,
 					vms_net_field_names[f]);
 		}
 		slot += p->nfield;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "name.h"
 #include "perf_int.h"
 
 /* time columns of each class's group: time_enabled, tp_time_enabled, ... */
@@ -160,8 +161,11 @@ static int perf_declare(struct vms_source *src, struct vms_schema_builder *b)
 		}
 		declare_block(b, &p->host, NULL, "all");
 	}
-	for (unsigned i = 0; i < p->nvm; i++)
-		declare_block(b, &p->vm, p->vms[i]->uuid, p->vms[i]->name);
+	char cn[VMS_NAME_PART_MAX + 1];
+	for (unsigned i = 0; i < p->nvm; i++) {
+		vms_vm_colname(cn, p->vms[i]->name); /* the vm source says when it is shortened */
+		declare_block(b, &p->vm, p->vms[i]->uuid, cn);
+	}
 	return b->err;
 }
 

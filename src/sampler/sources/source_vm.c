@@ -43,12 +43,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "name.h"
 #include "cgroup.h"
 #include "grow.h"
 #include "libexec.h"
 #include "log.h"
 #include "loop.h"
 #include "procfile.h"
+#include "hostid.h"
 #include "source.h"
 #include "virt_client.h"
 #include "vm_kernel.h"
@@ -354,14 +356,11 @@ static struct vmrec *rec_find(struct vm *p, const char *uuid)
 	return NULL;
 }
 
+/* libvirt's text (names, messages) in an event: escaped by the rule of
+ * name.h, cut before a character that does not fit whole */
 static void str_copy(char *dst, size_t cap, struct vms_vp_str s)
 {
-	size_t n = s.len < cap - 1 ? s.len : cap - 1;
-	memcpy(dst, s.p, n);
-	dst[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)dst[i] < 0x20 || dst[i] == 0x7f)
-			dst[i] = '?';
+	vms_name_escape(dst, cap, s.p, s.len);
 }
 
 static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
@@ -381,6 +380,14 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 				free(p->uri);
 				p->uri = u;
 			}
+		}
+		if (src->host_w) {
+			/* in the HOST record of the next schema generation (the
+			 * VMs' columns make one) */
+			vms_hostid_set(src->host_w, VMS_HK_LIBVIRT_URI, "%s", p->uri ? p->uri : "");
+			vms_hostid_set(src->host_w, VMS_HK_HYPERVISOR, "%s", drv);
+			if (c.hv_version)
+				vms_hostid_set_version(src->host_w, VMS_HK_HYPERVISOR_VERSION, c.hv_version);
 		}
 		if (p->said_unavailable || p->lost_marked)
 			vms_info("vm: connected to libvirt at %s (%s driver)", p->uri, drv);
@@ -548,6 +555,8 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 			return false;
 		}
 		p->hello = true;
+		if (src->host_w && h.libvirt_version)
+			vms_hostid_set_version(src->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
 		send_holds(src);
 		for (unsigned i = 0; i < p->nrec; i++)
 			vm_rec_queue_needs(p, &p->rec[i]);

@@ -17,6 +17,7 @@
 #include "libexec.h"
 #include "log.h"
 #include "loop.h"
+#include "name.h"
 #include "priv.h"
 #include "procfile.h"
 #include "source.h"
@@ -46,25 +47,17 @@ void vm_rec_free(struct vmrec *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The name in column names: characters other than letters, digits and
- * "_-+:@" become '_' (a '.' would split the hierarchy). */
-static char *col_name(const char *name)
-{
-	char *s = strdup(name);
-	for (char *c = s; c && *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      strchr("_-+:@", *c)))
-			*c = '_';
-	return s;
-}
-
 static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm *vm)
 {
 	struct vm *p = src->priv;
 	memset(r, 0, sizeof(*r));
 	if (vms_vm_dup(&r->id, vm) < 0)
 		return -ENOMEM;
-	r->cname = col_name(vm->name);
+	char cn[VMS_NAME_PART_MAX + 1];
+	if (vms_vm_colname(cn, vm->name))
+		vms_info("VM %s: its name of %zu bytes is too long for column names: its columns are vm.%s.*",
+			 vm->uuid, strlen(vm->name), cn);
+	r->cname = strdup(cn);
 	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg, p->ino_open ? p->ino : -1) < 0) {
 		vm_rec_free(r);
 		return -ENOMEM;
@@ -137,18 +130,22 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 		snprintf(prefix, sizeof(prefix), "vcpu%u.", i);
 		metric_cols(b, &d, n, prefix, VMS_VM_VCPU_TIME, VMS_VM_VCPU_SLICES);
 	}
+	char part[VMS_NAME_PART_MAX + 1];
 	for (unsigned t = 0; t < vm->ntap; t++) {
-		snprintf(prefix, sizeof(prefix), "net.%s.", vm->tap[t]);
+		vms_name_fit(part, VMS_NAME_PART_MAX, vm->tap[t], strlen(vm->tap[t]));
+		snprintf(prefix, sizeof(prefix), "net.%s.", part);
 		metric_cols(b, &d, n, prefix, VMS_VM_NET_RX_BYTES, VMS_VM_NET_TX_DROP);
 	}
 	metric_cols(b, &d, n, "", VMS_VM_IO_READ, r->lay.iocg < 0 ? VMS_VM_IO_WRITE : VMS_VM_IO_CG_WRITE);
 	metric_cols(b, &d, n, "", VMS_VM_MEM_RSS, VMS_VM_MEM_CGROUP);
 	for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
 		vms_schema_addf(b, typed(&d, &vms_vm_balloon[k]), "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
-	for (unsigned i = 0; i < vm->ndisk; i++)
+	for (unsigned i = 0; i < vm->ndisk; i++) {
+		vms_name_fit(part, VMS_NAME_PART_MAX, vm->disk[i], strlen(vm->disk[i]));
 		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
-			vms_schema_addf(b, typed(&d, &vms_vm_block[k]), "vm.%s.block.%s.%s", n, vm->disk[i],
+			vms_schema_addf(b, typed(&d, &vms_vm_block[k]), "vm.%s.block.%s.%s", n, part,
 					vms_vm_block[k].col);
+	}
 	for (unsigned f = 0; f < VMS_CGF_N; f++)
 		if (r->k.cg.have & (1u << f)) {
 			const struct vms_vmetric_info cg = {0, 0, vms_cgfield[f].kind, vms_cgfield[f].unit,

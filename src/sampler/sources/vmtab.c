@@ -2,6 +2,7 @@
 /* vmtab.c - a table of running VMs (vmtab.h): copies, comparisons, and
  * the changes that move its generation. */
 #include "vmtab.h"
+#include "name.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -160,4 +161,16 @@ void vms_vmtab_clear(struct vms_vmtab *t)
 	uint64_t g = t->gen;
 	memset(t, 0, sizeof(*t));
 	t->gen = g + 1;
+}
+
+bool vms_vm_colname(char *dst, const char *name)
+{
+	/* fitted first, so that the hash is that of the name itself */
+	bool cut = vms_name_fit(dst, VMS_NAME_PART_MAX, name, strlen(name));
+	size_t n = strlen(dst) - (cut ? 17 : 0);
+	for (char *c = dst; c < dst + n; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      strchr("_-+:@", *c)))
+			*c = '_';
+	return cut;
 }

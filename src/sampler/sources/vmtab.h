@@ -46,6 +46,12 @@ const struct vms_vm *vms_vmtab_find(const struct vms_vmtab *t, const char *uuid)
 
 /* Deep copy of one VM (dst is overwritten): 0 or -ENOMEM. */
 int vms_vm_dup(struct vms_vm *dst, const struct vms_vm *src);
+/* The VM's name in its column names ("vm.<it>.cpu_time") into dst
+ * (VMS_NAME_PART_MAX + 1 bytes): characters other than letters, digits
+ * and "_-+:@" become '_' (a '.' would split the hierarchy), and a name too
+ * long for a column name keeps its first bytes and gets "~" and the hash
+ * of vms_name_fit() appended.  Returns true if it was shortened. */
+bool vms_vm_colname(char *dst, const char *name);
 /* Free what a copy owns and zero it. */
 void vms_vm_clear(struct vms_vm *vm);
 /* Same process, threads, taps, disks and name (state may differ): the
