@@ -244,16 +244,19 @@ static void check_text(const char *p, size_t n, bool (*line)(const char *, size_
 static void write_lines(const struct vms_schema *s)
 {
 	const char *names[8], *keys[8];
+	struct vms_colid ids[8];
 	struct vms_lp_val vals[8];
 	for (uint32_t i = 0; i < s->ncols; i++) {
-		names[i] = s->cols[i].name;
-		keys[i] = s->cols[i].key;
+		const struct vms_col *c = &s->cols[i];
+		names[i] = c->name;
+		keys[i] = c->key;
+		ids[i] = (struct vms_colid){c->group, c->field_id, c->entity, c->sub, c->field};
 		vals[i] = (struct vms_lp_val){.type = VMS_LP_UINT, .u = 1000 + i};
 	}
 	const struct vms_lp_meta meta = {.seq = 1, .t_wall_ns = 1700000000000000000, .gen = 1};
 	for (int fmt = VMS_LP_INFLUX; fmt <= VMS_LP_JSON; fmt++) {
 		struct vms_lp *lp;
-		CHECK(vms_lp_new(&lp, (enum vms_lp_format)fmt, s->ncols, names, keys, "h") == 0);
+		CHECK(vms_lp_new(&lp, (enum vms_lp_format)fmt, s->ncols, names, ids, keys, "h") == 0);
 		char *buf = malloc(vms_lp_max(lp, 0) + 1);
 		CHECK(buf);
 		char *e = vms_lp_frame(lp, buf, &meta, vals);
@@ -275,7 +278,7 @@ static void write_lines(const struct vms_schema *s)
 	uint64_t v[8];
 	for (uint32_t i = 0; i < s->ncols; i++) {
 		v[i] = 1000 + i;
-		int k = vms_metrics_map(s->cols[i].name, s->cols[i].key, s->cols[i].scale, 100, &m.m[m.nm]);
+		int k = vms_metrics_map(&ids[i], s->cols[i].key, s->cols[i].scale, 100, &m.m[m.nm]);
 		CHECK(k >= 0);
 		for (int j = 0; j < k; j++)
 			m.m[m.nm++].col = i;
@@ -358,6 +361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rn[i] = malloc(cap);
 		raw[i] = s->cols[i];
 		raw[i].name = rn[i];
+		raw[i].field = NULL; /* no identity in an older file: derived */
 	}
 	snprintf(rn[0], cap, "net.%s.rx_bytes", in);
 	snprintf(rn[1], cap, "disk.%s.rd_ios", in);

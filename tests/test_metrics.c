@@ -24,6 +24,7 @@
 
 #include "metrics.h"
 #include "runbin.h"
+#include "catalog.h"
 #include "testutil.h"
 #include "vms.h"
 
@@ -452,62 +453,72 @@ static void test_negotiate(void **state)
 	assert_int_equal(vms_expo_negotiate("application/openmetrics-text;q=0,text/plain"), VMS_EXPO_PROM);
 }
 
+/* vms_metrics_map() of the column named `name` (its identity as a reader
+ * derives it from an old file's name) */
+static int map_name(const char *name, const char *key, int scale, double hz, struct vms_mcol *m)
+{
+	char parts[600];
+	struct vms_colid id;
+	vms_catalog_derive(name, &id, parts, sizeof(parts));
+	return vms_metrics_map(&id, key, scale, hz, m);
+}
+
 static void test_map(void **state)
 {
 	(void)state;
 	struct vms_mcol m[2];
 	/* a device name with dots (a VLAN), escapes in a label value */
-	assert_int_equal(vms_metrics_map("net.eth0.100.rx_bytes", "", 0, HZ, m), 1);
+	assert_int_equal(map_name("net.eth0.100.rx_bytes", "", 0, HZ, m), 1);
 	assert_string_equal(vms_mfams[m[0].fam].name, "node_network_receive_bytes");
 	assert_string_equal(m[0].labels, "device=\"eth0.100\"");
 	free(m[0].labels);
-	assert_int_equal(vms_metrics_map("disk.a\"b\\c.rd_ios", "", 0, HZ, m), 1);
+	assert_int_equal(map_name("disk.a\"b\\c.rd_ios", "", 0, HZ, m), 1);
 	assert_string_equal(m[0].labels, "device=\"a\\\"b\\\\c\"");
 	free(m[0].labels);
 	/* scale and unit: a load average (scale 2), ticks at another USER_HZ */
-	assert_int_equal(vms_metrics_map("load.1m", "", 2, HZ, m), 1);
+	assert_int_equal(map_name("load.1m", "", 2, HZ, m), 1);
 	uint64_t v = 238, meta[VMS_MMETA_N];
 	for (unsigned k = 0; k < VMS_MMETA_N; k++)
 		meta[k] = VMS_NONE;
 	m[0].col = 0;
 	assert_true(vms_mcol_value(&m[0], &v, meta) == 2.38);
 	free(m[0].labels);
-	assert_int_equal(vms_metrics_map("cpu.3.user", "", 0, 1024, m), 1);
+	assert_int_equal(map_name("cpu.3.user", "", 0, 1024, m), 1);
 	m[0].col = 0;
 	v = 2048;
 	assert_true(vms_mcol_value(&m[0], &v, meta) == 2.0);
 	free(m[0].labels);
 	/* slow_t gives a time and an age */
-	assert_int_equal(vms_metrics_map("vm.x.slow_t", "u", 0, HZ, m), 2);
+	assert_int_equal(map_name("vm.x.slow_t", "u", 0, HZ, m), 2);
 	assert_true(m[0].hold && m[1].hold && m[1].age && !m[0].age);
 	free(m[0].labels);
 	free(m[1].labels);
 	/* a VM's perf counters are read every sources.perf.vm_interval: held
 	 * between; the host's are read each tick */
-	assert_int_equal(vms_metrics_map("vm.x.perf.context-switches", "u", 0, HZ, m), 1);
+	assert_int_equal(map_name("vm.x.perf.context-switches", "u", 0, HZ, m), 1);
 	assert_true(m[0].hold);
 	free(m[0].labels);
-	assert_int_equal(vms_metrics_map("vm.x.perf.time_enabled", "u", 0, HZ, m), 1);
+	assert_int_equal(map_name("vm.x.perf.time_enabled", "u", 0, HZ, m), 1);
 	assert_true(m[0].hold);
 	free(m[0].labels);
-	assert_int_equal(vms_metrics_map("perf.all.context-switches", "", 0, HZ, m), 1);
+	assert_int_equal(map_name("perf.all.context-switches", "", 0, HZ, m), 1);
 	assert_false(m[0].hold);
 	free(m[0].labels);
 	/* a VM's mem.rss is read every sources.libvirt.detail_interval: held
 	 * between, under the libvirt exporter's name; mem.cgroup each tick */
-	assert_int_equal(vms_metrics_map("vm.x.mem.rss", "u", 0, HZ, m), 1);
+	assert_int_equal(map_name("vm.x.mem.rss", "u", 0, HZ, m), 1);
 	assert_string_equal(vms_mfams[m[0].fam].name, "libvirt_domain_memory_stats_rss_bytes");
 	assert_true(m[0].hold && !m[0].age);
 	free(m[0].labels);
-	assert_int_equal(vms_metrics_map("vm.x.mem.cgroup", "u", 0, HZ, m), 1);
+	assert_int_equal(map_name("vm.x.mem.cgroup", "u", 0, HZ, m), 1);
 	assert_false(m[0].hold);
 	free(m[0].labels);
 	/* not ours: left out (counted by the caller) */
-	assert_int_equal(vms_metrics_map("frobnicator.x", "", 0, HZ, m), 0);
-	assert_int_equal(vms_metrics_map("cpu.x.user", "", 0, HZ, m), 0);
-	assert_int_equal(vms_metrics_map("disk.sda.unknown_field", "", 0, HZ, m), 0);
-	assert_int_equal(vms_metrics_map("vm.x.vcpuA.time", "", 0, HZ, m), 0);
-	assert_int_equal(vms_metrics_map("net.rx_bytes", "", 0, HZ, m), 0);
+	assert_int_equal(map_name("frobnicator.x", "", 0, HZ, m), 0);
+	assert_int_equal(map_name("cpu.x.user", "", 0, HZ, m), 0);
+	assert_int_equal(map_name("disk.sda.unknown_field", "", 0, HZ, m), 0);
+	assert_int_equal(map_name("vm.x.vcpuA.time", "", 0, HZ, m), 0);
+	assert_int_equal(map_name("net.rx_bytes", "", 0, HZ, m), 0);
 }
 
 /* Every family is in the man page's EXPORT section with its type. */

@@ -11,6 +11,7 @@
 
 #include "binutil.h"
 #include "rates.h"
+#include "rates_csv.h"
 #include "ring.h"
 #include "schema.h"
 

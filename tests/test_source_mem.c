@@ -391,6 +391,7 @@ static void sample_root(const char *dir, uint64_t *v, struct vms_col *cols, uint
 				cols[*n] = d[k]->schema->cols[i];
 				cols[*n].name = strdup(cols[*n].name);
 				cols[*n].key = "";
+				cols[*n].field = NULL; /* the identity: derived from the name */
 			}
 			v[(*n)++] = d[k]->slots[i];
 		}

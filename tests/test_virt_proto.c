@@ -375,7 +375,7 @@ static void test_metrics(void **state)
 		assert_int_equal(vms_vm_mig[i].id, VMS_VM_MIG_JOB + i);
 		assert_int_equal(vms_vmetric_find(VMS_VM_MIG_JOB + i), &vms_vm_mig[i]);
 		if (i)
-			assert_true(strcmp(vms_vm_mig[i].lv, vms_vm_mig[i].col) == 0 ||
+			assert_true(strcmp(vms_vm_mig[i].lv, vms_vmetric_field(&vms_vm_mig[i])->name) == 0 ||
 				    vms_vm_mig[i].id == VMS_VM_MIG_DOWNTIME_EXPECTED);
 	}
 	assert_null(vms_vm_mig[0].lv);
@@ -388,7 +388,7 @@ static void test_metrics(void **state)
 		assert_int_equal(vms_vm_dirty[i].id, VMS_VM_DIRTY_STATUS + i);
 		assert_int_equal(vms_vmetric_find(VMS_VM_DIRTY_STATUS + i), &vms_vm_dirty[i]);
 		assert_string_equal(vms_vm_dirty[i].lv, dirty[i]);
-		assert_string_equal(vms_vm_dirty[i].col, dirty[i]);
+		assert_string_equal(vms_vmetric_field(&vms_vm_dirty[i])->name, dirty[i]);
 	}
 	assert_null(vms_vmetric_find(VMS_VM_DIRTY_STATUS + VMS_VM_NDIRTY));
 	assert_null(vms_vmetric_find(0));

@@ -984,7 +984,7 @@ static uint64_t cgval(const char *rel, const char *key, bool psi)
 static uint64_t cgcol(const struct vms_vmcg *g, const uint64_t *s, unsigned f)
 {
 	if (!(g->have & (1u << f)))
-		fail_msg("no cg.%s", vms_cgfield[f].col);
+		fail_msg("no cg.%s", vms_catalog[VMS_G_VMCG].fields[f].name);
 	return s[__builtin_popcount(g->have & ((1u << f) - 1))];
 }
 
@@ -1167,7 +1167,7 @@ static void test_cg_rates(void **state)
 	}
 	struct vms_col cols[6];
 	for (int i = 0; i < 6; i++) {
-		const struct vms_cgfield_info *fi = &vms_cgfield[fields[i]];
+		const struct vms_catfield *fi = vms_catalog_entry(VMS_G_VMCG, fields[i]);
 		cols[i] = (struct vms_col){.name = names[i], .key = "", .kind = i ? fi->kind : VMS_KIND_COUNTER,
 					   .unit = i ? fi->unit : VMS_UNIT_NS, .wrap_bits = 64};
 		if (cols[i].kind == VMS_KIND_GAUGE)

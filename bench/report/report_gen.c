@@ -183,37 +183,40 @@ static struct vms_schema *declare(uint32_t gen, int64_t t_real)
 		if (!v->running)
 			continue;
 		const char *n = v->name;
-#define VD(info)                                                                                  \
-	(&(struct vms_coldef){.kind = (info)->kind, .unit = (info)->unit,                           \
-			      .wrap_bits = (info)->kind == VMS_KIND_COUNTER ? 64 : 0, .key = v->uuid})
-		const struct vms_vmetric_info state = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_STATE, "state", NULL},
-					      path = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, "path", NULL},
-					      slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
-		col(&b, VD(&state), &v->state, v, false, "vm.%s.state", n);
-		col(&b, VD(&path), &v->path, v, false, "vm.%s.path", n);
+#define VF(f)                                                                                     \
+	(&(struct vms_coldef){.kind = (f)->kind, .unit = (f)->unit,                                 \
+			      .wrap_bits = (f)->kind == VMS_KIND_COUNTER ? 64 : 0, .key = v->uuid})
+#define VD(info) VF(vms_vmetric_field(info))
+#define VC(field) VF(vms_catalog_entry(VMS_G_VM, vms_catalog_field(VMS_G_VM, field)))
+#define COL(info) vms_vmetric_field(info)->name
+		col(&b, VC("state"), &v->state, v, false, "vm.%s.state", n);
+		col(&b, VC("path"), &v->path, v, false, "vm.%s.path", n);
 		uint64_t *cpu[3] = {&v->cpu_time, &v->cpu_user, &v->cpu_system};
 		for (unsigned m = VMS_VM_CPU_TIME; m <= VMS_VM_CPU_SYSTEM; m++)
 			col(&b, VD(vms_vmetric_find(m)), cpu[m - VMS_VM_CPU_TIME], v, false, "vm.%s.%s", n,
-			    vms_vmetric_find(m)->col);
+			    COL(vms_vmetric_find(m)));
 		for (unsigned k = 0; k < v->nvcpu; k++) {
 			uint64_t *vc[3] = {&v->vt[k], &v->vd[k], &v->vs[k]};
 			for (unsigned m = VMS_VM_VCPU_TIME; m <= VMS_VM_VCPU_SLICES; m++)
 				col(&b, VD(vms_vmetric_find(m)), vc[m - VMS_VM_VCPU_TIME], v, false, "vm.%s.vcpu%u.%s",
-				    n, k, vms_vmetric_find(m)->col);
+				    n, k, COL(vms_vmetric_find(m)));
 		}
 		for (unsigned m = VMS_VM_NET_RX_BYTES; m <= VMS_VM_NET_TX_DROP; m++)
 			col(&b, VD(vms_vmetric_find(m)), &v->net[m - VMS_VM_NET_RX_BYTES], v, false,
-			    "vm.%s.net.vnet%u.%s", n, i, vms_vmetric_find(m)->col);
+			    "vm.%s.net.vnet%u.%s", n, i, COL(vms_vmetric_find(m)));
 		for (unsigned m = VMS_VM_IO_READ; m <= VMS_VM_IO_WRITE; m++)
-			col(&b, VD(vms_vmetric_find(m)), &v->io[m - VMS_VM_IO_READ], v, false, "vm.%s.%s", n,
-			    vms_vmetric_find(m)->col);
+			col(&b, VD(vms_vmetric_find(m)), &v->io[m - VMS_VM_IO_READ], v, false, "vm.%s.io.%s", n,
+			    COL(vms_vmetric_find(m)));
 		col(&b, VD(vms_vmetric_find(VMS_VM_MEM_RSS)), &v->rss, v, false, "vm.%s.mem.rss", n);
 		col(&b, VD(vms_vmetric_find(VMS_VM_MEM_CGROUP)), &v->cgmem, v, false, "vm.%s.mem.cgroup", n);
 		for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
 			col(&b, VD(&vms_vm_balloon[k]), &v->balloon[k], v, true, "vm.%s.balloon.%s", n,
-			    vms_vm_balloon[k].col);
-		col(&b, VD(&slow), &v->slow_t, v, true, "vm.%s.slow_t", n);
+			    COL(&vms_vm_balloon[k]));
+		col(&b, VC("slow_t"), &v->slow_t, v, true, "vm.%s.slow_t", n);
+#undef VF
 #undef VD
+#undef VC
+#undef COL
 	}
 	vms_schema_builder_source(&b, 5);
 	col(&b, CD(COUNTER, COUNT, 64), &H.parse_errors, NULL, false, "vms.parse_errors");

@@ -49,7 +49,7 @@
 #define VMS_FMT_MAGIC "VMSAMPL\x01"
 #define VMS_FMT_MAGIC_LEN 8
 #define VMS_FMT_VERSION_MAJOR 1
-#define VMS_FMT_VERSION_MINOR 1
+#define VMS_FMT_VERSION_MINOR 2
 #define VMS_FMT_HEADER_SIZE 32
 #define VMS_FMT_RECORD_HDR 12    /* u32 len, u16 type, u16 rflags, u32 hcrc */
 #define VMS_FMT_RECORD_TRAILER 4 /* u32 crc32c */
@@ -76,6 +76,16 @@ enum vms_rec_type {
  *     0..VMS_FMT_MAX_SCALE, readers reject other values),
  *     string name (1..511 bytes, no NUL), string key (entity key, e.g. a
  *     VM's UUID; may be empty; no NUL)
+ *   since minor version 2, then ncols x identity (vmsampler(1), COLUMNS):
+ *     string group ("cpu", "vcpu", ...; empty: not in the catalogue),
+ *     varint entity_off, varint entity_len, varint sub_off, varint sub_len,
+ *     varint field_off: where the entity (the CPU, the device, the VM's
+ *     name), the sub-entity (a VM's vCPU, tap or disk) and the field (which
+ *     runs to the end) are in the name; all 0 without a group.  Readers
+ *     reject offsets outside the name, and, for a group they know, a name
+ *     that is not head [entity "."] mid [sub "."] field or a field the
+ *     group does not have.  Without them (versions 1.0, 1.1) readers derive
+ *     the identity from the name.
  *   A SCHEMA record for a generation already seen replaces it (a writer
  *   repeats the SCHEMA after reopening its output on SIGHUP).
  *

@@ -147,6 +147,19 @@ struct vms_reader_col {
  * reader is closed. */
 int vms_reader_col_info(const struct vms_reader *r, uint32_t col, struct vms_reader_col *out);
 
+/* What a column is, from the column catalogue (vmsampler(1), COLUMNS):
+ * its group, the entity it belongs to, a VM's sub-entity, its field.  A
+ * file of format 1.0 or 1.1 has the identities derived from the names. */
+struct vms_reader_colid {
+	const char *group;  /* "cpu", "disk", "vcpu", ...; "" when the catalogue
+			     * does not know the column */
+	const char *entity; /* the CPU ("3", "all"), device, VM name...; "" if none */
+	const char *sub;    /* a VM's vCPU index, tap or disk; "" if none */
+	const char *field;  /* "user", "rd_ios", "delay", ...; "" without a group */
+};
+/* 0 or -ERANGE; the strings live as long as the schema. */
+int vms_reader_col_id(const struct vms_reader *r, uint32_t col, struct vms_reader_colid *out);
+
 /* The raw value of column col: 0, -ENODATA when it is missing in this
  * frame (not read this tick), -ERANGE for a bad index. */
 int vms_reader_value(const struct vms_reader *r, uint32_t col, uint64_t *v);

@@ -37,6 +37,8 @@ import re
 import struct
 import time
 
+from . import catalog
+
 __all__ = ['load', 'read_frames', 'schemas', 'Ring', 'Frame', 'FormatError', 'WriterGone']
 __version__ = '0.1.0'
 
@@ -92,11 +94,14 @@ def crc32c(data, crc=0):
 # ---- schema and frames -------------------------------------------------------------
 
 class Column:
-    __slots__ = ('name', 'key', 'kind', 'unit', 'wrap_bits', 'scale')
+    """A column of a schema; .id is its identity (catalog.ColId): from the
+    file (format 1.2), else derived from the name."""
+    __slots__ = ('name', 'key', 'kind', 'unit', 'wrap_bits', 'scale', 'id')
 
-    def __init__(self, name, key, kind, unit, wrap_bits, scale):
+    def __init__(self, name, key, kind, unit, wrap_bits, scale, id=None):
         self.name, self.key, self.kind, self.unit = name, key, kind, unit
         self.wrap_bits, self.scale = wrap_bits, scale
+        self.id = id if id is not None else catalog.derive(name)
 
     def __repr__(self):
         return 'Column(%r)' % self.name
@@ -192,8 +197,35 @@ def _schema(pl):
         key, p = _string(pl, p, end)
         if not name or scale < 0 or scale > 19:
             raise ValueError('SCHEMA column %r' % name)
-        cols.append(Column(name, key, kind, unit, wrap, scale))
-    return Schema(gen, t_real, cols)
+        cols.append((name, key, kind, unit, wrap, scale))
+    ids = _identities(pl, p, end, cols) if p < end else [None] * len(cols)
+    return Schema(gen, t_real, [Column(*c, id=i) for c, i in zip(cols, ids)])
+
+
+def _identities(pl, p, end, cols):
+    """The columns' identities after them (format 1.2, see
+    vmsampler-format(5)): the group and where entity, sub and field are in
+    the name."""
+    ids = []
+    for name, *_ in cols:
+        group, p = _string(pl, p, end)
+        off = []
+        for _ in range(5):
+            v, p = _varint(pl, p, end)
+            off.append(v)
+        eo, el, so, sl, fo = off
+        b = name.encode('utf-8')  # the offsets are in bytes
+        n = len(b)
+        if eo > n or el > n - eo or so > n or sl > n - so or fo > n:
+            raise ValueError('SCHEMA identity of %r out of its name' % name)
+        if not group:
+            ids.append(catalog.ColId())
+            continue
+        c = catalog.ColId(group, *(x.decode('utf-8', 'replace') for x in (b[eo:eo + el], b[so:so + sl], b[fo:])))
+        if group in catalog.BY_NAME and catalog.colname(group, c.entity, c.sub, c.field) != name:
+            raise ValueError('SCHEMA column %r: its identity does not make its name' % name)
+        ids.append(c)
+    return ids
 
 
 def _decode(data):

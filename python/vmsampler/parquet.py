@@ -21,7 +21,9 @@ Long layout (the default), one row per frame and column:
   kind     string (dictionary)  counter or gauge
   key      string (dictionary)  the entity key (a VM's UUID), null if none
 
-entity + '.' + metric is the column's name.  --wide: one row per frame:
+entity + '.' + metric is the column's name (entity alone for a column the
+catalogue does not know); both come from the column's identity in the file
+(derived from the name for a file of format 1.0 or 1.1).  --wide: one row per frame:
 time, seq, t_mono_ns, gen, flags, missed_ticks, lost_frames, late_ns,
 self_cpu_ns, then one column per column of the run (every generation's,
 null where a generation lacks it): uint64 (counters, and gauges without a
@@ -42,7 +44,7 @@ import threading
 
 import numpy as np
 
-from . import FormatError, __version__, schemas, tool
+from . import FormatError, __version__, catalog, schemas, tool
 from . import host as _host_of
 
 UNITS = ['none', 'count', 'ticks', 'ns', 'us', 'ms', 'bytes', 'KiB', 'sectors', 'pages', 'tasks', 'load',
@@ -56,18 +58,17 @@ _ENT2 = ('cpu', 'disk', 'net', 'perf')
 ROW_GROUP_CELLS = 8 << 20
 
 
-def split_name(name):
-    """(entity, metric) of a column name: vm.NAME.rest -> (vm.NAME, rest);
-    cpu/disk/net/perf.X.field -> (all but the last part, the last part);
-    other.rest -> (other, rest)."""
-    parts = name.split('.')
-    if len(parts) < 2:
+def entity_metric(name, cid):
+    """(entity, metric) of a column from its identity (catalog.ColId):
+    a VM's columns -> (vm.NAME, the rest); cpu, disk, net, perf ->
+    (GROUP.ENTITY, field); the host's other groups -> (GROUP, the rest);
+    a column the catalogue does not know -> (its name, '')."""
+    g = catalog.BY_NAME.get(cid.group)
+    if g is None:
         return name, ''
-    if parts[0] == 'vm' and len(parts) >= 3:
-        return 'vm.' + parts[1], '.'.join(parts[2:])
-    if parts[0] in _ENT2 and len(parts) >= 3:
-        return '.'.join(parts[:-1]), parts[-1]
-    return parts[0], '.'.join(parts[1:])
+    head = g[1]
+    ent = head + cid.entity if head == 'vm.' or cid.group in _ENT2 else head[:-1]
+    return ent, name[len(ent) + 1:]
 
 
 class ColInfo:
@@ -84,7 +85,7 @@ def column_info(path):
                 continue
             ci = ColInfo()
             ci.name = c.name
-            ci.entity, ci.metric = split_name(c.name)
+            ci.entity, ci.metric = entity_metric(c.name, c.id)
             ci.kind = KINDS.get(c.kind, 'kind%d' % c.kind)
             ci.unit = UNITS[c.unit] if c.unit < len(UNITS) else 'unit%d' % c.unit
             ci.scale = c.scale
@@ -96,7 +97,7 @@ def column_info(path):
 def _unknown(name):
     ci = ColInfo()
     ci.name = name
-    ci.entity, ci.metric = split_name(name)
+    ci.entity, ci.metric = entity_metric(name, catalog.derive(name))  # not in the schemas
     ci.kind, ci.unit, ci.scale, ci.key = None, None, 0, None
     return ci
 

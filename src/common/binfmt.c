@@ -75,11 +75,36 @@ static uint8_t *put_string(uint8_t *p, const char *s, size_t n)
 	return p + n;
 }
 
+/* Where a column's entity, sub and field are in its name: entity offset
+ * and length, sub offset and length, field offset (0 0 0 0 0 without a
+ * group).  A known group's name is built from them (vms_colname), so the
+ * field ends it and the entity and sub, when there, come first. */
+static void identity_offsets(const struct vms_col *c, size_t off[5])
+{
+	memset(off, 0, 5 * sizeof(*off));
+	if (c->group == VMS_G_NONE)
+		return;
+	const struct vms_catgroup *g = &vms_catalog[c->group];
+	size_t el = strlen(c->entity), sl = strlen(c->sub), fl = strlen(c->field);
+	off[0] = strlen(g->head);
+	off[1] = el;
+	off[2] = off[0] + (el ? el + 1 : 0) + strlen(g->mid);
+	off[3] = sl;
+	off[4] = strlen(c->name) - fl;
+}
+
 size_t vms_bin_schema_size(const struct vms_schema *s)
 {
 	size_t n = 16;
-	for (uint32_t i = 0; i < s->ncols; i++)
-		n += 4 + string_size(s->cols[i].name) + string_size(s->cols[i].key);
+	for (uint32_t i = 0; i < s->ncols; i++) {
+		const struct vms_col *c = &s->cols[i];
+		n += 4 + string_size(c->name) + string_size(c->key);
+		size_t off[5];
+		identity_offsets(c, off);
+		n += string_size(vms_catalog[c->group].name);
+		for (int k = 0; k < 5; k++)
+			n += vms_varint_len(off[k]);
+	}
 	return VMS_BIN_REC_OVERHEAD + n;
 }
 
@@ -97,6 +122,15 @@ size_t vms_bin_schema_enc(uint8_t *out, const struct vms_schema *s)
 		*p++ = (uint8_t)c->scale;
 		p = put_string(p, c->name, strlen(c->name));
 		p = put_string(p, c->key, strlen(c->key));
+	}
+	/* minor version 2: each column's identity after the columns */
+	for (uint32_t i = 0; i < s->ncols; i++) {
+		const struct vms_col *c = &s->cols[i];
+		size_t off[5];
+		identity_offsets(c, off);
+		p = put_string(p, vms_catalog[c->group].name, strlen(vms_catalog[c->group].name));
+		for (int k = 0; k < 5; k++)
+			p = vms_varint_put(p, off[k]);
 	}
 	return seal(out, VMS_REC_SCHEMA, 0,
 		    (size_t)(p - out) - VMS_FMT_RECORD_HDR);
@@ -432,6 +466,46 @@ static int push_schema(struct vms_bin_dec *d, struct vms_schema *s)
 	return 0;
 }
 
+/* The columns' identities that follow them (minor version 2; none in a
+ * payload of an older version, whose columns get theirs from their names in
+ * vms_schema_new).  The parts are copied from the names to sp. */
+static int dec_identity(struct vms_bin_dec *d, struct vms_bytes *c, uint32_t ncols, struct vms_col *cols,
+			char *sp)
+{
+	char name[VMS_COL_NAME_MAX + 1];
+	for (uint32_t i = 0; i < ncols; i++) {
+		size_t gl = 0;
+		const uint8_t *gs = take_string(c, &gl);
+		uint64_t off[5];
+		for (int k = 0; k < 5; k++)
+			off[k] = take_varint(c);
+		if (c->bad)
+			return fail(d, VMS_BIN_EMALFORMED, "SCHEMA identity of column %u truncated", i);
+		size_t nl = strlen(cols[i].name);
+		if (off[0] > nl || off[1] > nl - off[0] || off[2] > nl || off[3] > nl - off[2] || off[4] > nl)
+			return fail(d, VMS_BIN_EMALFORMED, "SCHEMA identity of column %u out of its name", i);
+		unsigned g = vms_catalog_group((const char *)gs, gl);
+		const size_t pos[3] = {off[0], off[2], off[4]};
+		const size_t len[3] = {off[1], off[3], gl ? nl - off[4] : 0}; /* no group: no parts */
+		const char **out[3] = {&cols[i].entity, &cols[i].sub, &cols[i].field};
+		for (int k = 0; k < 3; k++) {
+			memcpy(sp, cols[i].name + pos[k], len[k]);
+			sp[len[k]] = '\0';
+			*out[k] = sp;
+			sp += len[k] + 1;
+		}
+		cols[i].group = (uint8_t)g;
+		cols[i].field_id = (uint16_t)vms_catalog_field(g, cols[i].field);
+		if (g == VMS_G_NONE)
+			continue; /* none, or a group of a later catalogue (its parts kept) */
+		int n = vms_colname(name, sizeof(name), g, cols[i].entity, cols[i].sub, cols[i].field);
+		if (n < 0 || strcmp(name, cols[i].name) != 0 ||
+		    (cols[i].field_id == VMS_FIELD_OPEN && !vms_catalog[g].open))
+			return fail(d, VMS_BIN_EMALFORMED, "SCHEMA column %u: its identity does not make its name", i);
+	}
+	return 0;
+}
+
 static int dec_schema(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 {
 	struct vms_bytes c = vms_bytes_of(pl, len);
@@ -450,7 +524,8 @@ static int dec_schema(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 	if (ncols > (len - 16) / 6)
 		return fail(d, VMS_BIN_EMALFORMED, "SCHEMA declares %u columns in %zu bytes", ncols, len);
 	cols = calloc(ncols ? ncols : 1, sizeof(*cols));
-	strings = malloc(len + 2 * (size_t)ncols + 1); /* every name and key, NUL-terminated */
+	/* every name and key, NUL-terminated, and the parts of the names */
+	strings = malloc(2 * len + 5 * (size_t)ncols + 1);
 	if (!cols || !strings) {
 		r = fail(d, VMS_BIN_ENOMEM, "out of memory");
 		goto out;
@@ -490,6 +565,11 @@ static int dec_schema(struct vms_bin_dec *d, const uint8_t *pl, size_t len)
 		sp[kl] = '\0';
 		cols[i].key = sp;
 		sp += kl + 1;
+	}
+	if (c.p < c.end) {
+		r = dec_identity(d, &c, ncols, cols, sp);
+		if (r < 0)
+			goto out;
 	}
 	r = vms_schema_new(gen, t_real, ncols, cols, &s);
 	if (r < 0) {

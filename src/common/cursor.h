@@ -79,6 +79,16 @@ static inline bool vms_is_digit(char ch)
 {
 	return (unsigned)(unsigned char)ch - '0' <= 9;
 }
+/* s[0..n) is one or more digits. */
+static inline bool vms_all_digits(const char *s, size_t n)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!vms_is_digit(s[i]))
+			return false;
+	return true;
+}
 /* The byte at the cursor, or -1 at the end of the region. */
 static inline int vms_cur_peek(const struct vms_cur *c)
 {

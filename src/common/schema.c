@@ -48,12 +48,14 @@ static int add_string(struct vms_schema_builder *b, const char *s, size_t n, boo
 	return 0;
 }
 
-/* One column: its name and key escaped if `esc` (sources), or only if
- * they are not valid (decoders: names written escaped stay as they are). */
+/* One column: its name, key and identity's parts escaped if `esc`
+ * (sources), or only if they are not valid (decoders: names written
+ * escaped stay as they are).  The parts escape as the name does, so that
+ * they stay its parts. */
 static int add_col(struct vms_schema_builder *b, const struct vms_coldef *def, const char *name, size_t n,
-		   bool esc)
+		   bool esc, const struct vms_colid *id)
 {
-	size_t noff, koff;
+	size_t off[5];
 	int r;
 	if (b->err)
 		return b->err;
@@ -69,26 +71,40 @@ static int add_col(struct vms_schema_builder *b, const struct vms_coldef *def, c
 		}
 		b->cols = nc;
 	}
-	const char *key = def->key ? def->key : "";
-	r = add_string(b, name, n, esc, &noff);
-	if (r < 0)
-		goto fail;
-	r = add_string(b, key, strlen(key), esc, &koff);
-	if (r < 0)
-		goto fail;
+	const char *str[5] = {name, def->key ? def->key : "", id->entity, id->sub, id->field};
+	for (int k = 0; k < 5; k++) {
+		r = add_string(b, str[k], k ? strlen(str[k]) : n, esc, &off[k]);
+		if (r < 0)
+			goto fail;
+	}
 	b->cols[b->ncols] = (struct vms_col){
-		.name = (const char *)(uintptr_t)noff,
-		.key = (const char *)(uintptr_t)koff,
+		.name = (const char *)(uintptr_t)off[0],
+		.key = (const char *)(uintptr_t)off[1],
 		.kind = def->kind,
 		.unit = def->unit,
 		.wrap_bits = def->wrap_bits,
 		.scale = def->scale,
 		.source = b->source,
+		.group = id->group,
+		.field_id = id->field_id,
+		.entity = (const char *)(uintptr_t)off[2],
+		.sub = (const char *)(uintptr_t)off[3],
+		.field = (const char *)(uintptr_t)off[4],
 	};
 	return (int)(b->ncols++ - b->base);
 fail:
 	b->err = r;
 	return r;
+}
+
+/* Append a column named `name` whose identity is derived from the name. */
+static int add_derived(struct vms_schema_builder *b, const struct vms_coldef *def, const char *name, size_t n,
+		       bool esc)
+{
+	char parts[VMS_COL_NAME_MAX + 3];
+	struct vms_colid id;
+	vms_catalog_derive(name, &id, parts, sizeof(parts));
+	return add_col(b, def, name, n, esc, &id);
 }
 
 int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def, const char *fmt, ...)
@@ -103,7 +119,35 @@ int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def, 
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(name))
 		return b->err = -ENAMETOOLONG;
-	return add_col(b, def, name, (size_t)n, true);
+	return add_derived(b, def, name, (size_t)n, true);
+}
+
+int vms_schema_addc(struct vms_schema_builder *b, const struct vms_coldef *def, unsigned group,
+		    const char *entity, const char *sub, const char *field)
+{
+	char name[VMS_COL_NAME_MAX + 1];
+	if (b->err)
+		return b->err;
+	int n = vms_colname(name, sizeof(name), group, entity, sub, field);
+	if (n < 0)
+		return b->err = n;
+	struct vms_colid id = {.group = (uint8_t)group,
+			       .field_id = (uint16_t)vms_catalog_field(group, field),
+			       .entity = entity ? entity : "",
+			       .sub = sub ? sub : "",
+			       .field = field};
+	struct vms_coldef d = *def;
+	const struct vms_catfield *f = vms_catalog_entry(group, id.field_id);
+	if (f) {
+		/* the catalogue says what the field is */
+		if ((d.kind && d.kind != f->kind) || (d.unit && d.unit != f->unit))
+			return b->err = -EINVAL;
+		d.kind = f->kind;
+		d.unit = f->unit;
+	} else if (!vms_catalog[group].open) {
+		return b->err = -EINVAL; /* not a field of its group */
+	}
+	return add_col(b, &d, name, (size_t)n, true, &id);
 }
 
 int vms_schema_finish(struct vms_schema_builder *b, uint32_t gen, int64_t t_real_ns,
@@ -127,6 +171,9 @@ int vms_schema_finish(struct vms_schema_builder *b, uint32_t gen, int64_t t_real
 	for (uint32_t i = 0; i < s->ncols; i++) {
 		s->cols[i].name = s->strings + (uintptr_t)s->cols[i].name;
 		s->cols[i].key = s->strings + (uintptr_t)s->cols[i].key;
+		s->cols[i].entity = s->strings + (uintptr_t)s->cols[i].entity;
+		s->cols[i].sub = s->strings + (uintptr_t)s->cols[i].sub;
+		s->cols[i].field = s->strings + (uintptr_t)s->cols[i].field;
 	}
 	b->cols = NULL;
 	b->strings = NULL;
@@ -141,15 +188,21 @@ int vms_schema_new(uint32_t gen, int64_t t_real_ns, uint32_t ncols, const struct
 	struct vms_schema_builder b;
 	vms_schema_builder_init(&b);
 	for (uint32_t i = 0; i < ncols; i++) {
+		const struct vms_col *c = &cols[i];
 		const struct vms_coldef d = {
-			.kind = cols[i].kind,
-			.unit = cols[i].unit,
-			.wrap_bits = cols[i].wrap_bits,
-			.scale = cols[i].scale,
-			.key = cols[i].key,
+			.kind = c->kind,
+			.unit = c->unit,
+			.wrap_bits = c->wrap_bits,
+			.scale = c->scale,
+			.key = c->key,
 		};
-		b.source = cols[i].source;
-		add_col(&b, &d, cols[i].name, strlen(cols[i].name), false);
+		b.source = c->source;
+		if (c->field) {
+			const struct vms_colid id = {c->group, c->field_id, c->entity, c->sub, c->field};
+			add_col(&b, &d, c->name, strlen(c->name), false, &id);
+		} else {
+			add_derived(&b, &d, c->name, strlen(c->name), false);
+		}
 	}
 	int r = vms_schema_finish(&b, gen, t_real_ns, out);
 	vms_schema_builder_free(&b);
@@ -164,7 +217,9 @@ bool vms_schema_same_columns(const struct vms_schema *a, const struct vms_schema
 		const struct vms_col *x = &a->cols[i], *y = &b->cols[i];
 		if (x->kind != y->kind || x->unit != y->unit || x->wrap_bits != y->wrap_bits ||
 		    x->scale != y->scale || x->source != y->source || strcmp(x->name, y->name) != 0 ||
-		    strcmp(x->key, y->key) != 0)
+		    strcmp(x->key, y->key) != 0 || x->group != y->group || x->field_id != y->field_id ||
+		    strcmp(x->entity, y->entity) != 0 || strcmp(x->sub, y->sub) != 0 ||
+		    strcmp(x->field, y->field) != 0)
 			return false;
 	}
 	return true;

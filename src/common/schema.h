@@ -9,6 +9,7 @@
 #ifndef VMS_SCHEMA_H
 #define VMS_SCHEMA_H
 
+#include "catalog.h"
 #include "vms.h"
 #include <vmsampler/format.h>
 
@@ -23,6 +24,11 @@ struct vms_col {
 	uint8_t wrap_bits; /* counters: 32 or 64; gauges: 0 */
 	int8_t scale;     /* value = raw / 10^scale */
 	uint16_t source;  /* index of the declaring source in the loop */
+	/* its identity (catalog.h): group VMS_G_NONE and "" parts if the
+	 * catalogue does not know it; the strings are owned by the schema */
+	uint8_t group;     /* enum vms_group */
+	uint16_t field_id; /* index in the group's fields, or VMS_FIELD_OPEN */
+	const char *entity, *sub, *field;
 };
 
 struct vms_hostid;
@@ -63,11 +69,20 @@ void vms_schema_builder_free(struct vms_schema_builder *b);
 void vms_schema_builder_source(struct vms_schema_builder *b, uint16_t idx);
 /* Declare one column named by printf(fmt, ...), escaped by the rule of
  * name.h (as is its key): the arguments are the names as they come, each
- * entity's name fitted by vms_name_fit() first.  Returns its index
+ * entity's name fitted by vms_name_fit() first; its identity is derived
+ * from the name (vms_catalog_derive: for tests).  Returns its index
  * relative to the source's first column, or -errno (also sticky in b->err:
  * a source may declare many columns and check b->err once). */
 int vms_schema_addf(struct vms_schema_builder *b, const struct vms_coldef *def,
 		    const char *fmt, ...) VMS_PRINTF(3, 4);
+/* Declare one column by its identity (catalog.h): group, entity and sub
+ * (NULL or "" for none; as they come, each fitted by vms_name_fit()
+ * first, and escaped here by the rule of name.h), field; its name is
+ * vms_colname() of them.  A
+ * field the catalogue lists takes its kind and unit from there (def's
+ * must be 0 or the same: -EINVAL otherwise).  Returns as vms_schema_addf. */
+int vms_schema_addc(struct vms_schema_builder *b, const struct vms_coldef *def, unsigned group,
+		    const char *entity, const char *sub, const char *field);
 /* Columns declared so far by the current source. */
 static inline uint32_t vms_schema_builder_count(const struct vms_schema_builder *b)
 {
@@ -89,7 +104,9 @@ void vms_schema_unref_n(struct vms_schema *const *s, uint32_t n);
 
 /* Build a schema directly (decoders): takes ownership of nothing; copies.
  * A name or key that is not valid UTF-8 without control characters (a
- * file of an older sampler) is escaped by the rule of name.h. */
+ * file of an older sampler) is escaped by the rule of name.h.  A column
+ * whose field is NULL gets the identity derived from its name (data
+ * written before the identity was carried). */
 int vms_schema_new(uint32_t gen, int64_t t_real_ns, uint32_t ncols, const struct vms_col *cols,
 		   struct vms_schema **out);
 

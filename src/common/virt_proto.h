@@ -58,6 +58,7 @@
 #ifndef VMS_VIRT_PROTO_H
 #define VMS_VIRT_PROTO_H
 
+#include "catalog.h"
 #include "vms.h"
 
 #define VMS_VP_VERSION 1
@@ -196,16 +197,23 @@ enum vms_vmetric {
 	VMS_VM_DIRTY_MBPS,
 };
 
-/* What the sampler needs to know about a metric. */
+/* What the sampler needs to know about a metric: its column is the
+ * catalogue's field `field` of group `cat` (catalog.h), which says its
+ * name, kind and unit. */
 struct vms_vmetric_info {
 	uint16_t id;
 	uint8_t group;     /* enum vms_vgroup */
-	uint8_t kind;      /* enum vms_kind */
-	uint8_t unit;      /* enum vms_unit */
-	const char *col;   /* column suffix: "balloon.current", "rd_bytes" */
+	uint8_t cat;       /* enum vms_group */
+	uint8_t field;     /* index in the group's catalogue fields */
 	const char *lv;    /* libvirt's bulk-stats name (after "balloon." or
 			    * "block.N."), NULL if none */
 };
+
+/* The catalogue's entry of a metric. */
+static inline const struct vms_catfield *vms_vmetric_field(const struct vms_vmetric_info *m)
+{
+	return &vms_catalog[m->cat].fields[m->field];
+}
 
 /* The balloon and block fields, in column order. */
 #define VMS_VM_NBALLOON 14

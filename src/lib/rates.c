@@ -145,40 +145,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv.h"
-#include "cursor.h"
-#include "fmt.h"
-#include "log.h"
 
 /* ---- plans ------------------------------------------------------------- */
 
-static const char *const cpu_fields[VMS_CF_N] = {
-	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice",
-};
-
+/* the fields of the catalogue's disk and net tables, in their order
+ * (catalog.c); the cpu table's is enum vms_cpu_field */
 enum disk_field {
 	DF_RD_IOS, DF_RD_MERGES, DF_RD_SECTORS, DF_RD_TICKS, DF_WR_IOS, DF_WR_MERGES, DF_WR_SECTORS,
 	DF_WR_TICKS, DF_IN_FLIGHT, DF_IO_TICKS, DF_TIME_IN_QUEUE, DF_DC_IOS, DF_DC_MERGES,
 	DF_DC_SECTORS, DF_DC_TICKS, DF_FL_IOS, DF_FL_TICKS, DF_N
 };
 
-static const char *const disk_fields[DF_N] = {
-	"rd_ios", "rd_merges", "rd_sectors", "rd_ticks", "wr_ios", "wr_merges", "wr_sectors",
-	"wr_ticks", "in_flight", "io_ticks", "time_in_queue", "dc_ios", "dc_merges", "dc_sectors",
-	"dc_ticks", "fl_ios", "fl_ticks",
-};
-
 enum net_field {
 	NF_RX_BYTES, NF_RX_PACKETS, NF_RX_ERRS, NF_RX_DROP, NF_RX_FIFO, NF_RX_FRAME, NF_RX_COMPRESSED,
 	NF_RX_MULTICAST, NF_TX_BYTES, NF_TX_PACKETS, NF_TX_ERRS, NF_TX_DROP, NF_TX_FIFO, NF_TX_COLLS,
 	NF_TX_CARRIER, NF_TX_COMPRESSED, NF_N
-};
-
-/* the /proc/net/dev header's names, prefixed rx_ / tx_ */
-static const char *const net_fields[NF_N] = {
-	"rx_bytes", "rx_packets", "rx_errs", "rx_drop", "rx_fifo", "rx_frame", "rx_compressed",
-	"rx_multicast", "tx_bytes", "tx_packets", "tx_errs", "tx_drop", "tx_fifo", "tx_colls",
-	"tx_carrier", "tx_compressed",
 };
 
 /* sar -n DEV then EDEV order: output name, input, multiplier */
@@ -205,94 +186,58 @@ static const char *const cpu_pct_names[VMS_CPU_NPCT] = {
 
 enum group_kind { G_NONE, G_CPU, G_DISK, G_NET, G_VMCPU, G_VCPU, G_VMIO };
 
-static const char *const vmcpu_fields[] = {"cpu_time", "cpu_user", "cpu_system"};
-static const char *const vcpu_fields[] = {"time", "delay", "slices"};
-static const char *const vmio_fields[] = {"read_bytes", "write_bytes", "cg_read_bytes", "cg_write_bytes"};
-
 struct builder {
 	struct vms_rate_plan *p;
 	uint32_t cap;
 	int err;
 };
 
-static int field_index(const char *const *names, int n, const char *f)
+/* The index of `field` in the catalogue's group g. */
+static int fid(unsigned g, const char *field)
 {
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], f) == 0)
-			return i;
-	return -1;
+	unsigned f = vms_catalog_field(g, field);
+	return f == VMS_FIELD_OPEN ? -1 : (int)f;
 }
 
-/* The per-VM groups: "vm.NAME.cpu_time", "vm.NAME.vcpuK.delay",
- * "vm.NAME.net.TAP.rx_bytes", "vm.NAME.io.read_bytes" (a VM's name has no
- * dot in column names).  The entity is everything before the field. */
-static enum group_kind classify_vm(const char *name, size_t *ent_off, size_t *ent_len, int *field)
+/* The rate group of column c, and its field's index there. */
+static enum group_kind classify(const struct vms_col *c, int *field)
 {
-	/* the dot after the VM's name (name starts with "vm."; searching from
-	 * the first dot, not from name + 3, keeps GCC 12's -Wstringop-overread
-	 * quiet under ASan) */
-	const char *n = strchr(strchr(name, '.') + 1, '.');
-	const char *dot = strrchr(name, '.');
-	if (!n || n == name + 3 || !dot || dot < n)
+	int f = c->field_id == VMS_FIELD_OPEN ? -1 : c->field_id;
+	*field = f;
+	if (f < 0)
 		return G_NONE;
-	const char *rest = n + 1;
-	*ent_off = 0;
-	*ent_len = (size_t)(dot - name);
-	if (dot == n) {
-		*field = field_index(vmcpu_fields, 3, dot + 1);
-		return *field < 0 ? G_NONE : G_VMCPU;
-	}
-	if (strncmp(rest, "vcpu", 4) == 0 && vms_is_digit(rest[4]) && strchr(rest, '.') == dot) {
-		*field = field_index(vcpu_fields, 3, dot + 1);
-		return *field < 0 ? G_NONE : G_VCPU;
-	}
-	if (strncmp(rest, "io.", 3) == 0 && rest + 2 == dot) {
-		*field = field_index(vmio_fields, 4, dot + 1);
-		return *field < 0 ? G_NONE : G_VMIO;
-	}
-	if (strncmp(rest, "net.", 4) == 0 && dot > rest + 4) {
-		*field = field_index(net_fields, NF_N, dot + 1);
-		return *field < 0 ? G_NONE : G_NET;
+	switch (c->group) {
+	case VMS_G_CPU:
+		return f < VMS_CF_N ? G_CPU : G_NONE;
+	case VMS_G_DISK:
+		return f < DF_N ? G_DISK : G_NONE;
+	case VMS_G_NET:
+	case VMS_G_VMNET: /* the same fields */
+		return f < NF_N ? G_NET : G_NONE;
+	case VMS_G_VM:
+		/* cpu_time, cpu_user, cpu_system */
+		*field = f - fid(VMS_G_VM, "cpu_time");
+		return *field >= 0 && *field < 3 ? G_VMCPU : G_NONE;
+	case VMS_G_VCPU:
+		return G_VCPU; /* time, delay, slices */
+	case VMS_G_VMIO:
+		return G_VMIO; /* read_bytes, write_bytes, cg_read_bytes, cg_write_bytes */
 	}
 	return G_NONE;
 }
 
-/* Split "cpu.3.user" into kind, entity length and field index.  The field
- * is after the last dot (disk and interface names may contain dots). */
-static enum group_kind classify(const char *name, size_t *ent_off, size_t *ent_len, int *field)
+/* Columns of the same entity: group, entity and sub. */
+static bool same_entity(const struct vms_col *a, const struct vms_col *b)
 {
-	if (strncmp(name, "vm.", 3) == 0)
-		return classify_vm(name, ent_off, ent_len, field);
-	static const struct {
-		const char *prefix;
-		enum group_kind kind;
-		const char *const *fields;
-		int n;
-	} g[] = {
-		{"cpu.", G_CPU, cpu_fields, VMS_CF_N},
-		{"disk.", G_DISK, disk_fields, DF_N},
-		{"net.", G_NET, net_fields, NF_N},
-	};
-	const char *dot = strrchr(name, '.');
-	for (size_t i = 0; i < VMS_ARRAY_SIZE(g); i++) {
-		size_t pl = strlen(g[i].prefix);
-		if (strncmp(name, g[i].prefix, pl) != 0 || !dot || dot < name + pl + 1)
-			continue;
-		int f = field_index(g[i].fields, g[i].n, dot + 1);
-		if (f < 0)
-			return G_NONE;
-		*ent_off = pl;
-		*ent_len = (size_t)(dot - name) - pl;
-		*field = f;
-		return g[i].kind;
-	}
-	return G_NONE;
+	return a->group == b->group && strcmp(a->entity, b->entity) == 0 && strcmp(a->sub, b->sub) == 0;
 }
 
-static struct vms_rate_col *add(struct builder *b, uint8_t op, int32_t a, const char *prefix,
-				size_t plen, const char *suffix)
+/* An output column of identity (group, entity, sub, out); no group: named out. */
+static struct vms_rate_col *add(struct builder *b, uint8_t op, int32_t a, unsigned group, const char *entity,
+				const char *sub, const char *out)
 {
 	struct vms_rate_plan *p = b->p;
+	char buf[VMS_COL_NAME_MAX + 64];
 	if (b->err)
 		return NULL;
 	if (p->ncols == b->cap) {
@@ -305,27 +250,37 @@ static struct vms_rate_col *add(struct builder *b, uint8_t op, int32_t a, const 
 		p->cols = n;
 		b->cap = cap;
 	}
-	size_t sl = strlen(suffix);
-	char *name = malloc(plen + sl + 1);
+	int n = group ? vms_colname(buf, sizeof(buf), group, entity, sub, out) : snprintf(buf, sizeof(buf), "%s", out);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		b->err = n < 0 ? n : -ENAMETOOLONG;
+		return NULL;
+	}
+	char *name = strdup(buf);
 	if (!name) {
 		b->err = -ENOMEM;
 		return NULL;
 	}
-	memcpy(name, prefix, plen);
-	memcpy(name + plen, suffix, sl + 1);
 	struct vms_rate_col *c = &p->cols[p->ncols++];
-	*c = (struct vms_rate_col){.name = name, .op = op, .a = a, .b = -1, .c = -1, .mul = 1};
+	*c = (struct vms_rate_col){.name = name, .group = (uint8_t)group, .entity = entity ? entity : "",
+				   .sub = sub ? sub : "", .out = name + n - strlen(out), .op = op, .a = a,
+				   .b = -1, .c = -1, .mul = 1};
 	return c;
 }
 
+/* An output of the entity of column id. */
+static struct vms_rate_col *add_of(struct builder *b, uint8_t op, int32_t a, const struct vms_col *id, const char *out)
+{
+	return add(b, op, a, id->group, id->entity, id->sub, out);
+}
+
 /* A VMS_ROP_SUM column over num[0..nnum) and den[0..nden). */
-static void add_sum(struct builder *b, const char *prefix, size_t plen, const char *suffix,
-		    const int32_t *num, unsigned nnum, const int32_t *den, unsigned nden, double mul)
+static void add_sum(struct builder *b, unsigned group, const char *entity, const char *out, const int32_t *num,
+		    unsigned nnum, const int32_t *den, unsigned nden, double mul)
 {
 	if (!nnum)
 		return;
 	int32_t *xs = malloc((nnum + nden) * sizeof(*xs));
-	struct vms_rate_col *c = xs ? add(b, VMS_ROP_SUM, num[0], prefix, plen, suffix) : NULL;
+	struct vms_rate_col *c = xs ? add(b, VMS_ROP_SUM, num[0], group, entity, NULL, out) : NULL;
 	if (!c) {
 		free(xs);
 		if (!b->err)
@@ -341,18 +296,23 @@ static void add_sum(struct builder *b, const char *prefix, size_t plen, const ch
 	c->mul = mul;
 }
 
-static void plan_cpu(struct builder *b, const char *name, size_t plen, const int32_t *f, bool all)
+/* "<field>/s" of column i: its Δ per second */
+static struct vms_rate_col *add_per_s(struct builder *b, uint32_t i)
+{
+	const struct vms_col *col = &b->p->schema->cols[i];
+	char out[VMS_COL_NAME_MAX + 4];
+	snprintf(out, sizeof(out), "%s/s", col->group ? col->field : col->name);
+	return add_of(b, VMS_ROP_PER_S, (int32_t)i, col, out);
+}
+
+static void plan_cpu(struct builder *b, const struct vms_col *id, const int32_t *f, bool all)
 {
 	struct vms_rate_plan *p = b->p;
 	/* user, nice, system and idle exist on every kernel sysstat reads */
 	if (f[VMS_CF_USER] < 0 || f[VMS_CF_NICE] < 0 || f[VMS_CF_SYSTEM] < 0 || f[VMS_CF_IDLE] < 0) {
 		for (int k = 0; k < VMS_CF_N; k++)
-			if (f[k] >= 0) {
-				struct vms_rate_col *c = add(b, VMS_ROP_PER_S, f[k], p->schema->cols[f[k]].name,
-							     strlen(p->schema->cols[f[k]].name), "/s");
-				if (c)
-					c->mul = 1;
-			}
+			if (f[k] >= 0)
+				add_per_s(b, (uint32_t)f[k]);
 		return;
 	}
 	struct vms_cpu_group *g = realloc(p->cpu, (p->ncpu + 1) * sizeof(*g));
@@ -376,7 +336,7 @@ static void plan_cpu(struct builder *b, const char *name, size_t plen, const int
 	for (int k = 0; k < VMS_CPU_NPCT; k++) {
 		if (f[needs[k]] < 0)
 			continue;
-		struct vms_rate_col *c = add(b, VMS_ROP_CPU, f[needs[k]], name, plen, cpu_pct_names[k]);
+		struct vms_rate_col *c = add_of(b, VMS_ROP_CPU, f[needs[k]], id, cpu_pct_names[k]);
 		if (c) {
 			c->grp = p->ncpu;
 			c->field = (uint8_t)k;
@@ -386,11 +346,11 @@ static void plan_cpu(struct builder *b, const char *name, size_t plen, const int
 	p->ncpu++;
 }
 
-static void plan_disk(struct builder *b, const char *name, size_t plen, const int32_t *f)
+static void plan_disk(struct builder *b, const struct vms_col *id, const int32_t *f)
 {
 	struct vms_rate_col *c;
 	/* tps: reads + writes + discards (iostat.c write_plain_ext_stat) */
-	if (f[DF_RD_IOS] >= 0 && f[DF_WR_IOS] >= 0 && (c = add(b, VMS_ROP_PER_S, f[DF_RD_IOS], name, plen, "tps"))) {
+	if (f[DF_RD_IOS] >= 0 && f[DF_WR_IOS] >= 0 && (c = add_of(b, VMS_ROP_PER_S, f[DF_RD_IOS], id, "tps"))) {
 		c->b = f[DF_WR_IOS];
 		c->c = f[DF_DC_IOS];
 	}
@@ -410,31 +370,31 @@ static void plan_disk(struct builder *b, const char *name, size_t plen, const in
 			tk = f[dir[d].ticks];
 		if (ios < 0)
 			continue;
-		add(b, VMS_ROP_PER_S, ios, name, plen, dir[d].n[0]);
-		if (sec >= 0 && (c = add(b, VMS_ROP_PER_S, sec, name, plen, dir[d].n[1])))
+		add_of(b, VMS_ROP_PER_S, ios, id, dir[d].n[0]);
+		if (sec >= 0 && (c = add_of(b, VMS_ROP_PER_S, sec, id, dir[d].n[1])))
 			c->mul = 0.5;
 		if (mg >= 0) {
-			add(b, VMS_ROP_PER_S, mg, name, plen, dir[d].n[2]);
-			if ((c = add(b, VMS_ROP_PCT_OF, mg, name, plen, dir[d].n[3])))
+			add_of(b, VMS_ROP_PER_S, mg, id, dir[d].n[2]);
+			if ((c = add_of(b, VMS_ROP_PCT_OF, mg, id, dir[d].n[3])))
 				c->b = ios;
 		}
-		if (tk >= 0 && (c = add(b, VMS_ROP_PER_OP, tk, name, plen, dir[d].n[4])))
+		if (tk >= 0 && (c = add_of(b, VMS_ROP_PER_OP, tk, id, dir[d].n[4])))
 			c->b = ios;
-		if (sec >= 0 && (c = add(b, VMS_ROP_PER_OP, sec, name, plen, dir[d].n[5]))) {
+		if (sec >= 0 && (c = add_of(b, VMS_ROP_PER_OP, sec, id, dir[d].n[5]))) {
 			c->b = ios;
 			c->mul = 0.5;
 		}
 	}
 	if (f[DF_FL_IOS] >= 0) {
-		add(b, VMS_ROP_PER_S, f[DF_FL_IOS], name, plen, "f/s");
-		if (f[DF_FL_TICKS] >= 0 && (c = add(b, VMS_ROP_PER_OP, f[DF_FL_TICKS], name, plen, "f_await")))
+		add_of(b, VMS_ROP_PER_S, f[DF_FL_IOS], id, "f/s");
+		if (f[DF_FL_TICKS] >= 0 && (c = add_of(b, VMS_ROP_PER_OP, f[DF_FL_TICKS], id, "f_await")))
 			c->b = f[DF_FL_IOS];
 	}
-	if (f[DF_TIME_IN_QUEUE] >= 0 && (c = add(b, VMS_ROP_PER_S, f[DF_TIME_IN_QUEUE], name, plen, "aqu-sz")))
+	if (f[DF_TIME_IN_QUEUE] >= 0 && (c = add_of(b, VMS_ROP_PER_S, f[DF_TIME_IN_QUEUE], id, "aqu-sz")))
 		c->mul = 1.0 / 1000;
-	if (f[DF_IO_TICKS] >= 0 && (c = add(b, VMS_ROP_PER_S, f[DF_IO_TICKS], name, plen, "%util")))
+	if (f[DF_IO_TICKS] >= 0 && (c = add_of(b, VMS_ROP_PER_S, f[DF_IO_TICKS], id, "%util")))
 		c->mul = 1.0 / 10;
-	if (f[DF_IN_FLIGHT] >= 0 && (c = add(b, VMS_ROP_GAUGE, f[DF_IN_FLIGHT], name, plen, "in_flight")))
+	if (f[DF_IN_FLIGHT] >= 0 && (c = add_of(b, VMS_ROP_GAUGE, f[DF_IN_FLIGHT], id, "in_flight")))
 		c->scale = b->p->schema->cols[f[DF_IN_FLIGHT]].scale;
 	/* sar -d: await and areq-sz over reads, writes and discards together */
 	if (f[DF_RD_IOS] >= 0 && f[DF_WR_IOS] >= 0) {
@@ -454,35 +414,35 @@ static void plan_disk(struct builder *b, const char *name, size_t plen, const in
 		}
 		/* every direction counted has its ticks and sectors */
 		if (nt == n)
-			add_sum(b, name, plen, "await", tk, nt, ios, n, 1);
+			add_sum(b, id->group, id->entity, "await", tk, nt, ios, n, 1);
 		if (ns == n)
-			add_sum(b, name, plen, "areq-sz", sec, ns, ios, n, 0.5);
+			add_sum(b, id->group, id->entity, "areq-sz", sec, ns, ios, n, 0.5);
 	}
 }
 
-static void plan_net(struct builder *b, const char *name, size_t plen, const int32_t *f)
+static void plan_net(struct builder *b, const struct vms_col *id, const int32_t *f)
 {
 	for (size_t k = 0; k < VMS_ARRAY_SIZE(net_out); k++) {
 		if (f[net_out[k].field] < 0)
 			continue;
-		struct vms_rate_col *c = add(b, VMS_ROP_PER_S, f[net_out[k].field], name, plen, net_out[k].name);
+		struct vms_rate_col *c = add_of(b, VMS_ROP_PER_S, f[net_out[k].field], id, net_out[k].name);
 		if (c)
 			c->mul = net_out[k].mul;
 	}
 }
 
 /* One output per present input: name suffix and multiplier. */
-static void plan_each(struct builder *b, const char *name, size_t plen, const int32_t *f, unsigned n,
+static void plan_each(struct builder *b, const struct vms_col *id, const int32_t *f, unsigned n,
 		      const char *const *out, const double *mul)
 {
 	for (unsigned k = 0; k < n; k++) {
 		struct vms_rate_col *c;
-		if (f[k] >= 0 && (c = add(b, VMS_ROP_PER_S, f[k], name, plen, out[k])))
+		if (f[k] >= 0 && (c = add_of(b, VMS_ROP_PER_S, f[k], id, out[k])))
 			c->mul = mul[k];
 	}
 }
 
-static void plan_vm(struct builder *b, enum group_kind k, const char *name, size_t plen, const int32_t *f)
+static void plan_vm(struct builder *b, enum group_kind k, const struct vms_col *id, const int32_t *f)
 {
 	static const char *const cpu_out[] = {"%cpu", "%usr", "%sys"};
 	static const double pct[] = {1e-7, 1e-7, 1e-7}; /* ns per s -> percent */
@@ -491,60 +451,48 @@ static void plan_vm(struct builder *b, enum group_kind k, const char *name, size
 	static const char *const io_out[] = {"rkB/s", "wkB/s", "cg_rkB/s", "cg_wkB/s"};
 	static const double kib[] = {1.0 / 1024, 1.0 / 1024, 1.0 / 1024, 1.0 / 1024};
 	if (k == G_VMCPU)
-		plan_each(b, name, plen, f, 3, cpu_out, pct);
+		plan_each(b, id, f, 3, cpu_out, pct);
 	else if (k == G_VCPU)
-		plan_each(b, name, plen, f, 3, vcpu_out, vcpu_mul);
+		plan_each(b, id, f, 3, vcpu_out, vcpu_mul);
 	else
-		plan_each(b, name, plen, f, 4, io_out, kib);
+		plan_each(b, id, f, 4, io_out, kib);
 }
 
-/* "vcpu<digits>.delay" */
-static bool is_vcpu_delay(const char *rest)
+
+static bool is_vm_group(unsigned g)
 {
-	if (strncmp(rest, "vcpu", 4) != 0 || rest[4] < '0' || rest[4] > '9')
-		return false;
-	rest += 4;
-	while (*rest >= '0' && *rest <= '9')
-		rest++;
-	return strcmp(rest, ".delay") == 0;
+	return g >= VMS_G_VM && g <= VMS_G_VMPERF;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+/* The column of group g, entity ent (no sub), field `field` and kind
+ * `kind` (the first), or -1. */
+static int32_t find_id(const struct vms_schema *s, unsigned g, const char *ent, const char *field, uint8_t kind)
 {
-	size_t l = strlen(s), sl = strlen(suffix);
-	return l >= sl && strcmp(s + l - sl, suffix) == 0;
-}
-
-/* Column prefix + rest of kind `kind`, or -1. */
-static int32_t vm_col(const struct vms_schema *s, const char *prefix, size_t plen, const char *rest, uint8_t kind)
-{
-	char n[600];
-	if (plen + strlen(rest) >= sizeof(n))
-		return -1;
-	memcpy(n, prefix, plen);
-	strcpy(n + plen, rest);
-	for (uint32_t i = 0; i < s->ncols; i++)
-		if (s->cols[i].kind == kind && strcmp(s->cols[i].name, n) == 0)
+	for (uint32_t i = 0; i < s->ncols; i++) {
+		const struct vms_col *c = &s->cols[i];
+		if (c->group == g && c->kind == kind && !c->sub[0] && strcmp(c->field, field) == 0 &&
+		    strcmp(c->entity, ent) == 0)
 			return (int32_t)i;
+	}
 	return -1;
 }
 
 /* A VM's CPU against its cgroup's cap, and its throttled share. */
-static void plan_vm_cap(struct builder *b, const char *prefix, size_t plen)
+static void plan_vm_cap(struct builder *b, const char *vm)
 {
 	const struct vms_schema *s = b->p->schema;
 	struct vms_rate_col *c;
-	int32_t t = vm_col(s, prefix, plen, "cpu_time", VMS_KIND_COUNTER),
-		q = vm_col(s, prefix, plen, "cg.cpu_quota_us", VMS_KIND_GAUGE),
-		pe = vm_col(s, prefix, plen, "cg.cpu_period_us", VMS_KIND_GAUGE),
-		nt = vm_col(s, prefix, plen, "cg.nr_throttled", VMS_KIND_COUNTER),
-		np = vm_col(s, prefix, plen, "cg.nr_periods", VMS_KIND_COUNTER);
-	if (t >= 0 && q >= 0 && pe >= 0 && (c = add(b, VMS_ROP_CAP, t, prefix, plen, "%cap"))) {
+	int32_t t = find_id(s, VMS_G_VM, vm, "cpu_time", VMS_KIND_COUNTER),
+		q = find_id(s, VMS_G_VMCG, vm, "cpu_quota_us", VMS_KIND_GAUGE),
+		pe = find_id(s, VMS_G_VMCG, vm, "cpu_period_us", VMS_KIND_GAUGE),
+		nt = find_id(s, VMS_G_VMCG, vm, "nr_throttled", VMS_KIND_COUNTER),
+		np = find_id(s, VMS_G_VMCG, vm, "nr_periods", VMS_KIND_COUNTER);
+	if (t >= 0 && q >= 0 && pe >= 0 && (c = add(b, VMS_ROP_CAP, t, VMS_G_VM, vm, NULL, "%cap"))) {
 		c->b = q;
 		c->c = pe;
 		c->mul = 100;
 	}
-	if (nt >= 0 && np >= 0 && (c = add(b, VMS_ROP_PER_OP, nt, prefix, plen, "%thrtl"))) {
+	if (nt >= 0 && np >= 0 && (c = add(b, VMS_ROP_PER_OP, nt, VMS_G_VM, vm, NULL, "%thrtl"))) {
 		c->b = np;
 		c->mul = 100;
 	}
@@ -557,43 +505,39 @@ static void plan_vm_totals(struct builder *b)
 	size_t n = s->ncols ? s->ncols : 1;
 	bool *done = calloc(n, sizeof(*done));
 	int32_t *dl = malloc(n * sizeof(*dl)), *rx = malloc(n * sizeof(*rx)), *tx = malloc(n * sizeof(*tx));
+	const int delay = fid(VMS_G_VCPU, "delay");
 	if (!done || !dl || !rx || !tx) {
 		b->err = -ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < s->ncols && !b->err; i++) {
-		const char *name = s->cols[i].name;
-		if (done[i] || strncmp(name, "vm.", 3) != 0)
+		const char *vm = s->cols[i].entity;
+		if (done[i] || !is_vm_group(s->cols[i].group))
 			continue;
-		const char *dot = strchr(name + 3, '.');
-		if (!dot || dot == name + 3)
-			continue;
-		size_t plen = (size_t)(dot - name) + 1; /* "vm.NAME." */
 		unsigned nd = 0, nr = 0, nt = 0;
 		for (uint32_t j = i; j < s->ncols; j++) {
-			const char *nj = s->cols[j].name;
-			if (done[j] || strncmp(nj, name, plen) != 0)
+			const struct vms_col *c = &s->cols[j];
+			if (done[j] || !is_vm_group(c->group) || strcmp(c->entity, vm) != 0)
 				continue;
 			done[j] = true;
-			const char *rest = nj + plen;
-			if (s->cols[j].kind != VMS_KIND_COUNTER)
+			if (c->kind != VMS_KIND_COUNTER)
 				continue;
-			if (is_vcpu_delay(rest))
+			if (c->group == VMS_G_VCPU && c->field_id == delay)
 				dl[nd++] = (int32_t)j;
-			else if (strncmp(rest, "net.", 4) == 0 && ends_with(rest, ".rx_bytes"))
+			else if (c->group == VMS_G_VMNET && c->field_id == NF_RX_BYTES)
 				rx[nr++] = (int32_t)j;
-			else if (strncmp(rest, "net.", 4) == 0 && ends_with(rest, ".tx_bytes"))
+			else if (c->group == VMS_G_VMNET && c->field_id == NF_TX_BYTES)
 				tx[nt++] = (int32_t)j;
 		}
 		if (nd > UINT16_MAX || nr > UINT16_MAX || nt > UINT16_MAX)
 			continue;
 		if (nd) {
-			add_sum(b, name, plen, "%steal", dl, nd, NULL, 0, 1e-7 / nd);
-			add_sum(b, name, plen, "dlyms/s", dl, nd, NULL, 0, 1e-6);
+			add_sum(b, VMS_G_VM, vm, "%steal", dl, nd, NULL, 0, 1e-7 / nd);
+			add_sum(b, VMS_G_VM, vm, "dlyms/s", dl, nd, NULL, 0, 1e-6);
 		}
-		add_sum(b, name, plen, "rxkB/s", rx, nr, NULL, 0, 1.0 / 1024);
-		add_sum(b, name, plen, "txkB/s", tx, nt, NULL, 0, 1.0 / 1024);
-		plan_vm_cap(b, name, plen);
+		add_sum(b, VMS_G_VM, vm, "rxkB/s", rx, nr, NULL, 0, 1.0 / 1024);
+		add_sum(b, VMS_G_VM, vm, "txkB/s", tx, nt, NULL, 0, 1.0 / 1024);
+		plan_vm_cap(b, vm);
 	}
 out:
 	free(done);
@@ -604,30 +548,22 @@ out:
 
 /* ---- host memory: sar -B, -r, -S (see the top of this file) ---------------- */
 
-static int32_t find_col(const struct vms_schema *s, const char *name, uint8_t kind)
+/* The vmstat counters `key`, else those named key_<zone> (a kernel before
+ * 4.8 counted per zone), but not key_throttle: at most max, into xs; how
+ * many. */
+static unsigned vmstat_cols(const struct vms_schema *s, const char *key, int32_t *xs, unsigned max)
 {
-	for (uint32_t i = 0; i < s->ncols; i++)
-		if (s->cols[i].kind == kind && strcmp(s->cols[i].name, name) == 0)
-			return (int32_t)i;
-	return -1;
-}
-
-/* The counters named exactly `name`, else those named name_<zone> (a
- * kernel before 4.8 counted per zone), but not name_throttle: at most
- * max, into xs; how many. */
-static unsigned vmstat_cols(const struct vms_schema *s, const char *name, int32_t *xs, unsigned max)
-{
-	int32_t x = find_col(s, name, VMS_KIND_COUNTER);
+	int32_t x = find_id(s, VMS_G_VMSTAT, "", key, VMS_KIND_COUNTER);
 	if (x >= 0) {
 		xs[0] = x;
 		return 1;
 	}
 	unsigned n = 0;
-	size_t l = strlen(name);
+	size_t l = strlen(key);
 	for (uint32_t i = 0; i < s->ncols && n < max; i++) {
-		const char *c = s->cols[i].name;
-		if (s->cols[i].kind == VMS_KIND_COUNTER && strncmp(c, name, l) == 0 && c[l] == '_' &&
-		    strcmp(c + l, "_throttle") != 0)
+		const struct vms_col *c = &s->cols[i];
+		if (c->group == VMS_G_VMSTAT && c->kind == VMS_KIND_COUNTER && strncmp(c->field, key, l) == 0 &&
+		    c->field[l] == '_' && strcmp(c->field + l, "_throttle") != 0)
 			xs[n++] = (int32_t)i;
 	}
 	return n;
@@ -643,19 +579,18 @@ static void add_gexpr(struct builder *b, const char *out, const char *const *num
 	const char *const *lists[2] = {num, den};
 	int32_t xs[8];
 	unsigned cnt[2] = {0, 0}, n = 0;
-	char name[80];
 	for (int l = 0; l < 2; l++)
 		for (const char *const *k = lists[l]; k && *k; k++) {
 			bool minus = **k == '-';
-			snprintf(name, sizeof(name), "mem.%s", *k + minus);
-			int32_t x = find_col(s, name, VMS_KIND_GAUGE);
+			int32_t x = find_id(s, VMS_G_MEM, "", *k + minus, VMS_KIND_GAUGE);
 			if (x < 0 || n == VMS_ARRAY_SIZE(xs))
 				return;
 			xs[n++] = minus ? ~x : x;
 			cnt[l]++;
 		}
 	int32_t *own = malloc(n * sizeof(*own));
-	struct vms_rate_col *c = own ? add(b, VMS_ROP_GEXPR, xs[0] < 0 ? ~xs[0] : xs[0], "mem.", 4, out) : NULL;
+	struct vms_rate_col *c = own ? add(b, VMS_ROP_GEXPR, xs[0] < 0 ? ~xs[0] : xs[0], VMS_G_MEM, NULL, NULL, out)
+				     : NULL;
 	if (!c) {
 		free(own);
 		if (!b->err)
@@ -675,27 +610,27 @@ static void plan_mem(struct builder *b)
 	const struct vms_schema *s = b->p->schema;
 	/* sar -B: the sums over reclaimers and zones */
 	int32_t k[16], d[16], st[32];
-	unsigned nk = vmstat_cols(s, "vmstat.pgscan_kswapd", k, 16);
-	unsigned nd = vmstat_cols(s, "vmstat.pgscan_direct", d, 16);
+	unsigned nk = vmstat_cols(s, "pgscan_kswapd", k, 16);
+	unsigned nd = vmstat_cols(s, "pgscan_direct", d, 16);
 	unsigned ns = 0;
-	int32_t an = find_col(s, "vmstat.pgsteal_anon", VMS_KIND_COUNTER),
-		fi = find_col(s, "vmstat.pgsteal_file", VMS_KIND_COUNTER);
+	int32_t an = find_id(s, VMS_G_VMSTAT, "", "pgsteal_anon", VMS_KIND_COUNTER),
+		fi = find_id(s, VMS_G_VMSTAT, "", "pgsteal_file", VMS_KIND_COUNTER);
 	if (an >= 0 && fi >= 0) {
 		st[ns++] = an;
 		st[ns++] = fi;
 	} else if (an < 0 && fi < 0) {
-		ns = vmstat_cols(s, "vmstat.pgsteal_kswapd", st, 16);
-		ns += vmstat_cols(s, "vmstat.pgsteal_direct", st + ns, 16);
+		ns = vmstat_cols(s, "pgsteal_kswapd", st, 16);
+		ns += vmstat_cols(s, "pgsteal_direct", st + ns, 16);
 	}
-	add_sum(b, "vmstat.", 7, "pgscank/s", k, nk, NULL, 0, 1);
-	add_sum(b, "vmstat.", 7, "pgscand/s", d, nd, NULL, 0, 1);
-	add_sum(b, "vmstat.", 7, "pgsteal/s", st, ns, NULL, 0, 1);
+	add_sum(b, VMS_G_VMSTAT, NULL, "pgscank/s", k, nk, NULL, 0, 1);
+	add_sum(b, VMS_G_VMSTAT, NULL, "pgscand/s", d, nd, NULL, 0, 1);
+	add_sum(b, VMS_G_VMSTAT, NULL, "pgsteal/s", st, ns, NULL, 0, 1);
 	if (nk && nd && ns) {
 		int32_t all[64];
 		memcpy(all, st, ns * sizeof(*all));
 		memcpy(all + ns, k, nk * sizeof(*all));
 		memcpy(all + ns + nk, d, nd * sizeof(*all));
-		add_sum(b, "vmstat.", 7, "%vmeff", all, ns, all + ns, nk + nd, 100);
+		add_sum(b, VMS_G_VMSTAT, NULL, "%vmeff", all, ns, all + ns, nk + nd, 100);
 	}
 	/* sar -r, sar -S */
 #define L(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -718,45 +653,50 @@ static void plan_mem(struct builder *b)
 #undef L
 }
 
+/* psi's totals: the stall's share of the interval, as sar -q PSI names it */
+static const struct {
+	uint8_t group;
+	const char *field, *out;
+} psi_out[] = {
+	{VMS_G_PSI, "some.total", "%some"},
+	{VMS_G_PSI, "full.total", "%full"},
+	{VMS_G_VMCG, "psi.cpu.some.total", "psi.cpu.%some"},
+	{VMS_G_VMCG, "psi.cpu.full.total", "psi.cpu.%full"},
+	{VMS_G_VMCG, "psi.memory.some.total", "psi.memory.%some"},
+	{VMS_G_VMCG, "psi.memory.full.total", "psi.memory.%full"},
+	{VMS_G_VMCG, "psi.io.some.total", "psi.io.%some"},
+	{VMS_G_VMCG, "psi.io.full.total", "psi.io.%full"},
+};
+
 static void plan_single(struct builder *b, uint32_t i)
 {
 	const struct vms_col *col = &b->p->schema->cols[i];
 	static const struct {
 		const char *in, *out;
 	} renames[] = {
-		{"stat.ctxt", "stat.cswch/s"},
-		{"stat.processes", "stat.proc/s"},
-		{"stat.intr", "stat.intr/s"},
+		{"ctxt", "cswch/s"},
+		{"processes", "proc/s"},
+		{"intr", "intr/s"},
 	};
 	struct vms_rate_col *c;
 	if (col->kind != VMS_KIND_COUNTER) {
-		if ((c = add(b, VMS_ROP_GAUGE, (int32_t)i, col->name, strlen(col->name), "")))
+		if ((c = add_of(b, VMS_ROP_GAUGE, (int32_t)i, col, col->group ? col->field : col->name)))
 			c->scale = col->scale;
 		return;
 	}
 	/* [vm.N.cg.]psi.R.some.total -> psi.R.%some: µs per s -> % */
-	const char *psi = strncmp(col->name, "psi.", 4) == 0 ? col->name : strstr(col->name, ".cg.psi.");
-	if (psi && psi != col->name)
-		psi += 4; /* "psi.R..." */
-	if (psi && ends_with(col->name, ".total") && col->unit == VMS_UNIT_US) {
-		size_t nl = strlen(col->name) - 6; /* "...psi.R.some" */
-		const char *kind = col->name + nl;
-		while (kind > psi + 4 && kind[-1] != '.')
-			kind--;
-		if (kind > psi + 4) {
-			char out[16];
-			snprintf(out, sizeof(out), "%%%.*s", (int)(col->name + nl - kind), kind);
-			if ((c = add(b, VMS_ROP_PER_S, (int32_t)i, col->name, (size_t)(kind - col->name), out)))
+	for (size_t k = 0; k < VMS_ARRAY_SIZE(psi_out) && col->unit == VMS_UNIT_US; k++)
+		if (col->group == psi_out[k].group && strcmp(col->field, psi_out[k].field) == 0) {
+			if ((c = add_of(b, VMS_ROP_PER_S, (int32_t)i, col, psi_out[k].out)))
 				c->mul = 1e-4;
 			return;
 		}
-	}
-	for (size_t k = 0; k < VMS_ARRAY_SIZE(renames); k++)
-		if (strcmp(col->name, renames[k].in) == 0) {
-			add(b, VMS_ROP_PER_S, (int32_t)i, renames[k].out, strlen(renames[k].out), "");
+	for (size_t k = 0; k < VMS_ARRAY_SIZE(renames) && col->group == VMS_G_STAT; k++)
+		if (strcmp(col->field, renames[k].in) == 0) {
+			add_of(b, VMS_ROP_PER_S, (int32_t)i, col, renames[k].out);
 			return;
 		}
-	if ((c = add(b, VMS_ROP_PER_S, (int32_t)i, col->name, strlen(col->name), "/s")))
+	if ((c = add_per_s(b, i)))
 		c->mul = vms_unscale(c->mul, col->scale);
 }
 
@@ -776,36 +716,31 @@ int vms_rate_plan_new(const struct vms_schema *s, struct vms_rate_plan **out)
 	for (uint32_t i = 0; i < s->ncols && !b.err; i++) {
 		if (done[i])
 			continue;
-		size_t eo, el;
+		const struct vms_col *id = &s->cols[i];
 		int fi;
-		const char *name = s->cols[i].name;
-		enum group_kind k = classify(name, &eo, &el, &fi);
+		enum group_kind k = classify(id, &fi);
 		if (k == G_NONE) {
 			plan_single(&b, i);
 			continue;
 		}
-		/* gather the entity's other fields (the first of each name wins) */
+		/* gather the entity's other fields (the first of each wins) */
 		for (size_t x = 0; x < VMS_ARRAY_SIZE(f); x++)
 			f[x] = -1;
 		for (uint32_t j = i; j < s->ncols; j++) {
-			size_t eo2, el2;
 			int fj;
-			const char *nj = s->cols[j].name;
-			if (done[j] || classify(nj, &eo2, &el2, &fj) != k || el2 != el ||
-			    memcmp(nj + eo2, name + eo, el) != 0 || f[fj] >= 0)
+			if (done[j] || classify(&s->cols[j], &fj) != k || !same_entity(id, &s->cols[j]) || f[fj] >= 0)
 				continue;
 			f[fj] = (int32_t)j;
 			done[j] = true;
 		}
-		size_t plen = eo + el + 1; /* "disk.sda." */
 		if (k == G_CPU)
-			plan_cpu(&b, name, plen, f, el == 3 && memcmp(name + eo, "all", 3) == 0);
+			plan_cpu(&b, id, f, strcmp(id->entity, "all") == 0);
 		else if (k == G_DISK)
-			plan_disk(&b, name, plen, f);
+			plan_disk(&b, id, f);
 		else if (k == G_NET)
-			plan_net(&b, name, plen, f);
+			plan_net(&b, id, f);
 		else
-			plan_vm(&b, k, name, plen, f);
+			plan_vm(&b, k, id, f);
 	}
 	free(done);
 	if (!b.err)
@@ -1084,157 +1019,6 @@ unsigned vms_rate_compute_dt(struct vms_rate_plan *p, const uint64_t *prev, cons
 	return x.flags;
 }
 
-/* ---- the CSV writer ---------------------------------------------------- */
-
-#define RATES_META "seq,time,t_mono_ns,interval_s,rate_flags"
-#define RATE_DIGITS 2     /* sysstat prints two decimals */
-#define FIELD_MAX 32      /* one formatted value */
-
-struct vms_rates {
-	struct vms_out out;
-	char **names;         /* the header's derived columns */
-	uint32_t nnames, capnames;
-	bool header_done;
-	uint64_t rows;
-	/* the current generation */
-	const struct vms_schema *sch;
-	struct vms_rate_plan *plan;
-	int32_t *map;         /* names[i] -> plan column, -1 */
-	double *vals;
-	struct vms_rate_last last; /* each column's last value and when */
-	uint64_t pseq, pt_mono; /* the previous frame */
-	bool have_prev;
-};
-
-int vms_rates_open(struct vms_rates **out, const char *path, unsigned how)
-{
-	struct vms_rates *r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	int e = vms_out_open(&r->out, path, how, 1 << 16);
-	if (e < 0) {
-		free(r);
-		return e;
-	}
-	*out = r;
-	return 0;
-}
-
-static int find_name(const struct vms_rates *r, const char *n)
-{
-	for (uint32_t i = 0; i < r->nnames; i++)
-		if (strcmp(r->names[i], n) == 0)
-			return (int)i;
-	return -1;
-}
-
-static int add_names(struct vms_rates *r, const struct vms_rate_plan *p)
-{
-	for (uint32_t k = 0; k < p->ncols; k++) {
-		if (find_name(r, p->cols[k].name) >= 0)
-			continue;
-		if (r->nnames == r->capnames) {
-			uint32_t cap = r->capnames ? r->capnames * 2 : 64;
-			char **n = realloc(r->names, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			r->names = n;
-			r->capnames = cap;
-		}
-		r->names[r->nnames] = strdup(p->cols[k].name);
-		if (!r->names[r->nnames])
-			return -ENOMEM;
-		r->nnames++;
-	}
-	return 0;
-}
-
-int vms_rates_declare(struct vms_rates *r, const struct vms_schema *s)
-{
-	struct vms_rate_plan *p;
-	int e = vms_rate_plan_new(s, &p);
-	if (e < 0)
-		return e;
-	e = add_names(r, p);
-	vms_rate_plan_free(p);
-	return e;
-}
-
-/* Write everything buffered (a reader may block). */
-static int put(struct vms_rates *r, size_t need, char **p)
-{
-	int e = vms_out_ensure(&r->out, need);
-	if (e < 0)
-		return e;
-	if (vms_out_room(&r->out) < need) {
-		e = vms_out_drain(&r->out);
-		if (e < 0)
-			return e;
-	}
-	*p = vms_out_reserve(&r->out, need);
-	return 0;
-}
-
-static int write_header(struct vms_rates *r)
-{
-	size_t need = sizeof(RATES_META) + 4;
-	for (uint32_t i = 0; i < r->nnames; i++)
-		need += vms_csv_field_max(r->names[i]) + 1;
-	char *p, *st;
-	int e = put(r, need, &p);
-	if (e < 0)
-		return e;
-	st = p;
-	memcpy(p, RATES_META, sizeof(RATES_META) - 1);
-	p += sizeof(RATES_META) - 1;
-	for (uint32_t i = 0; i < r->nnames; i++) {
-		*p++ = ',';
-		p = vms_csv_field(p, r->names[i]);
-	}
-	*p++ = '\r';
-	*p++ = '\n';
-	vms_out_advance(&r->out, (size_t)(p - st));
-	vms_out_end_record(&r->out);
-	r->header_done = true;
-	return 0;
-}
-
-/* A new generation: its plan, the header map, the column map from the
- * previous frame's schema. */
-static int switch_schema(struct vms_rates *r, const struct vms_schema *s)
-{
-	int e = vms_rate_plan_renew(&r->plan, s);
-	if (e < 0)
-		return e;
-	const struct vms_rate_plan *p = r->plan;
-	r->sch = s;
-	if (!r->header_done && r->nnames == 0) {
-		e = add_names(r, p);
-		if (e < 0)
-			return e;
-	}
-	free(r->map);
-	free(r->vals);
-	r->map = calloc(r->nnames ? r->nnames : 1, sizeof(*r->map));
-	r->vals = calloc(p->ncols ? p->ncols : 1, sizeof(*r->vals));
-	if (!r->map || !r->vals)
-		return -ENOMEM;
-	uint32_t shown = 0;
-	for (uint32_t i = 0; i < r->nnames; i++) {
-		r->map[i] = -1;
-		for (uint32_t k = 0; k < p->ncols; k++)
-			if (strcmp(r->names[i], p->cols[k].name) == 0) {
-				r->map[i] = (int32_t)k;
-				shown++;
-				break;
-			}
-	}
-	if (shown < p->ncols)
-		vms_warn("rates: schema generation %u adds %u columns that the header (fixed) cannot show",
-			 s->gen, p->ncols - shown);
-	return 0;
-}
-
 double vms_unscale(double v, int scale)
 {
 	for (int s = 0; s < scale; s++)
@@ -1351,105 +1135,76 @@ void vms_rate_last_free(struct vms_rate_last *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static void remember(struct vms_rates *r, const struct vms_frame *f)
-{
-	vms_rate_last_put(&r->last, f);
-	r->pseq = f->seq;
-	r->pt_mono = f->t_mono_ns;
-}
+/* ---- one rate stream ---------------------------------------------------------- */
 
-int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f)
+int vms_rate_stream_schema(struct vms_rate_stream *st, const struct vms_schema *s)
 {
-	int e;
-	if (f->ncols != s->ncols)
-		return -EINVAL;
-	bool newgen = s != r->sch;
-	if (newgen) {
-		e = switch_schema(r, s);
-		if (e < 0)
-			return e;
-	}
-	if (!r->header_done) {
-		e = write_header(r);
-		if (e < 0)
-			return e;
-	}
-	bool had = r->have_prev;
-	if (!had)
-		vms_rate_last_free(&r->last); /* a new stream: nothing carries over */
-	e = vms_rate_last_align(&r->last, s);
+	if (s == st->sch && st->plan)
+		return 0;
+	int e = vms_rate_plan_renew(&st->plan, s);
 	if (e < 0)
 		return e;
-	if (!had) {
-		/* an interval needs two frames */
-		remember(r, f);
-		r->have_prev = true;
-		return 0;
-	}
-	vms_rate_last_dt(&r->last, f->t_mono_ns);
-	double dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
-	unsigned flags = vms_rate_compute_dt(r->plan, r->last.v, f->v, r->last.dt, r->vals);
-	if (newgen || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
-	    f->seq != r->pseq + 1 || dt <= 0)
-		flags |= VMS_RATE_GAP;
+	st->sch = s;
+	return 1;
+}
 
-	char *p, *st;
-	e = put(r, 2 * VMS_CSV_META_MAX + (size_t)r->nnames * FIELD_MAX + 4, &p);
+/* One frame: the interval since the previous one (values into out, or the
+ * terms of sel into t), then f remembered. */
+static int step(struct vms_rate_stream *st, const struct vms_frame *f, const uint32_t *sel, uint32_t nsel,
+		struct vms_rate_term *t, double *out)
+{
+	const struct vms_schema *s = st->sch;
+	struct vms_rate_last *l = &st->last;
+	st->dt = 0;
+	st->flags = 0;
+	if (!st->have_prev)
+		vms_rate_last_free(l); /* a new stream: nothing carries over */
+	int e = vms_rate_last_align(l, s);
 	if (e < 0)
 		return e;
-	st = p;
-	p = vms_fmt_u64(p, f->seq);
-	*p++ = ',';
-	p = vms_fmt_time(p, f->t_real_ns, vms_local_gmtoff(f->t_real_ns));
-	*p++ = ',';
-	p = vms_fmt_u64(p, f->t_mono_ns);
-	*p++ = ',';
-	if (dt > 0)
-		p = vms_fmt_double(p, dt, 6);
-	*p++ = ',';
-	p = vms_fmt_u64(p, flags);
-	for (uint32_t i = 0; i < r->nnames; i++) {
-		*p++ = ',';
-		int32_t k = r->map[i];
-		if (k < 0)
-			continue;
-		const struct vms_rate_col *c = &r->plan->cols[k];
-		if (c->op == VMS_ROP_GAUGE)
-			p = vms_csv_value(p, f->v[c->a], c->scale); /* exact */
-		else if (!isnan(r->vals[k]))
-			p = vms_fmt_double(p, r->vals[k], c->op == VMS_ROP_GEXPR ? c->field : RATE_DIGITS);
+	bool ended = st->have_prev;
+	if (ended) {
+		if (st->in)
+			vms_rate_last_dt_some(l, f->t_mono_ns, st->in, st->nin);
+		else
+			vms_rate_last_dt(l, f->t_mono_ns);
+		st->dt = f->t_mono_ns > st->pt_mono ? (double)(f->t_mono_ns - st->pt_mono) / 1e9 : 0;
+		st->flags = out ? vms_rate_compute_dt(st->plan, l->v, f->v, l->dt, out)
+				: vms_rate_terms_dt(st->plan, l->v, f->v, l->dt, sel, nsel, t);
+		if (s != st->psch || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
+		    f->seq != st->pseq + 1 || st->dt <= 0)
+			st->flags |= VMS_RATE_GAP;
 	}
-	*p++ = '\r';
-	*p++ = '\n';
-	vms_out_advance(&r->out, (size_t)(p - st));
-	vms_out_end_record(&r->out);
-	r->rows++;
-	remember(r, f);
-	return 0;
+	if (st->in)
+		vms_rate_last_put_some(l, f, st->in, st->nin);
+	else
+		vms_rate_last_put(l, f);
+	st->pseq = f->seq;
+	st->pt_mono = f->t_mono_ns;
+	st->psch = s;
+	st->have_prev = true;
+	return ended;
 }
 
-void vms_rates_restart(struct vms_rates *r)
+int vms_rate_stream_values(struct vms_rate_stream *st, const struct vms_frame *f, double *out)
 {
-	r->have_prev = false;
+	return step(st, f, NULL, 0, NULL, out);
 }
 
-uint64_t vms_rates_rows(const struct vms_rates *r)
+int vms_rate_stream_terms(struct vms_rate_stream *st, const struct vms_frame *f, const uint32_t *sel,
+			  uint32_t nsel, struct vms_rate_term *t)
 {
-	return r->rows;
+	return step(st, f, sel, nsel, t, NULL);
 }
 
-int vms_rates_close(struct vms_rates *r)
+void vms_rate_stream_restart(struct vms_rate_stream *st)
 {
-	if (!r)
-		return 0;
-	int e = vms_out_close(&r->out);
-	for (uint32_t i = 0; i < r->nnames; i++)
-		free(r->names[i]);
-	free(r->names);
-	vms_rate_plan_free(r->plan);
-	free(r->map);
-	free(r->vals);
-	vms_rate_last_free(&r->last);
-	free(r);
-	return e;
+	st->have_prev = false;
+}
+
+void vms_rate_stream_free(struct vms_rate_stream *st)
+{
+	vms_rate_plan_free(st->plan);
+	vms_rate_last_free(&st->last);
+	memset(st, 0, sizeof(*st));
 }

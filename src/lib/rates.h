@@ -2,10 +2,9 @@
 /* rates.h - per-interval rates from raw counters, the way sysstat's sar,
  * mpstat and iostat define them (reader side: `vmsampler dump --rates`).
  *
- * A plan is derived from a schema by the column name convention of the
- * sources (cpu.<id>.<field>, disk.<name>.<field>, net.<name>.<field>,
- * stat.<name>, vm.<name>.*, mem.<key>, vmstat.<key>, psi.<res>.<some|full>.total,
- * anything else): each output column has a name, an
+ * A plan is derived from a schema by the columns' identities (catalog.h:
+ * the cpu, disk and net groups, stat, a VM's groups, mem, vmstat, psi,
+ * anything else): each output column has an identity and a name, an
  * operation and the input columns it reads.  vms_rate_compute_dt()
  * evaluates one interval per column: each column's last value before the
  * frame (VMS_NONE where it had none) and the seconds since it was taken,
@@ -47,7 +46,12 @@ enum vms_cpu_pct {
 };
 
 struct vms_rate_col {
-	char *name;
+	char *name;         /* vms_colname(group, entity, sub, out), or out without a group */
+	/* its identity: the inputs' group, entity and sub (the schema's
+	 * strings), and what it is ("%usr", "r/s", "kbmemused", a gauge's
+	 * field), the end of name */
+	uint8_t group;      /* enum vms_group */
+	const char *entity, *sub, *out;
 	uint8_t op;         /* enum vms_rate_op */
 	uint8_t field;      /* VMS_ROP_CPU: enum vms_cpu_pct */
 	int8_t scale;       /* VMS_ROP_GAUGE: the input's scale */
@@ -143,7 +147,7 @@ int32_t vms_rate_prev_col(const struct vms_schema *ps, const struct vms_schema *
 /* Each column's last present value and when it was taken, so that a
  * column present only on some frames (the per-VM slow path) gets its rate
  * over its own interval; carried across generations by
- * vms_rate_prev_col().  Shared by `dump --rates` and the reader library. */
+ * vms_rate_prev_col().  The rate stream's (below). */
 struct vms_rate_last {
 	const struct vms_schema *sch; /* what v, t, dt are aligned to; NULL: nothing yet */
 	uint64_t *v, *t;              /* per column: last value, its t_mono_ns (0: none) */
@@ -157,36 +161,52 @@ void vms_rate_last_dt(struct vms_rate_last *l, uint64_t t_mono_ns);
 void vms_rate_last_put(struct vms_rate_last *l, const struct vms_frame *f);
 /* Free, and forget everything (sch NULL). */
 void vms_rate_last_free(struct vms_rate_last *l);
-/* The same two for the columns cols[0..n) only (a reader that computes
- * some rates: vms_rate_inputs() gives their columns). */
+/* The same two for the columns cols[0..n) only (a stream whose reader
+ * computes some rates: vms_rate_inputs() gives their columns). */
 void vms_rate_last_dt_some(struct vms_rate_last *l, uint64_t t_mono_ns, const uint32_t *cols, uint32_t n);
 void vms_rate_last_put_some(struct vms_rate_last *l, const struct vms_frame *f, const uint32_t *cols,
 			    uint32_t n);
 /* Mark in used[] (one per schema column) the inputs of plan column k. */
 void vms_rate_inputs(const struct vms_rate_plan *p, uint32_t k, bool *used);
 
-/* ---- the CSV writer of `dump --rates` ------------------------------------ */
+/* ---- one rate stream ------------------------------------------------------- */
 
-/* Output: seq,time,t_mono_ns,interval_s,rate_flags, then the derived
- * columns.  interval_s is the time since the previous frame; each rate is
- * over its own columns' interval (since the last frame that had them).  The header is the union of the derived columns of every
- * generation added with vms_rates_declare() before the first frame (dump
- * pre-scans a seekable input); without that, the first generation's
- * columns, and later generations are projected onto them (new columns
- * left out with a warning, vanished ones empty) like the CSV sink does on
- * stdout.  One row per frame after the first (a row is an interval). */
-struct vms_rates;
-
-int vms_rates_open(struct vms_rates **out, const char *path, unsigned how);
-/* Add the derived columns of s to the header (before the first frame). */
-int vms_rates_declare(struct vms_rates *r, const struct vms_schema *s);
-/* Feed the next frame (s must stay valid until the next call). */
-int vms_rates_frame(struct vms_rates *r, const struct vms_schema *s, const struct vms_frame *f);
-/* Forget the previous frame (a new stream starts: no interval across). */
-void vms_rates_restart(struct vms_rates *r);
-/* Rows written so far. */
-uint64_t vms_rates_rows(const struct vms_rates *r);
-/* Flush and close; returns the first error. */
-int vms_rates_close(struct vms_rates *r);
+/* Frames in, the rates of the intervals between them out: what `dump
+ * --rates`, the reader library's rates, report and tail all compute, in
+ * one place.  The plan follows the frames' schema; each column's last
+ * value and time are kept (a column missing in some frames gets its rate
+ * over its own interval, across generations by vms_rate_prev_col());
+ * wraps and resets are vms_rate_compute_dt()'s; an interval after missed
+ * ticks, lost frames, a seq jump or a new generation is flagged
+ * VMS_RATE_GAP.  Zero-initialise; vms_rate_stream_free() at the end. */
+struct vms_rate_stream {
+	struct vms_rate_plan *plan;    /* the plan of sch */
+	const struct vms_schema *sch;  /* the schema of the frames now given */
+	const struct vms_schema *psch; /* the previous frame's (compared, never read) */
+	struct vms_rate_last last;
+	uint64_t pseq, pt_mono;        /* the previous frame */
+	bool have_prev;
+	const uint32_t *in;            /* the only columns whose last values are kept (a caller
+					* that computes some rates: vms_rate_inputs()); NULL: all */
+	uint32_t nin;
+	/* the interval that ended at the last frame given */
+	double dt;                     /* its length in s (0: none) */
+	unsigned flags;                /* VMS_RATE_* */
+};
+/* The frames that follow are of schema s (valid until the next call):
+ * 1 when the plan was renewed (st->plan), 0 when s is the same, -errno
+ * (the plan stays as it was). */
+int vms_rate_stream_schema(struct vms_rate_stream *st, const struct vms_schema *s);
+/* Frame f: out[k] for every plan column (vms_rate_compute_dt()) of the
+ * interval that ends at f.  1: an interval (st->dt, st->flags), 0: none
+ * (the first frame of a stream), -ENOMEM. */
+int vms_rate_stream_values(struct vms_rate_stream *st, const struct vms_frame *f, double *out);
+/* The same with the terms of the plan columns sel[0..nsel) into t
+ * (vms_rate_terms_dt()). */
+int vms_rate_stream_terms(struct vms_rate_stream *st, const struct vms_frame *f, const uint32_t *sel,
+			  uint32_t nsel, struct vms_rate_term *t);
+/* A new stream starts (a sampler started again): no interval across. */
+void vms_rate_stream_restart(struct vms_rate_stream *st);
+void vms_rate_stream_free(struct vms_rate_stream *st);
 
 #endif

@@ -88,16 +88,9 @@ struct vms_reader {
 
 	/* rates */
 	bool rates;
-	struct vms_rate_plan *plan;
-	const struct vms_schema *plan_sch;
-	double *rv;
-	uint32_t rv_cap;
-	const struct vms_schema *psch; /* the previous frame's (compared, never read) */
-	struct vms_rate_last last; /* each column's last value and when */
-	uint64_t pseq, pt_mono;
-	bool have_prev, rates_ok;
-	double dt;
-	unsigned rflags;
+	struct vms_rate_stream st; /* the plan, each column's last value and when */
+	double *rv;                /* the current interval's rates, per plan column */
+	bool rates_ok;
 };
 
 VMS_PRINTF(3, 4)
@@ -377,9 +370,8 @@ int vms_rdr_open_mapping(struct vms_reader **out, const void *map, size_t len)
 
 static void rates_free(struct vms_reader *r)
 {
-	vms_rate_plan_free(r->plan);
+	vms_rate_stream_free(&r->st);
 	free(r->rv);
-	vms_rate_last_free(&r->last);
 }
 
 void vms_reader_close(struct vms_reader *r)
@@ -428,63 +420,47 @@ int vms_reader_rates_enable(struct vms_reader *r)
 
 static int rates_frame(struct vms_reader *r)
 {
-	const struct vms_schema *s = r->sch;
-	const struct vms_frame *f = r->cur;
 	r->rates_ok = false;
-	r->rflags = 0;
-	r->dt = 0;
-	if (s != r->plan_sch) {
-		int e = vms_rate_plan_renew(&r->plan, s);
-		if (e < 0)
-			return e;
-		r->plan_sch = s;
-		uint32_t n = r->plan->ncols;
+	int e = vms_rate_stream_schema(&r->st, r->sch);
+	if (e > 0) {
+		uint32_t n = r->st.plan->ncols;
 		double *rv = realloc(r->rv, (n ? n : 1) * sizeof(*rv));
 		if (!rv)
 			return -ENOMEM;
 		r->rv = rv;
-		r->rv_cap = n;
 	}
-	if (!r->have_prev)
-		vms_rate_last_free(&r->last); /* a new stream: nothing carries over */
-	int e = vms_rate_last_align(&r->last, s);
 	if (e < 0)
 		return e;
-	if (r->have_prev) {
-		/* each rate over its own columns' interval: since the last
-		 * frame that had them (by name across generations), as dump
-		 * --rates computes them */
-		vms_rate_last_dt(&r->last, f->t_mono_ns);
-		r->dt = f->t_mono_ns > r->pt_mono ? (double)(f->t_mono_ns - r->pt_mono) / 1e9 : 0;
-		r->rflags = vms_rate_compute_dt(r->plan, r->last.v, f->v, r->last.dt, r->rv);
-		if (s != r->psch || f->missed_ticks || f->lost_frames || (f->flags & VMS_FRAME_GAP) ||
-		    f->seq != r->pseq + 1 || r->dt <= 0)
-			r->rflags |= VMS_RATE_GAP;
-		r->rates_ok = r->dt > 0;
-	}
-	vms_rate_last_put(&r->last, f);
-	r->pseq = f->seq;
-	r->pt_mono = f->t_mono_ns;
-	r->psch = s;
-	r->have_prev = true;
+	/* each rate over its own columns' interval: since the last frame
+	 * that had them (by name across generations), as dump --rates
+	 * computes them */
+	e = vms_rate_stream_values(&r->st, r->cur, r->rv);
+	if (e < 0)
+		return e;
+	r->rates_ok = e > 0 && r->st.dt > 0;
 	return 0;
 }
 
 uint32_t vms_reader_nrates(const struct vms_reader *r)
 {
-	return r->rates && r->plan && r->plan_sch == r->sch ? r->plan->ncols : 0;
+	return r->rates && r->st.plan && r->st.sch == r->sch ? r->st.plan->ncols : 0;
+}
+
+const struct vms_rate_col *vms_rdr_rate_col(const struct vms_reader *r, uint32_t i)
+{
+	return i < vms_reader_nrates(r) ? &r->st.plan->cols[i] : NULL;
 }
 
 const char *vms_reader_rate_name(const struct vms_reader *r, uint32_t i)
 {
-	return i < vms_reader_nrates(r) ? r->plan->cols[i].name : NULL;
+	return i < vms_reader_nrates(r) ? r->st.plan->cols[i].name : NULL;
 }
 
 int vms_reader_rate(const struct vms_reader *r, uint32_t i, double *v)
 {
 	if (i >= vms_reader_nrates(r))
 		return -ERANGE;
-	const struct vms_rate_col *c = &r->plan->cols[i];
+	const struct vms_rate_col *c = &r->st.plan->cols[i];
 	if (c->op == VMS_ROP_GAUGE) {
 		uint64_t x = r->cur->v[c->a];
 		if (x == VMS_NONE)
@@ -500,12 +476,12 @@ int vms_reader_rate(const struct vms_reader *r, uint32_t i, double *v)
 
 double vms_reader_rate_interval(const struct vms_reader *r)
 {
-	return r->rates_ok ? r->dt : 0;
+	return r->rates_ok ? r->st.dt : 0;
 }
 
 unsigned vms_reader_rate_flags(const struct vms_reader *r)
 {
-	return r->rflags;
+	return r->st.flags;
 }
 
 /* ---- frames from a stream ------------------------------------------------------ */
@@ -637,8 +613,9 @@ static int name_open(struct vms_reader *r, const char *path)
 	/* a new stream: its schemas are new objects (the old ones are freed:
 	 * nothing may compare against them) and no interval runs across */
 	r->cur = NULL;
-	r->sch = r->last_sch = r->psch = r->plan_sch = NULL;
-	r->have_prev = false;
+	r->sch = r->last_sch = NULL;
+	vms_rate_stream_restart(&r->st);
+	r->st.sch = r->st.psch = NULL; /* its plan is renewed for the new objects */
 	r->eof = false;
 	r->flags &= ~VMS_READER_NEW_ONLY;
 	return file_setup(r);
@@ -697,7 +674,7 @@ static int file_next(struct vms_reader *r)
 			return 1;
 		}
 		if (e == VMS_BIN_HEADER && r->dec.nheaders > 1)
-			r->have_prev = false; /* no interval across concatenated streams */
+			vms_rate_stream_restart(&r->st); /* no interval across concatenated streams */
 		if (e == VMS_BIN_HEADER && r->dec.nheaders == 1 && r->fpath && !r->z)
 			r->have_hdr0 = pread(r->fd, r->hdr0, sizeof(r->hdr0), 0) == (ssize_t)sizeof(r->hdr0);
 		if (e == VMS_BIN_EVENT && r->want_events)
@@ -819,7 +796,7 @@ static int ring_reattach(struct vms_reader *r)
 		/* another writer started over: seqs and generations restart */
 		vms_schema_unref_n(r->schemas, r->nschemas);
 		r->nschemas = 0;
-		r->have_prev = false;
+		vms_rate_stream_restart(&r->st);
 		r->last_sch = NULL;
 		r->flags &= ~VMS_READER_NEW_ONLY;
 		ring_start(r);
@@ -1073,7 +1050,7 @@ int vms_reader_rates_match(const struct vms_reader *r, const char *globs, uint32
 {
 	uint32_t k = 0, n = vms_reader_nrates(r);
 	for (uint32_t i = 0; i < n; i++)
-		if (globs_match(globs, r->plan->cols[i].name)) {
+		if (globs_match(globs, r->st.plan->cols[i].name)) {
 			if (k < cap)
 				idx[k] = i;
 			k++;
@@ -1087,6 +1064,15 @@ int vms_reader_col_info(const struct vms_reader *r, uint32_t col, struct vms_rea
 		return -ERANGE;
 	const struct vms_col *c = &r->sch->cols[col];
 	*out = (struct vms_reader_col){c->name, c->key, c->kind, c->unit, c->wrap_bits, c->scale};
+	return 0;
+}
+
+int vms_reader_col_id(const struct vms_reader *r, uint32_t col, struct vms_reader_colid *out)
+{
+	if (!r->sch || col >= r->sch->ncols)
+		return -ERANGE;
+	const struct vms_col *c = &r->sch->cols[col];
+	*out = (struct vms_reader_colid){vms_catalog[c->group].name, c->entity, c->sub, c->field};
 	return 0;
 }
 

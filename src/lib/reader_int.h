@@ -10,6 +10,9 @@
 
 /* The current frame's schema (valid until the reader is closed). */
 const struct vms_schema *vms_rdr_schema(const struct vms_reader *r);
+/* Rate column i of the current schema (vms_reader_nrates()), or NULL. */
+struct vms_rate_col;
+const struct vms_rate_col *vms_rdr_rate_col(const struct vms_reader *r, uint32_t i);
 /* A live ring through the writer's own mapping (map, len), as a reader
  * in another thread of the writer's process: the in-process stress test,
  * so that ThreadSanitizer sees writer and readers at the same addresses

@@ -230,16 +230,13 @@ static int rebuild_schema(struct vms_loop *l)
 	}
 	vms_schema_builder_source(&b, (uint16_t)l->nsrc);
 	l->self_base = b.ncols;
-	vms_schema_addf(&b,
-			&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
-			"vms.parse_errors");
+	vms_schema_addc(&b, &(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
+			VMS_G_VMS, NULL, NULL, "parse_errors");
 	if (l->ctl_path) {
-		vms_schema_addf(&b,
-				&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
-				"vms.marks");
-		vms_schema_addf(&b,
-				&(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
-				"vms.marks_refused");
+		vms_schema_addc(&b, &(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
+				VMS_G_VMS, NULL, NULL, "marks");
+		vms_schema_addc(&b, &(struct vms_coldef){.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64},
+				VMS_G_VMS, NULL, NULL, "marks_refused");
 	}
 	uint32_t gen = l->schema ? l->schema->gen + 1 : 1;
 	r = vms_schema_finish(&b, gen, vms_clock_real(&l->clock), &s);

@@ -19,7 +19,7 @@
 #include "lineproto.h"
 #include "log.h"
 #include "out.h"
-#include "rates.h"
+#include "rates_csv.h"
 #include "reader_int.h"
 #include "sink.h"
 #include "tool.h"

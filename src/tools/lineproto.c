@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "fmt.h"
 
 #define DOUBLE_DIGITS 6
@@ -86,130 +87,96 @@ static int put(char *dst, size_t cap, const char *s, size_t n)
 	return 0;
 }
 
-/* REST with dots as underscores */
-static int put_field(char *dst, size_t cap, const char *s)
+/* s with dots as underscores into the field */
+static int put_field(struct vms_lp_place *o, const char *pre, const char *s)
 {
-	size_t n = strlen(s);
-	if (put(dst, cap, s, n) < 0)
+	int n = snprintf(o->field, sizeof(o->field), "%s%s", pre, s);
+	if (n < 0 || (size_t)n >= sizeof(o->field))
 		return -EINVAL;
-	for (char *q = dst; *q; q++)
+	for (char *q = o->field; *q; q++)
 		if (*q == '.')
 			*q = '_';
 	return 0;
 }
 
-/* "X.F": X (which may hold dots) into tag value v, F into the field */
-static int entity_field(struct vms_lp_place *o, int t, const char *key, const char *rest, const char *fprefix)
+static int tag(struct vms_lp_place *o, int t, const char *key, const char *v)
 {
-	const char *dot = strrchr(rest, '.');
-	if (!dot || dot == rest || !dot[1])
-		return -EINVAL;
 	o->tag[t].key = key;
-	if (put(o->tag[t].value, sizeof(o->tag[t].value), rest, (size_t)(dot - rest)) < 0)
-		return -EINVAL;
-	int n = snprintf(o->field, sizeof(o->field), "%s%s", fprefix, dot + 1);
-	return n < 0 || (size_t)n >= sizeof(o->field) ? -EINVAL : 0;
+	return put(o->tag[t].value, sizeof(o->tag[t].value), v, strlen(v));
 }
 
-/* "all" or "N" / "cpuN" as cpu-total / cpuN */
-static int cpu_tag(struct vms_lp_place *o, const char *rest)
+/* A VM's column: domain and uuid tags, then by group. */
+static int map_vm(struct vms_lp_place *o, const char *name, const struct vms_colid *id, const char *key)
 {
-	const char *dot = strchr(rest, '.');
-	if (!dot || !dot[1])
+	if (tag(o, 0, "domain", id->entity) < 0 || tag(o, 1, "uuid", key ? key : "") < 0)
 		return -EINVAL;
-	size_t n = (size_t)(dot - rest);
-	o->tag[0].key = "cpu";
-	if (n == 3 && memcmp(rest, "all", 3) == 0)
-		strcpy(o->tag[0].value, "cpu-total");
-	else if (n > 3 && memcmp(rest, "cpu", 3) == 0)
-		put(o->tag[0].value, sizeof(o->tag[0].value), rest, n);
-	else if (snprintf(o->tag[0].value, sizeof(o->tag[0].value), "cpu%.*s", (int)n, rest) >= (int)sizeof(o->tag[0].value))
-		return -EINVAL;
-	return put_field(o->field, sizeof(o->field), dot + 1);
-}
-
-static bool vcpu_part(const char *s, size_t *len)
-{
-	if (strncmp(s, "vcpu", 4) != 0)
-		return false;
-	size_t n = 4;
-	while (s[n] >= '0' && s[n] <= '9')
-		n++;
-	if (n == 4 || s[n] != '.' || !s[n + 1])
-		return false;
-	*len = n;
-	return true;
-}
-
-static int map_vm(struct vms_lp_place *o, const char *rest, const char *key)
-{
-	const char *dot = strchr(rest, '.');
-	if (!dot || dot == rest || !dot[1])
-		return -EINVAL;
-	o->tag[0].key = "domain";
-	if (put(o->tag[0].value, sizeof(o->tag[0].value), rest, (size_t)(dot - rest)) < 0)
-		return -EINVAL;
-	o->tag[1].key = "uuid";
-	if (put(o->tag[1].value, sizeof(o->tag[1].value), key ? key : "", key ? strlen(key) : 0) < 0)
-		return -EINVAL;
-	const char *r = dot + 1, *pre = "";
-	size_t n;
-	if (strncmp(r, "lv.", 3) == 0 && vcpu_part(r + 3, &n)) {
-		r += 3;
-		pre = "lv_";
-	}
-	if (vcpu_part(r, &n)) {
+	switch (id->group) {
+	case VMS_G_VCPU:
+	case VMS_G_VMLVVCPU:
 		strcpy(o->measurement, "vm_vcpu");
-		o->tag[2].key = "vcpu";
-		put(o->tag[2].value, sizeof(o->tag[2].value), r + 4, n - 4);
-		int k = snprintf(o->field, sizeof(o->field), "%s%s", pre, r + n + 1);
-		if (k < 0 || (size_t)k >= sizeof(o->field))
+		if (tag(o, 2, "vcpu", id->sub) < 0)
 			return -EINVAL;
-		for (char *q = o->field; *q; q++)
-			if (*q == '.')
-				*q = '_';
-		return 0;
+		return put_field(o, id->group == VMS_G_VMLVVCPU ? "lv_" : "", id->field);
+	case VMS_G_VMNET:
+	case VMS_G_VMBLOCK:
+		strcpy(o->measurement, id->group == VMS_G_VMNET ? "vm_net" : "vm_block");
+		if (tag(o, 2, "device", id->sub) < 0)
+			return -EINVAL;
+		return put_field(o, "", id->field);
 	}
-	if (strncmp(r, "net.", 4) == 0 && strchr(r + 4, '.')) {
-		strcpy(o->measurement, "vm_net");
-		return entity_field(o, 2, "device", r + 4, "");
-	}
-	if (strncmp(r, "block.", 6) == 0 && strchr(r + 6, '.')) {
-		strcpy(o->measurement, "vm_block");
-		return entity_field(o, 2, "device", r + 6, "");
-	}
+	/* what follows the VM's name: its group's middle part and the field */
 	strcpy(o->measurement, "vm");
-	return put_field(o->field, sizeof(o->field), r);
+	return put_field(o, "", name + strlen(vms_catalog[id->group].head) + strlen(id->entity) + 1);
 }
 
-static int map(const char *name, const char *key, struct vms_lp_place *o);
+static int map(const char *name, const struct vms_colid *id, const char *key, struct vms_lp_place *o);
 
-int vms_lp_map(const char *name, const char *key, struct vms_lp_place *o)
+int vms_lp_map(const char *name, const struct vms_colid *id, const char *key, struct vms_lp_place *o)
 {
-	int r = map(name, key, o);
+	int r = map(name, id, key, o);
 	/* InfluxDB drops a field named time (its reserved key) */
 	if (r == 0 && strcmp(o->field, "time") == 0)
 		strcpy(o->field, "time_");
 	return r;
 }
 
-static int map(const char *name, const char *key, struct vms_lp_place *o)
+static int map(const char *name, const struct vms_colid *id, const char *key, struct vms_lp_place *o)
 {
 	memset(o, 0, sizeof(*o));
-	const char *dot = strchr(name, '.');
-	if (!dot || dot == name || !dot[1])
+	if (!id || id->group == VMS_G_NONE) {
+		/* not in the catalogue: GROUP.REST as it comes, unless GROUP is
+		 * one of the catalogue's (a name of its that does not fit it) */
+		const char *dot = strchr(name, '.'); /* a column without identity */
+		if (!dot || dot == name || !dot[1] || vms_catalog_group(name, (size_t)(dot - name)) != VMS_G_NONE)
+			return -EINVAL;
+		if (put(o->measurement, sizeof(o->measurement), name, (size_t)(dot - name)) < 0)
+			return -EINVAL;
+		return put_field(o, "", dot + 1);
+	}
+	const struct vms_catgroup *g = &vms_catalog[id->group];
+	if (strcmp(g->head, "vm.") == 0)
+		return map_vm(o, name, id, key);
+	/* the host's groups: measurement and head are the group's name */
+	if (put(o->measurement, sizeof(o->measurement), g->name, strlen(g->name)) < 0)
 		return -EINVAL;
-	size_t glen = (size_t)(dot - name);
-	const char *rest = dot + 1;
-	if (put(o->measurement, sizeof(o->measurement), name, glen) < 0)
-		return -EINVAL;
-	if (strcmp(o->measurement, "cpu") == 0 || strcmp(o->measurement, "perf") == 0)
-		return cpu_tag(o, rest);
-	if (strcmp(o->measurement, "disk") == 0 || strcmp(o->measurement, "net") == 0)
-		return entity_field(o, 0, "device", rest, "");
-	if (strcmp(o->measurement, "vm") == 0)
-		return map_vm(o, rest, key);
-	return put_field(o->field, sizeof(o->field), rest);
+	switch (id->group) {
+	case VMS_G_CPU:
+	case VMS_G_PERF:
+		o->tag[0].key = "cpu";
+		if (strcmp(id->entity, "all") == 0)
+			strcpy(o->tag[0].value, "cpu-total");
+		else if (snprintf(o->tag[0].value, sizeof(o->tag[0].value), "%s%s",
+				  strncmp(id->entity, "cpu", 3) == 0 ? "" : "cpu", id->entity) >=
+			 (int)sizeof(o->tag[0].value))
+			return -EINVAL;
+		return put_field(o, "", id->field);
+	case VMS_G_DISK:
+	case VMS_G_NET:
+		if (tag(o, 0, "device", id->entity) < 0)
+			return -EINVAL;
+		return put(o->field, sizeof(o->field), id->field, strlen(id->field));
+	}
+	return put_field(o, "", name + strlen(g->head));
 }
 
 /* ---- layouts -------------------------------------------------------------- */
@@ -299,10 +266,11 @@ static bool place_ok(const struct vms_lp_place *pl)
 	return true;
 }
 
-static int add_influx_col(struct vms_lp *lp, uint32_t i, const char *name, const char *key, const char *host)
+static int add_influx_col(struct vms_lp *lp, uint32_t i, const char *name, const struct vms_colid *id,
+			  const char *key, const char *host)
 {
 	struct vms_lp_place pl;
-	if (vms_lp_map(name, key, &pl) < 0 || !place_ok(&pl)) {
+	if (vms_lp_map(name, id, key, &pl) < 0 || !place_ok(&pl)) {
 		lp->skipped++;
 		return 0;
 	}
@@ -373,7 +341,7 @@ static int add_json_col(struct vms_lp *lp, uint32_t i, const char *name)
 }
 
 int vms_lp_new(struct vms_lp **out, enum vms_lp_format fmt, uint32_t ncols, const char *const *names,
-	       const char *const *keys, const char *host)
+	       const struct vms_colid *ids, const char *const *keys, const char *host)
 {
 	*out = NULL;
 	struct vms_lp *lp = calloc(1, sizeof(*lp));
@@ -390,7 +358,7 @@ int vms_lp_new(struct vms_lp **out, enum vms_lp_format fmt, uint32_t ncols, cons
 		host = NULL; /* cannot be a tag: none (tail refuses it first) */
 	int r = 0;
 	for (uint32_t i = 0; i < ncols && r == 0; i++)
-		r = fmt == VMS_LP_INFLUX ? add_influx_col(lp, i, names[i], keys ? keys[i] : NULL, host)
+		r = fmt == VMS_LP_INFLUX ? add_influx_col(lp, i, names[i], ids ? &ids[i] : NULL, keys ? keys[i] : NULL, host)
 					 : add_json_col(lp, i, names[i]);
 	if (r == 0 && fmt == VMS_LP_INFLUX && !(lp->meta_prefix = line_prefix("vmsampler", host, NULL)))
 		r = -ENOMEM;

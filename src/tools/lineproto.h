@@ -65,8 +65,8 @@ struct vms_lp_place {
 	char field[256];
 };
 
-/* The mapping of a column name (and its entity key: a VM's UUID) to a
- * measurement, tags and a field:
+/* The mapping of a column (its name, its identity: catalog.h, and its
+ * entity key: a VM's UUID) to a measurement, tags and a field:
  *   cpu.all.F / cpu.N.F          cpu       cpu=cpu-total / cpuN    F
  *   perf.all.F / perf.cpuN.F     perf      cpu=cpu-total / cpuN    F
  *   disk.DEV.F                   disk      device=DEV              F
@@ -76,22 +76,27 @@ struct vms_lp_place {
  *   vm.NAME.net.TAP.F            vm_net    domain, uuid, device    F
  *   vm.NAME.block.DEV.F          vm_block  domain, uuid, device    F
  *   vm.NAME.REST                 vm        domain, uuid            REST, '.' -> '_'
- *   GROUP.REST (stat, load, virt, vms, anything else)
+ *   GROUP.REST (stat, load, psi, virt, vms, ...)
  *                                GROUP     -                       REST, '.' -> '_'
- * DEV, IF and TAP may hold dots (eth0.100): the field is the last
- * component.  A field that would be named "time" (vm.NAME.vcpuK.time) is
- * "time_": InfluxDB reserves the key time and drops such a field.  Returns 0, or -EINVAL for a name it cannot place (no dot). */
-int vms_lp_map(const char *name, const char *key, struct vms_lp_place *out);
+ * where the parts are the identity's (group, entity, sub, field; a rate
+ * column's identity, struct vms_rate_col, maps the same way); a column
+ * without an identity (id NULL or of no group) is GROUP.REST, split at
+ * its first dot, unless GROUP is a group of the catalogue (a name that
+ * claims it and does not fit it: -EINVAL).  A field that would be named "time" (vm.NAME.vcpuK.time)
+ * is "time_": InfluxDB reserves the key time and drops such a field.
+ * Returns 0, or -EINVAL for a column it cannot place. */
+struct vms_colid;
+int vms_lp_map(const char *name, const struct vms_colid *id, const char *key, struct vms_lp_place *out);
 
 struct vms_lp;
 
 enum vms_lp_format { VMS_LP_INFLUX = 1, VMS_LP_JSON = 2 };
 
-/* A layout for one schema: the columns' names and keys (keys may be NULL
- * or ""), the host tag (NULL, "" or not vms_lp_name_ok(): none).  0, -ENOMEM; columns that the
+/* A layout for one schema: the columns' names, identities (NULL: none)
+ * and keys (keys may be NULL or ""), the host tag (NULL, "" or not vms_lp_name_ok(): none).  0, -ENOMEM; columns that the
  * line protocol cannot name are counted in vms_lp_skipped(). */
 int vms_lp_new(struct vms_lp **out, enum vms_lp_format fmt, uint32_t ncols, const char *const *names,
-	       const char *const *keys, const char *host);
+	       const struct vms_colid *ids, const char *const *keys, const char *host);
 void vms_lp_free(struct vms_lp *lp);
 /* Columns left out of the layout (a name with a backslash or a control
  * character). */

@@ -11,6 +11,8 @@
 #include <strings.h>
 
 #include <vmsampler/reader.h>
+#include "catalog.h"
+#include "cursor.h"
 #include "vms.h"
 
 enum vms_mfam_id {
@@ -51,32 +53,36 @@ static const struct rule cpu_rules[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
-static const struct rule host_rules[] = {
-	{"stat.ctxt", FAM_NODE_CTXT, CV_1, NULL, NULL},
-	{"stat.intr", FAM_NODE_INTR, CV_1, NULL, NULL},
-	{"stat.processes", FAM_NODE_FORKS, CV_1, NULL, NULL},
-	{"stat.softirq", FAM_SOFTIRQS, CV_1, NULL, NULL},
-	{"stat.procs_running", FAM_NODE_PROCS_RUNNING, CV_1, NULL, NULL},
-	{"stat.procs_blocked", FAM_NODE_PROCS_BLOCKED, CV_1, NULL, NULL},
-	{"load.1m", FAM_NODE_LOAD1, CV_1, NULL, NULL},
-	{"load.5m", FAM_NODE_LOAD5, CV_1, NULL, NULL},
-	{"load.15m", FAM_NODE_LOAD15, CV_1, NULL, NULL},
-	{"load.runnable", FAM_LOAD_RUNNABLE, CV_1, NULL, NULL},
-	{"load.tasks", FAM_LOAD_TASKS, CV_1, NULL, NULL},
-	{"psi.cpu.some.total", FAM_NODE_PSI_CPU_SOME, CV_US, NULL, NULL},
-	{"psi.cpu.full.total", FAM_PSI_CPU_FULL, CV_US, NULL, NULL},
-	{"psi.io.some.total", FAM_NODE_PSI_IO_SOME, CV_US, NULL, NULL},
-	{"psi.io.full.total", FAM_NODE_PSI_IO_FULL, CV_US, NULL, NULL},
-	{"psi.memory.some.total", FAM_NODE_PSI_MEM_SOME, CV_US, NULL, NULL},
-	{"psi.memory.full.total", FAM_NODE_PSI_MEM_FULL, CV_US, NULL, NULL},
-	{"psi.irq.full.total", FAM_PSI_IRQ_FULL, CV_US, NULL, NULL},
-	{"virt.domains", FAM_DOMAINS, CV_1, NULL, NULL},
-	{"virt.connected", FAM_LV_CONNECTED, CV_1, NULL, NULL},
-	{"virt.agent_restarts", FAM_LV_RESTARTS, CV_1, NULL, NULL},
-	{"vms.parse_errors", FAM_PARSE_ERRORS, CV_1, NULL, NULL},
-	{"vms.marks", FAM_MARKS, CV_1, NULL, NULL},
-	{"vms.marks_refused", FAM_MARKS_REFUSED, CV_1, NULL, NULL},
-	{NULL, 0, 0, NULL, NULL},
+/* the host's one-of-a-kind columns: group, entity (psi's resource), rule */
+static const struct host_rule {
+	uint8_t group;
+	const char *ent;
+	struct rule r;
+} host_rules[] = {
+	{VMS_G_STAT, "", {"ctxt", FAM_NODE_CTXT, CV_1, NULL, NULL}},
+	{VMS_G_STAT, "", {"intr", FAM_NODE_INTR, CV_1, NULL, NULL}},
+	{VMS_G_STAT, "", {"processes", FAM_NODE_FORKS, CV_1, NULL, NULL}},
+	{VMS_G_STAT, "", {"softirq", FAM_SOFTIRQS, CV_1, NULL, NULL}},
+	{VMS_G_STAT, "", {"procs_running", FAM_NODE_PROCS_RUNNING, CV_1, NULL, NULL}},
+	{VMS_G_STAT, "", {"procs_blocked", FAM_NODE_PROCS_BLOCKED, CV_1, NULL, NULL}},
+	{VMS_G_LOAD, "", {"1m", FAM_NODE_LOAD1, CV_1, NULL, NULL}},
+	{VMS_G_LOAD, "", {"5m", FAM_NODE_LOAD5, CV_1, NULL, NULL}},
+	{VMS_G_LOAD, "", {"15m", FAM_NODE_LOAD15, CV_1, NULL, NULL}},
+	{VMS_G_LOAD, "", {"runnable", FAM_LOAD_RUNNABLE, CV_1, NULL, NULL}},
+	{VMS_G_LOAD, "", {"tasks", FAM_LOAD_TASKS, CV_1, NULL, NULL}},
+	{VMS_G_PSI, "cpu", {"some.total", FAM_NODE_PSI_CPU_SOME, CV_US, NULL, NULL}},
+	{VMS_G_PSI, "cpu", {"full.total", FAM_PSI_CPU_FULL, CV_US, NULL, NULL}},
+	{VMS_G_PSI, "io", {"some.total", FAM_NODE_PSI_IO_SOME, CV_US, NULL, NULL}},
+	{VMS_G_PSI, "io", {"full.total", FAM_NODE_PSI_IO_FULL, CV_US, NULL, NULL}},
+	{VMS_G_PSI, "memory", {"some.total", FAM_NODE_PSI_MEM_SOME, CV_US, NULL, NULL}},
+	{VMS_G_PSI, "memory", {"full.total", FAM_NODE_PSI_MEM_FULL, CV_US, NULL, NULL}},
+	{VMS_G_PSI, "irq", {"full.total", FAM_PSI_IRQ_FULL, CV_US, NULL, NULL}},
+	{VMS_G_VIRT, "", {"domains", FAM_DOMAINS, CV_1, NULL, NULL}},
+	{VMS_G_VIRT, "", {"connected", FAM_LV_CONNECTED, CV_1, NULL, NULL}},
+	{VMS_G_VIRT, "", {"agent_restarts", FAM_LV_RESTARTS, CV_1, NULL, NULL}},
+	{VMS_G_VMS, "", {"parse_errors", FAM_PARSE_ERRORS, CV_1, NULL, NULL}},
+	{VMS_G_VMS, "", {"marks", FAM_MARKS, CV_1, NULL, NULL}},
+	{VMS_G_VMS, "", {"marks_refused", FAM_MARKS_REFUSED, CV_1, NULL, NULL}},
 };
 
 static const struct rule disk_rules[] = {
@@ -131,44 +137,43 @@ static const struct rule perf_time_rules[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
-/* vm.NAME.<field> */
-static const struct rule vm_rules[] = {
-	{"state", FAM_DOM_STATE, CV_1, NULL, NULL},
-	{"path", FAM_DOM_PATH, CV_1, NULL, NULL},
-	{"cpu_time", FAM_DOM_CPU, CV_NS, NULL, NULL},
-	{"cpu_user", FAM_DOM_CPU_USER, CV_NS, NULL, NULL},
-	{"cpu_system", FAM_DOM_CPU_SYSTEM, CV_NS, NULL, NULL},
-	{"io.read_bytes", FAM_DOM_IO_READ, CV_1, NULL, NULL},
-	{"io.write_bytes", FAM_DOM_IO_WRITE, CV_1, NULL, NULL},
-	{"io.cg_read_bytes", FAM_DOM_CG_READ, CV_1, NULL, NULL},
-	{"io.cg_write_bytes", FAM_DOM_CG_WRITE, CV_1, NULL, NULL},
-	{"mem.cgroup", FAM_DOM_MEM_CGROUP, CV_1, NULL, NULL},
-	{NULL, 0, 0, NULL, NULL},
-};
-
-/* held: vm.NAME.<field> of the slow values, and mem.rss (read every
- * sources.libvirt.detail_interval) */
-static const struct rule vm_slow_rules[] = {
-	{"mem.rss", FAM_DOM_RSS, CV_1, NULL, NULL},
-	{"balloon.current", FAM_DOM_MEM_CURRENT, CV_KIB, NULL, NULL},
-	{"balloon.maximum", FAM_DOM_MEM_MAX, CV_KIB, NULL, NULL},
-	{"balloon.swap_in", FAM_DOM_SWAP_IN, CV_KIB, NULL, NULL},
-	{"balloon.swap_out", FAM_DOM_SWAP_OUT, CV_KIB, NULL, NULL},
-	{"balloon.major_fault", FAM_DOM_MAJOR_FAULT, CV_1, NULL, NULL},
-	{"balloon.minor_fault", FAM_DOM_MINOR_FAULT, CV_1, NULL, NULL},
-	{"balloon.unused", FAM_DOM_UNUSED, CV_KIB, NULL, NULL},
-	{"balloon.available", FAM_DOM_AVAILABLE, CV_KIB, NULL, NULL},
-	{"balloon.usable", FAM_DOM_USABLE, CV_KIB, NULL, NULL},
-	{"balloon.last_update", FAM_DOM_LAST_UPDATE, CV_1, NULL, NULL},
-	{"balloon.disk_caches", FAM_DOM_DISK_CACHES, CV_KIB, NULL, NULL},
-	{"balloon.hugetlb_pgalloc", FAM_DOM_HUGETLB_ALLOC, CV_1, NULL, NULL},
-	{"balloon.hugetlb_pgfail", FAM_DOM_HUGETLB_FAIL, CV_1, NULL, NULL},
-	{"balloon.rss", FAM_DOM_BALLOON_RSS, CV_KIB, NULL, NULL},
-	{"lv.cpu_time", FAM_DOM_LV_CPU, CV_NS, NULL, NULL},
-	{"lv.cpu_user", FAM_DOM_LV_CPU_USER, CV_NS, NULL, NULL},
-	{"lv.cpu_system", FAM_DOM_LV_CPU_SYSTEM, CV_NS, NULL, NULL},
-	{"slow_t", FAM_DOM_SLOW_T, CV_NS, NULL, NULL},
-	{NULL, 0, 0, NULL, NULL},
+/* a VM's own columns: group, held (read every sources.perf.vm_interval,
+ * sources.libvirt.detail_interval or with the slow values: kept between
+ * readings), rule */
+static const struct vm_rule {
+	uint8_t group;
+	bool hold;
+	struct rule r;
+} vm_rules[] = {
+	{VMS_G_VM, false, {"state", FAM_DOM_STATE, CV_1, NULL, NULL}},
+	{VMS_G_VM, false, {"path", FAM_DOM_PATH, CV_1, NULL, NULL}},
+	{VMS_G_VM, false, {"cpu_time", FAM_DOM_CPU, CV_NS, NULL, NULL}},
+	{VMS_G_VM, false, {"cpu_user", FAM_DOM_CPU_USER, CV_NS, NULL, NULL}},
+	{VMS_G_VM, false, {"cpu_system", FAM_DOM_CPU_SYSTEM, CV_NS, NULL, NULL}},
+	{VMS_G_VMIO, false, {"read_bytes", FAM_DOM_IO_READ, CV_1, NULL, NULL}},
+	{VMS_G_VMIO, false, {"write_bytes", FAM_DOM_IO_WRITE, CV_1, NULL, NULL}},
+	{VMS_G_VMIO, false, {"cg_read_bytes", FAM_DOM_CG_READ, CV_1, NULL, NULL}},
+	{VMS_G_VMIO, false, {"cg_write_bytes", FAM_DOM_CG_WRITE, CV_1, NULL, NULL}},
+	{VMS_G_VMMEM, false, {"cgroup", FAM_DOM_MEM_CGROUP, CV_1, NULL, NULL}},
+	{VMS_G_VMMEM, true, {"rss", FAM_DOM_RSS, CV_1, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"current", FAM_DOM_MEM_CURRENT, CV_KIB, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"maximum", FAM_DOM_MEM_MAX, CV_KIB, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"swap_in", FAM_DOM_SWAP_IN, CV_KIB, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"swap_out", FAM_DOM_SWAP_OUT, CV_KIB, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"major_fault", FAM_DOM_MAJOR_FAULT, CV_1, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"minor_fault", FAM_DOM_MINOR_FAULT, CV_1, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"unused", FAM_DOM_UNUSED, CV_KIB, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"available", FAM_DOM_AVAILABLE, CV_KIB, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"usable", FAM_DOM_USABLE, CV_KIB, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"last_update", FAM_DOM_LAST_UPDATE, CV_1, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"disk_caches", FAM_DOM_DISK_CACHES, CV_KIB, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"hugetlb_pgalloc", FAM_DOM_HUGETLB_ALLOC, CV_1, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"hugetlb_pgfail", FAM_DOM_HUGETLB_FAIL, CV_1, NULL, NULL}},
+	{VMS_G_VMBALLOON, true, {"rss", FAM_DOM_BALLOON_RSS, CV_KIB, NULL, NULL}},
+	{VMS_G_VMLV, true, {"cpu_time", FAM_DOM_LV_CPU, CV_NS, NULL, NULL}},
+	{VMS_G_VMLV, true, {"cpu_user", FAM_DOM_LV_CPU_USER, CV_NS, NULL, NULL}},
+	{VMS_G_VMLV, true, {"cpu_system", FAM_DOM_LV_CPU_SYSTEM, CV_NS, NULL, NULL}},
+	{VMS_G_VM, true, {"slow_t", FAM_DOM_SLOW_T, CV_NS, NULL, NULL}},
 };
 
 static const struct rule vcpu_rules[] = {
@@ -209,6 +214,19 @@ static const struct rule vm_block_rules[] = {
 	{"capacity", FAM_DOM_BLK_CAPACITY, CV_1, NULL, NULL},
 	{"physical", FAM_DOM_BLK_PHYSICAL, CV_1, NULL, NULL},
 	{NULL, 0, 0, NULL, NULL},
+};
+
+/* a VM's columns of a sub-entity: group, held, rules, the sub's label */
+static const struct {
+	uint8_t group;
+	bool hold;
+	const struct rule *rules;
+	const char *label;
+} vm_sub_rules[] = {
+	{VMS_G_VCPU, false, vcpu_rules, "vcpu"},
+	{VMS_G_VMLVVCPU, true, lv_vcpu_rules, "vcpu"},
+	{VMS_G_VMNET, false, vm_net_rules, "target_device"},
+	{VMS_G_VMBLOCK, true, vm_block_rules, "target_device"},
 };
 
 static const struct rule *find_rule(const struct rule *r, const char *field, size_t len)
@@ -312,131 +330,67 @@ static int set(struct vms_mcol *o, const struct rule *r, int fam, int scale, dou
 	return o->labels ? 1 : -ENOMEM;
 }
 
-/* "prefix" then a component up to the next dot: its start and length */
-static bool component(const char *s, const char **c, size_t *len, const char **rest)
-{
-	const char *dot = strchr(s, '.');
-	if (!dot || dot == s)
-		return false;
-	*c = s;
-	*len = (size_t)(dot - s);
-	*rest = dot + 1;
-	return true;
-}
-
-/* "DEV.field" with DEV possibly holding dots: split at the last dot */
-static bool last_split(const char *s, size_t *devlen, const char **field)
-{
-	const char *dot = strrchr(s, '.');
-	if (!dot || dot == s || !dot[1])
-		return false;
-	*devlen = (size_t)(dot - s);
-	*field = dot + 1;
-	return true;
-}
-
-/* s after prefix p, or NULL (a function, not strncmp and s + n inline:
- * GCC 12's -Wstringop-overread misreads the latter under ASan) */
-static const char *after(const char *s, const char *p)
-{
-	while (*p)
-		if (*s++ != *p++)
-			return NULL;
-	return s;
-}
-
-static bool all_digits(const char *s, size_t n)
-{
-	if (!n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
-static int map_perf(const char *rest, struct lbuf *l, int fam_ev, int fam_en, int fam_run, int scale,
+static int map_perf(const char *field, struct lbuf *l, int fam_ev, int fam_en, int fam_run, int scale,
 		    double user_hz, struct vms_mcol *out)
 {
-	const struct rule *r = find_rule(perf_time_rules, rest, strlen(rest));
+	const struct rule *r = find_rule(perf_time_rules, field, strlen(field));
 	if (r)
 		return set(out, r, r->fam == 0 ? fam_en : fam_run, scale, user_hz, l);
-	if (!*rest)
-		return 0;
 	static const struct rule ev = {"", 0, CV_1, NULL, NULL};
-	label_z(l, "event", rest);
+	label_z(l, "event", field);
 	return set(out, &ev, fam_ev, scale, user_hz, l);
 }
 
-static int map_vm(const char *name, const char *key, int scale, double user_hz, struct vms_mcol *out)
+/* A VM's column (group g of a VM). */
+static int map_vm(const struct vms_colid *id, const char *key, int scale, double user_hz, struct vms_mcol *out)
 {
-	const char *vm, *rest, *c, *field;
-	size_t vmlen, clen, devlen;
 	struct lbuf l = {.n = 0};
-	const struct rule *r;
+	const struct rule *r = NULL;
+	bool hold = false;
+	int k;
 
-	if (!component(name, &vm, &vmlen, &rest))
-		return 0;
-	label(&l, "domain", vm, vmlen);
+	label_z(&l, "domain", id->entity);
 	label_z(&l, "uuid", key ? key : "");
-	if ((r = find_rule(vm_rules, rest, strlen(rest))))
-		return set(out, r, r->fam, scale, user_hz, &l);
-	if ((r = find_rule(vm_slow_rules, rest, strlen(rest)))) {
-		int k = set(out, r, r->fam, scale, user_hz, &l);
-		if (k <= 0)
-			return k;
-		out->hold = true;
-		if (r->fam != FAM_DOM_SLOW_T)
-			return 1;
-		/* and its age at the frame's time */
-		out[1] = out[0];
-		out[1].fam = FAM_DOM_SLOW_AGE;
-		out[1].age = true;
-		out[1].labels = strdup(out->labels);
-		if (!out[1].labels) {
-			free(out->labels);
-			out->labels = NULL;
-			return -ENOMEM;
-		}
-		return 2;
-	}
-	const char *t;
-	if ((t = after(rest, "perf."))) {
+	switch (id->group) {
+	case VMS_G_VMPERF:
 		/* read every sources.perf.vm_interval: held between */
-		int k = map_perf(t, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING,
-				 scale, user_hz, out);
+		k = map_perf(id->field, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING, scale,
+			     user_hz, out);
 		for (int j = 0; j < k; j++)
 			out[j].hold = true;
 		return k;
+	default:
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_sub_rules); i++)
+			if (vm_sub_rules[i].group == id->group) {
+				r = find_rule(vm_sub_rules[i].rules, id->field, strlen(id->field));
+				hold = vm_sub_rules[i].hold;
+				label_z(&l, vm_sub_rules[i].label, id->sub);
+			}
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_rules); i++)
+			if (vm_rules[i].group == id->group && strcmp(vm_rules[i].r.field, id->field) == 0) {
+				r = &vm_rules[i].r;
+				hold = vm_rules[i].hold;
+			}
 	}
-	const char *lvt = after(rest, "lv."), *v = lvt ? lvt : rest;
-	bool lv = lvt != NULL;
-	if ((t = after(v, "vcpu")) && component(t, &c, &clen, &field) && all_digits(c, clen)) {
-		r = find_rule(lv ? lv_vcpu_rules : vcpu_rules, field, strlen(field));
-		if (!r)
-			return 0;
-		label(&l, "vcpu", c, clen);
-		int k = set(out, r, r->fam, scale, user_hz, &l);
-		if (k > 0)
-			out->hold = lv;
-		return k;
-	}
-	if (lv)
-		return 0;
-	const char *net = after(rest, "net."), *block = after(rest, "block.");
-	if (!net && !block)
-		return 0;
-	const char *dev = net ? net : block;
-	if (!last_split(dev, &devlen, &field))
-		return 0;
-	r = find_rule(net ? vm_net_rules : vm_block_rules, field, strlen(field));
 	if (!r)
 		return 0;
-	label(&l, "target_device", dev, devlen);
-	int k = set(out, r, r->fam, scale, user_hz, &l);
-	if (k > 0)
-		out->hold = block != NULL;
-	return k;
+	k = set(out, r, r->fam, scale, user_hz, &l);
+	if (k <= 0)
+		return k;
+	out->hold = hold;
+	if (r->fam != FAM_DOM_SLOW_T)
+		return 1;
+	/* and its age at the frame's time */
+	out[1] = out[0];
+	out[1].fam = FAM_DOM_SLOW_AGE;
+	out[1].age = true;
+	out[1].labels = strdup(out->labels);
+	if (!out[1].labels) {
+		free(out->labels);
+		out->labels = NULL;
+		return -ENOMEM;
+	}
+	return 2;
 }
 
 /* mem.FIELD: the node_memory_ family of that /proc/meminfo field
@@ -456,59 +410,57 @@ static int mem_family(const char *field)
 	return -1;
 }
 
-int vms_metrics_map(const char *name, const char *key, int scale, double user_hz, struct vms_mcol *out)
+int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, double user_hz, struct vms_mcol *out)
 {
 	struct lbuf l = {.n = 0};
 	const struct rule *r;
-	const char *c, *rest, *field;
-	size_t clen, devlen;
+	const char *e = id->entity;
 
 	memset(out, 0, sizeof(*out));
-	if (scale < 0 || scale > 19 || !(user_hz > 0))
+	if (scale < 0 || scale > 19 || !(user_hz > 0) || !id->field[0])
 		return 0;
-	if ((r = find_rule(host_rules, name, strlen(name))))
-		return set(out, r, r->fam, scale, user_hz, &l);
-	const char *tail;
-	if ((tail = after(name, "mem.")) && *tail) {
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(host_rules); i++)
+		if (host_rules[i].group == id->group && strcmp(host_rules[i].ent, e) == 0 &&
+		    strcmp(host_rules[i].r.field, id->field) == 0)
+			return set(out, &host_rules[i].r, host_rules[i].r.fam, scale, user_hz, &l);
+	switch (id->group) {
+	case VMS_G_MEM: {
 		static const struct rule mem = {"", 0, CV_1, NULL, NULL};
-		int fam = mem_family(tail);
+		int fam = mem_family(id->field);
 		return fam < 0 ? 0 : set(out, &mem, fam, scale, user_hz, &l);
 	}
-	if ((tail = after(name, "cpu.")) && component(tail, &c, &clen, &rest)) {
-		if (!(r = find_rule(cpu_rules, rest, strlen(rest))))
+	case VMS_G_CPU:
+		if (!(r = find_rule(cpu_rules, id->field, strlen(id->field))))
 			return 0;
-		if (clen == 3 && memcmp(c, "all", 3) == 0) {
+		if (strcmp(e, "all") == 0) {
 			/* every field as its /proc/stat name */
-			struct rule all = {rest, FAM_CPU_ALL, CV_HZ, "mode", rest};
+			struct rule all = {id->field, FAM_CPU_ALL, CV_HZ, "mode", id->field};
 			return set(out, &all, FAM_CPU_ALL, scale, user_hz, &l);
 		}
-		if (!all_digits(c, clen))
+		if (!vms_all_digits(e, strlen(e)))
 			return 0;
-		label(&l, "cpu", c, clen);
+		label_z(&l, "cpu", e);
 		return set(out, r, r->fam, scale, user_hz, &l);
-	}
-	const char *disk = after(name, "disk."), *net = after(name, "net.");
-	if (disk || net) {
-		const char *dev = disk ? disk : net;
-		if (!last_split(dev, &devlen, &field))
+	case VMS_G_DISK:
+	case VMS_G_NET:
+		r = find_rule(id->group == VMS_G_DISK ? disk_rules : net_rules, id->field, strlen(id->field));
+		if (!r)
 			return 0;
-		if (!(r = find_rule(disk ? disk_rules : net_rules, field, strlen(field))))
-			return 0;
-		label(&l, "device", dev, devlen);
+		label_z(&l, "device", e);
 		return set(out, r, r->fam, scale, user_hz, &l);
-	}
-	if ((tail = after(name, "perf.")) && component(tail, &c, &clen, &rest)) {
-		if (clen == 3 && memcmp(c, "all", 3) == 0)
-			return map_perf(rest, &l, FAM_PERF_ALL_EVENTS, FAM_PERF_ALL_ENABLED, FAM_PERF_ALL_RUNNING,
+	case VMS_G_PERF:
+		if (strcmp(e, "all") == 0)
+			return map_perf(id->field, &l, FAM_PERF_ALL_EVENTS, FAM_PERF_ALL_ENABLED, FAM_PERF_ALL_RUNNING,
 					scale, user_hz, out);
-		if (clen < 4 || memcmp(c, "cpu", 3) != 0 || !all_digits(c + 3, clen - 3))
+		/* the perf source's per-CPU entities are "cpuN" */
+		if (strncmp(e, "cpu", 3) != 0 || !vms_all_digits(e + 3, strlen(e) - 3))
 			return 0;
-		label(&l, "cpu", c + 3, clen - 3);
-		return map_perf(rest, &l, FAM_PERF_EVENTS, FAM_PERF_ENABLED, FAM_PERF_RUNNING, scale, user_hz,
+		label_z(&l, "cpu", e + 3);
+		return map_perf(id->field, &l, FAM_PERF_EVENTS, FAM_PERF_ENABLED, FAM_PERF_RUNNING, scale, user_hz,
 				out);
 	}
-	if ((tail = after(name, "vm.")))
-		return map_vm(tail, key, scale, user_hz, out);
+	if (id->group >= VMS_G_VM && id->group <= VMS_G_VMPERF)
+		return map_vm(id, key, scale, user_hz, out);
 	return 0;
 }
 
@@ -555,9 +507,13 @@ int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double 
 	m->ncols = n;
 	for (uint32_t i = 0; i < n; i++) {
 		struct vms_reader_col c;
-		if (vms_reader_col_info(r, i, &c) < 0)
+		struct vms_reader_colid ci;
+		if (vms_reader_col_info(r, i, &c) < 0 || vms_reader_col_id(r, i, &ci) < 0)
 			continue;
-		int k = vms_metrics_map(c.name, c.key, c.scale, user_hz, &m->m[m->nm]);
+		unsigned g = vms_catalog_group(ci.group, strlen(ci.group));
+		const struct vms_colid id = {(uint8_t)g, (uint16_t)vms_catalog_field(g, ci.field), ci.entity, ci.sub,
+					     ci.field};
+		int k = vms_metrics_map(&id, c.key, c.scale, user_hz, &m->m[m->nm]);
 		if (k < 0) {
 			vms_metrics_free(m);
 			return k;

@@ -95,11 +95,12 @@ struct vms_metrics {
 	uint32_t unmapped;  /* columns left out (no family knows them) */
 };
 
-/* Map one column (name, entity key, unit, scale as in the schema) to
+struct vms_colid;
+/* Map one column (its identity, entity key and scale as in the schema) to
  * *out (labels allocated): 1 mapped, 0 not mapped, -ENOMEM.  A column
  * that yields two samples (vm.NAME.slow_t: a time and an age) gives the
  * second in out[1] (out must have room for 2) and returns 2. */
-int vms_metrics_map(const char *name, const char *key, int scale, double user_hz,
+int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, double user_hz,
 		    struct vms_mcol *out);
 /* The samples of the reader's current schema: 0 or -ENOMEM. */
 int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz);

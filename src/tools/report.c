@@ -83,8 +83,11 @@ static const char usage_text[] =
 enum col_kind { K_RATE, K_GAUGE, K_RUNQ };
 
 struct rspec {
-	const char *label;  /* sar's column name */
-	const char *suffix; /* the rate column: PREFIX ENTITY "." suffix (or the name) */
+	const char *label; /* sar's column name */
+	/* the rate column's identity (struct vms_rate_col): group, entity
+	 * (NULL: the section's entities) and what it is */
+	uint8_t group;
+	const char *ent, *out;
 	uint8_t kind;
 };
 
@@ -93,7 +96,6 @@ struct rspec {
 struct section {
 	const char *id;     /* JSON */
 	const char *entcol; /* the entity's column, NULL: one entity, no column */
-	const char *prefix; /* NULL: the names are the suffixes */
 	const char *only;   /* the one entity shown (cpu: "all") */
 	unsigned ncols;
 	struct rspec c[MAXC];
@@ -102,62 +104,61 @@ struct section {
 enum { S_CPU, S_QUEUE, S_TASK, S_DISK, S_NET, S_PAGING, S_SWAPPING, S_MEMORY, S_SWAPSPACE, S_PSI, S_VM,
        S_N };
 
+#define R(l, g, o) {l, VMS_G_##g, NULL, o, K_RATE}
+#define G(l, g, o) {l, VMS_G_##g, NULL, o, K_GAUGE}
+#define P(l, e, o) {l, VMS_G_PSI, e, o, K_RATE}
 static const struct section sections[S_N] = {
-	[S_CPU] = {"cpu", "CPU", "cpu.", "all", 10,
-		   {{"%usr", "%usr", K_RATE}, {"%nice", "%nice", K_RATE}, {"%sys", "%sys", K_RATE},
-		    {"%iowait", "%iowait", K_RATE}, {"%steal", "%steal", K_RATE},
-		    {"%irq", "%irq", K_RATE}, {"%soft", "%soft", K_RATE},
-		    {"%guest", "%guest", K_RATE}, {"%gnice", "%gnice", K_RATE},
-		    {"%idle", "%idle", K_RATE}}},
-	[S_QUEUE] = {"queue", NULL, NULL, NULL, 6,
-		     {{"runq-sz", "load.runnable", K_RUNQ}, {"plist-sz", "load.tasks", K_GAUGE},
-		      {"ldavg-1", "load.1m", K_GAUGE}, {"ldavg-5", "load.5m", K_GAUGE},
-		      {"ldavg-15", "load.15m", K_GAUGE}, {"blocked", "stat.procs_blocked", K_GAUGE}}},
-	[S_TASK] = {"task", NULL, NULL, NULL, 3,
-		    {{"proc/s", "stat.proc/s", K_RATE}, {"cswch/s", "stat.cswch/s", K_RATE},
-		     {"intr/s", "stat.intr/s", K_RATE}}},
-	[S_DISK] = {"disk", "DEV", "disk.", NULL, 10,
-		    {{"tps", "tps", K_RATE}, {"r/s", "r/s", K_RATE}, {"w/s", "w/s", K_RATE},
-		     {"rkB/s", "rkB/s", K_RATE}, {"wkB/s", "wkB/s", K_RATE},
-		     {"dkB/s", "dkB/s", K_RATE}, {"areq-sz", "areq-sz", K_RATE},
-		     {"aqu-sz", "aqu-sz", K_RATE}, {"await", "await", K_RATE},
-		     {"%util", "%util", K_RATE}}},
-	[S_NET] = {"net", "IFACE", "net.", NULL, 7,
-		   {{"rxpck/s", "rxpck/s", K_RATE}, {"txpck/s", "txpck/s", K_RATE},
-		    {"rxkB/s", "rxkB/s", K_RATE}, {"txkB/s", "txkB/s", K_RATE},
-		    {"rxcmp/s", "rxcmp/s", K_RATE}, {"txcmp/s", "txcmp/s", K_RATE},
-		    {"rxmcst/s", "rxmcst/s", K_RATE}}},
+	[S_CPU] = {"cpu", "CPU", "all", 10,
+		   {R("%usr", CPU, "%usr"), R("%nice", CPU, "%nice"), R("%sys", CPU, "%sys"),
+		    R("%iowait", CPU, "%iowait"), R("%steal", CPU, "%steal"), R("%irq", CPU, "%irq"),
+		    R("%soft", CPU, "%soft"), R("%guest", CPU, "%guest"), R("%gnice", CPU, "%gnice"),
+		    R("%idle", CPU, "%idle")}},
+	[S_QUEUE] = {"queue", NULL, NULL, 6,
+		     {{"runq-sz", VMS_G_LOAD, NULL, "runnable", K_RUNQ}, G("plist-sz", LOAD, "tasks"),
+		      G("ldavg-1", LOAD, "1m"), G("ldavg-5", LOAD, "5m"), G("ldavg-15", LOAD, "15m"),
+		      G("blocked", STAT, "procs_blocked")}},
+	[S_TASK] = {"task", NULL, NULL, 3,
+		    {R("proc/s", STAT, "proc/s"), R("cswch/s", STAT, "cswch/s"), R("intr/s", STAT, "intr/s")}},
+	[S_DISK] = {"disk", "DEV", NULL, 10,
+		    {R("tps", DISK, "tps"), R("r/s", DISK, "r/s"), R("w/s", DISK, "w/s"),
+		     R("rkB/s", DISK, "rkB/s"), R("wkB/s", DISK, "wkB/s"), R("dkB/s", DISK, "dkB/s"),
+		     R("areq-sz", DISK, "areq-sz"), R("aqu-sz", DISK, "aqu-sz"), R("await", DISK, "await"),
+		     R("%util", DISK, "%util")}},
+	[S_NET] = {"net", "IFACE", NULL, 7,
+		   {R("rxpck/s", NET, "rxpck/s"), R("txpck/s", NET, "txpck/s"), R("rxkB/s", NET, "rxkB/s"),
+		    R("txkB/s", NET, "txkB/s"), R("rxcmp/s", NET, "rxcmp/s"), R("txcmp/s", NET, "txcmp/s"),
+		    R("rxmcst/s", NET, "rxmcst/s")}},
 	/* host memory: sar -B, -W, -r, -S and -q PSI (rates.c) */
-	[S_PAGING] = {"paging", NULL, NULL, NULL, 9,
-		      {{"pgpgin/s", "vmstat.pgpgin/s", K_RATE}, {"pgpgout/s", "vmstat.pgpgout/s", K_RATE},
-		       {"fault/s", "vmstat.pgfault/s", K_RATE}, {"majflt/s", "vmstat.pgmajfault/s", K_RATE},
-		       {"pgfree/s", "vmstat.pgfree/s", K_RATE}, {"pgscank/s", "vmstat.pgscank/s", K_RATE},
-		       {"pgscand/s", "vmstat.pgscand/s", K_RATE}, {"pgsteal/s", "vmstat.pgsteal/s", K_RATE},
-		       {"%vmeff", "vmstat.%vmeff", K_RATE}}},
-	[S_SWAPPING] = {"swapping", NULL, NULL, NULL, 2,
-			{{"pswpin/s", "vmstat.pswpin/s", K_RATE}, {"pswpout/s", "vmstat.pswpout/s", K_RATE}}},
-	[S_MEMORY] = {"memory", NULL, NULL, NULL, 11,
-		      {{"kbmemfree", "mem.kbmemfree", K_GAUGE}, {"kbavail", "mem.kbavail", K_GAUGE},
-		       {"kbmemused", "mem.kbmemused", K_GAUGE}, {"%memused", "mem.%memused", K_GAUGE},
-		       {"kbbuffers", "mem.kbbuffers", K_GAUGE}, {"kbcached", "mem.kbcached", K_GAUGE},
-		       {"kbcommit", "mem.kbcommit", K_GAUGE}, {"%commit", "mem.%commit", K_GAUGE},
-		       {"kbactive", "mem.kbactive", K_GAUGE}, {"kbinact", "mem.kbinact", K_GAUGE},
-		       {"kbdirty", "mem.kbdirty", K_GAUGE}}},
-	[S_SWAPSPACE] = {"swapspace", NULL, NULL, NULL, 5,
-			 {{"kbswpfree", "mem.kbswpfree", K_GAUGE}, {"kbswpused", "mem.kbswpused", K_GAUGE},
-			  {"%swpused", "mem.%swpused", K_GAUGE}, {"kbswpcad", "mem.kbswpcad", K_GAUGE},
-			  {"%swpcad", "mem.%swpcad", K_GAUGE}}},
-	[S_PSI] = {"pressure", NULL, NULL, NULL, 6,
-		   {{"%scpu", "psi.cpu.%some", K_RATE}, {"%sio", "psi.io.%some", K_RATE},
-		    {"%fio", "psi.io.%full", K_RATE}, {"%smem", "psi.memory.%some", K_RATE},
-		    {"%fmem", "psi.memory.%full", K_RATE}, {"%firq", "psi.irq.%full", K_RATE}}},
-	[S_VM] = {"vm", "VM", "vm.", NULL, 10,
-		  {{"%cpu", "%cpu", K_RATE}, {"%steal", "%steal", K_RATE},
-		   {"dlyms/s", "dlyms/s", K_RATE}, {"rxkB/s", "rxkB/s", K_RATE},
-		   {"txkB/s", "txkB/s", K_RATE}, {"rkB/s", "io.rkB/s", K_RATE},
-		   {"wkB/s", "io.wkB/s", K_RATE}, {"kbballoon", "balloon.current", K_GAUGE},
-		   {"%cap", "%cap", K_RATE}, {"%thrtl", "%thrtl", K_RATE}}},
+	[S_PAGING] = {"paging", NULL, NULL, 9,
+		      {R("pgpgin/s", VMSTAT, "pgpgin/s"), R("pgpgout/s", VMSTAT, "pgpgout/s"),
+		       R("fault/s", VMSTAT, "pgfault/s"), R("majflt/s", VMSTAT, "pgmajfault/s"),
+		       R("pgfree/s", VMSTAT, "pgfree/s"), R("pgscank/s", VMSTAT, "pgscank/s"),
+		       R("pgscand/s", VMSTAT, "pgscand/s"), R("pgsteal/s", VMSTAT, "pgsteal/s"),
+		       R("%vmeff", VMSTAT, "%vmeff")}},
+	[S_SWAPPING] = {"swapping", NULL, NULL, 2,
+			{R("pswpin/s", VMSTAT, "pswpin/s"), R("pswpout/s", VMSTAT, "pswpout/s")}},
+	[S_MEMORY] = {"memory", NULL, NULL, 11,
+		      {G("kbmemfree", MEM, "kbmemfree"), G("kbavail", MEM, "kbavail"),
+		       G("kbmemused", MEM, "kbmemused"), G("%memused", MEM, "%memused"),
+		       G("kbbuffers", MEM, "kbbuffers"), G("kbcached", MEM, "kbcached"),
+		       G("kbcommit", MEM, "kbcommit"), G("%commit", MEM, "%commit"),
+		       G("kbactive", MEM, "kbactive"), G("kbinact", MEM, "kbinact"), G("kbdirty", MEM, "kbdirty")}},
+	[S_SWAPSPACE] = {"swapspace", NULL, NULL, 5,
+			 {G("kbswpfree", MEM, "kbswpfree"), G("kbswpused", MEM, "kbswpused"),
+			  G("%swpused", MEM, "%swpused"), G("kbswpcad", MEM, "kbswpcad"),
+			  G("%swpcad", MEM, "%swpcad")}},
+	[S_PSI] = {"pressure", NULL, NULL, 6,
+		   {P("%scpu", "cpu", "%some"), P("%sio", "io", "%some"), P("%fio", "io", "%full"),
+		    P("%smem", "memory", "%some"), P("%fmem", "memory", "%full"), P("%firq", "irq", "%full")}},
+	[S_VM] = {"vm", "VM", NULL, 10,
+		  {R("%cpu", VM, "%cpu"), R("%steal", VM, "%steal"), R("dlyms/s", VM, "dlyms/s"),
+		   R("rxkB/s", VM, "rxkB/s"), R("txkB/s", VM, "txkB/s"), R("rkB/s", VMIO, "rkB/s"),
+		   R("wkB/s", VMIO, "wkB/s"), G("kbballoon", VMBALLOON, "current"), R("%cap", VM, "%cap"),
+		   R("%thrtl", VM, "%thrtl")}},
 };
+#undef R
+#undef G
+#undef P
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -231,7 +232,7 @@ struct pos {
 /* one rate plan per schema generation met */
 struct genmap {
 	const struct vms_schema *sch;
-	struct vms_rate_plan *plan;
+	const struct vms_rate_plan *plan; /* the rate stream's */
 	uint32_t n;    /* plan columns read */
 	uint32_t *sel; /* their plan indices */
 	uint32_t *rc;  /* their rcols */
@@ -587,45 +588,28 @@ static void json_event(struct report *R, const struct ev *v, bool first)
 
 /* ---- columns --------------------------------------------------------------------- */
 
-/* The section, column and entity of a rate column's name, if the report
- * shows it. */
-static bool match(const struct report *R, const char *name, unsigned *sec, unsigned *ci,
+/* The section, column and entity of a rate column, if the report shows
+ * it. */
+static bool match(const struct report *R, const struct vms_rate_col *pc, unsigned *sec, unsigned *ci,
 		  const char **ent, size_t *entlen)
 {
-	size_t nl = strlen(name);
+	if (pc->sub[0])
+		return false; /* a vCPU's, a tap's, a guest disk's */
 	for (unsigned s = 0; s < S_N; s++) {
 		const struct section *S = &sections[s];
 		if (s == S_VM && !R->vm)
 			continue;
-		if (!S->prefix) {
-			for (unsigned c = 0; c < S->ncols; c++)
-				if (strcmp(name, S->c[c].suffix) == 0) {
-					*sec = s;
-					*ci = c;
-					*ent = "";
-					*entlen = 0;
-					return true;
-				}
-			continue;
-		}
-		size_t pl = strlen(S->prefix);
-		if (strncmp(name, S->prefix, pl) != 0)
+		if (S->only && strcmp(pc->entity, S->only) != 0)
 			continue;
 		for (unsigned c = 0; c < S->ncols; c++) {
-			size_t sl = strlen(S->c[c].suffix);
-			if (nl < pl + sl + 2 || name[nl - sl - 1] != '.' ||
-			    strcmp(name + nl - sl, S->c[c].suffix) != 0)
+			const struct rspec *rs = &S->c[c];
+			if (pc->group != rs->group || strcmp(pc->out, rs->out) != 0 ||
+			    (rs->ent && strcmp(pc->entity, rs->ent) != 0))
 				continue;
-			const char *e = name + pl;
-			size_t el = nl - sl - 1 - pl;
-			if (S->only && (el != strlen(S->only) || memcmp(e, S->only, el) != 0))
-				continue;
-			if (s == S_VM && memchr(e, '.', el))
-				continue; /* a vCPU's or a tap's column, not the VM's */
 			*sec = s;
 			*ci = c;
-			*ent = e;
-			*entlen = el;
+			*ent = S->entcol ? pc->entity : "";
+			*entlen = strlen(*ent);
 			return true;
 		}
 	}
@@ -693,7 +677,6 @@ static int32_t rcol_get(struct report *R, unsigned sec, unsigned ci, const char 
 
 static void genmap_free(struct genmap *g)
 {
-	vms_rate_plan_free(g->plan);
 	free(g->sel);
 	free(g->rc);
 	free(g->t);
@@ -701,12 +684,13 @@ static void genmap_free(struct genmap *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static int genmap_build(struct report *R, struct genmap *g, const struct vms_schema *s)
+/* The report's columns among those of the plan of st (just renewed for
+ * schema s); st is then to keep the last values of their inputs only. */
+static int genmap_build(struct report *R, struct genmap *g, struct vms_rate_stream *st,
+			const struct vms_schema *s)
 {
 	genmap_free(g);
-	int e = vms_rate_plan_new(s, &g->plan);
-	if (e < 0)
-		return e;
+	g->plan = st->plan;
 	size_t n = g->plan->ncols ? g->plan->ncols : 1;
 	g->sel = malloc(n * sizeof(*g->sel));
 	g->rc = malloc(n * sizeof(*g->rc));
@@ -719,7 +703,7 @@ static int genmap_build(struct report *R, struct genmap *g, const struct vms_sch
 		unsigned sec, ci;
 		const char *en;
 		size_t el;
-		if (!match(R, pc->name, &sec, &ci, &en, &el))
+		if (!match(R, pc, &sec, &ci, &en, &el))
 			continue;
 		/* a gauge where a rate is expected (or the reverse): not ours */
 		if ((sections[sec].c[ci].kind == K_RATE) ==
@@ -1027,7 +1011,7 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 	row_reset(R);
 
 	struct genmap gm = {0};
-	struct vms_rate_last last = {0};
+	struct vms_rate_stream st = {0};
 	struct pos start = {0}, cur;
 	bool base = false;
 	uint64_t streams = 1, nf = 0, ord = 0;
@@ -1060,14 +1044,17 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 			continue;
 		if (w > 0)
 			break;
-		if (s != gm.sch && (r = genmap_build(R, &gm, s)) < 0)
+		if ((r = vms_rate_stream_schema(&st, s)) > 0 && (r = genmap_build(R, &gm, &st, s)) == 0) {
+			st.in = gm.in;
+			st.nin = gm.nin;
+		}
+		if (r < 0)
 			break;
 		if (!base)
-			vms_rate_last_free(&last);
-		if ((r = vms_rate_last_align(&last, s)) < 0)
+			vms_rate_stream_restart(&st);
+		if ((r = vms_rate_stream_terms(&st, f, gm.sel, gm.n, gm.t)) < 0)
 			break;
 		if (!base) {
-			vms_rate_last_put_some(&last, f, gm.in, gm.nin);
 			pos_of(&start, f);
 			cur = start;
 			base = true;
@@ -1075,9 +1062,6 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 			continue;
 		}
 		ord++;
-		vms_rate_last_dt_some(&last, f->t_mono_ns, gm.in, gm.nin);
-		vms_rate_terms_dt(gm.plan, last.v, f->v, last.dt, gm.sel, gm.n, gm.t);
-		vms_rate_last_put_some(&last, f, gm.in, gm.nin);
 		for (uint32_t i = 0; i < gm.n; i++) {
 			struct rcol *c = &R->rcols[gm.rc[i]];
 			R->ents[c->ent].present = true;
@@ -1117,7 +1101,7 @@ static int run_pass(struct report *R, enum mode mode, unsigned mask)
 		if (c->q.h && c->q.nkb)
 			keys_flush(c, mode == M_SUMMARY);
 	}
-	vms_rate_last_free(&last);
+	vms_rate_stream_free(&st);
 	genmap_free(&gm);
 	vms_reader_close(rd);
 	return r < 0 && r != -ESRCH ? r : 0;

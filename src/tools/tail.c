@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "csv.h"
+#include "catalog.h"
 #include "lineproto.h"
 #include "log.h"
+#include "rates.h"
 #include "reader_int.h"
 #include "ring.h"
 #include "tool.h"
@@ -155,29 +157,34 @@ static int select_lp(struct tail *t)
 	struct vms_reader *rd = t->rd;
 	const char **names = calloc(t->nsel ? t->nsel : 1, sizeof(*names));
 	const char **keys = calloc(t->nsel ? t->nsel : 1, sizeof(*keys));
+	struct vms_colid *ids = calloc(t->nsel ? t->nsel : 1, sizeof(*ids));
 	struct vms_lp_val *vals = realloc(t->vals, (t->nsel ? t->nsel : 1) * sizeof(*vals));
 	int r = -ENOMEM;
 	if (vals)
 		t->vals = vals;
-	if (names && keys && vals) {
+	if (names && keys && ids && vals) {
 		for (uint32_t i = 0; i < t->nsel; i++) {
-			struct vms_reader_col c = {0};
 			if (t->rates) {
-				names[i] = vms_reader_rate_name(rd, t->sel[i]);
+				/* a rate column's identity: its inputs', and what it is */
+				const struct vms_rate_col *c = vms_rdr_rate_col(rd, t->sel[i]);
+				names[i] = c->name;
 				keys[i] = "";
+				ids[i] = (struct vms_colid){c->group, VMS_FIELD_OPEN, c->entity, c->sub, c->out};
 			} else {
-				vms_reader_col_info(rd, t->sel[i], &c);
-				names[i] = c.name;
-				keys[i] = c.key;
+				const struct vms_col *c = &vms_rdr_schema(rd)->cols[t->sel[i]];
+				names[i] = c->name;
+				keys[i] = c->key;
+				ids[i] = (struct vms_colid){c->group, c->field_id, c->entity, c->sub, c->field};
 			}
 		}
 		vms_lp_free(t->lp);
 		t->lp = NULL;
-		r = vms_lp_new(&t->lp, t->fmt == FMT_INFLUX ? VMS_LP_INFLUX : VMS_LP_JSON, t->nsel, names, keys,
+		r = vms_lp_new(&t->lp, t->fmt == FMT_INFLUX ? VMS_LP_INFLUX : VMS_LP_JSON, t->nsel, names, ids, keys,
 			       t->host);
 	}
 	free(names);
 	free(keys);
+	free(ids);
 	if (r < 0)
 		return r;
 	if (vms_lp_skipped(t->lp))

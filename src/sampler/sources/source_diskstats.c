@@ -71,24 +71,14 @@ static int dk_open(struct vms_source *src)
 	return vms_procfile_open(&p->f, src->proc_dirfd, "diskstats", 4096);
 }
 
-static bool all_digits(const char *s, size_t n)
-{
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!vms_is_digit(s[i]))
-			return false;
-	return true;
-}
-
 /* Is `name` the name of a partition of the device `disk`? */
 static bool dk_part_of(const char *name, size_t len, const char *disk, size_t dlen)
 {
 	if (dlen >= len || memcmp(name, disk, dlen) != 0)
 		return false;
 	if (vms_is_digit(disk[dlen - 1]))
-		return name[dlen] == 'p' && all_digits(name + dlen + 1, len - dlen - 1);
-	return all_digits(name + dlen, len - dlen);
+		return name[dlen] == 'p' && vms_all_digits(name + dlen + 1, len - dlen - 1);
+	return vms_all_digits(name + dlen, len - dlen);
 }
 
 static void dk_classify(struct vms_enttab *t)
@@ -153,8 +143,7 @@ static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
 		e->ncols = n;
 		for (unsigned k = 0; k < n; k++) {
 			unsigned f = dk_field(e->nfields, k);
-			vms_schema_addf(b, &dk_def[f], "disk.%s.%s", part,
-					vms_disk_field_names[f]);
+			vms_schema_addc(b, &dk_def[f], VMS_G_DISK, part, NULL, vms_disk_field_names[f]);
 		}
 		slot += n;
 	}

@@ -20,11 +20,11 @@ static int la_declare(struct vms_source *src, struct vms_schema_builder *b)
 	(void)src;
 	const struct vms_coldef load = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_LOAD, .scale = 2};
 	const struct vms_coldef tasks = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_TASKS};
-	vms_schema_addf(b, &load, "load.1m");
-	vms_schema_addf(b, &load, "load.5m");
-	vms_schema_addf(b, &load, "load.15m");
-	vms_schema_addf(b, &tasks, "load.runnable");
-	vms_schema_addf(b, &tasks, "load.tasks");
+	vms_schema_addc(b, &load, VMS_G_LOAD, NULL, NULL, "1m");
+	vms_schema_addc(b, &load, VMS_G_LOAD, NULL, NULL, "5m");
+	vms_schema_addc(b, &load, VMS_G_LOAD, NULL, NULL, "15m");
+	vms_schema_addc(b, &tasks, VMS_G_LOAD, NULL, NULL, "runnable");
+	vms_schema_addc(b, &tasks, VMS_G_LOAD, NULL, NULL, "tasks");
 	return b->err;
 }
 

@@ -194,7 +194,7 @@ static int mi_declare(struct vms_source *src, struct vms_schema_builder *b)
 		}
 		e->slot = (int32_t)slot++;
 		e->ncols = 1;
-		vms_schema_addf(b, (e->bits & KV_KB) ? &bytes : &count, "mem.%s", name);
+		vms_schema_addc(b, (e->bits & KV_KB) ? &bytes : &count, VMS_G_MEM, NULL, NULL, name);
 	}
 	if (b->err)
 		return b->err;
@@ -267,7 +267,7 @@ static int vs_declare(struct vms_source *src, struct vms_schema_builder *b)
 			d = &kib; /* the kernel prints sectors / 2 */
 		e->slot = (int32_t)slot++;
 		e->ncols = 1;
-		vms_schema_addf(b, d, "vmstat.%s", e->name);
+		vms_schema_addc(b, d, VMS_G_VMSTAT, NULL, NULL, e->name);
 	}
 	return b->err;
 }

@@ -339,7 +339,7 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 		e->ncols = p->nfield;
 		for (unsigned k = 0; k < p->nfield; k++) {
 			unsigned f = p->field[k];
-			vms_schema_addf(b, f == 0 || f == 8 ? &bytes : &count, "net.%s.%s", part,
+			vms_schema_addc(b, f == 0 || f == 8 ? &bytes : &count, VMS_G_NET, part, NULL,
 					vms_net_field_names[f]);
 		}
 		slot += p->nfield;

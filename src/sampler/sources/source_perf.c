@@ -116,10 +116,7 @@ static int perf_open(struct vms_source *src)
 static void declare_col(struct vms_schema_builder *b, const struct vms_coldef *d, const char *a,
 			const char *col)
 {
-	if (d->key)
-		vms_schema_addf(b, d, "vm.%s.perf.%s", a, col);
-	else
-		vms_schema_addf(b, d, "perf.%s.%s", a, col);
+	vms_schema_addc(b, d, d->key ? VMS_G_VMPERF : VMS_G_PERF, a, NULL, col);
 }
 
 static void declare_block(struct vms_schema_builder *b, const struct evset *es, const char *key,

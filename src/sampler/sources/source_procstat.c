@@ -144,7 +144,7 @@ static int ps_declare(struct vms_source *src, struct vms_schema_builder *b)
 		all->slot = (int32_t)slot;
 		all->ncols = all->nfields;
 		for (unsigned f = 0; f < all->nfields; f++)
-			vms_schema_addf(b, &tick, "cpu.all.%s", vms_stat_cpu_field_names[f]);
+			vms_schema_addc(b, &tick, VMS_G_CPU, "all", NULL, vms_stat_cpu_field_names[f]);
 		slot += all->nfields;
 		p->tab.nwant++;
 	}
@@ -154,8 +154,10 @@ static int ps_declare(struct vms_source *src, struct vms_schema_builder *b)
 			continue;
 		e->slot = (int32_t)slot;
 		e->ncols = e->nfields;
+		char cpu[16];
+		snprintf(cpu, sizeof(cpu), "%u", n);
 		for (unsigned f = 0; f < e->nfields; f++)
-			vms_schema_addf(b, &tick, "cpu.%u.%s", n, vms_stat_cpu_field_names[f]);
+			vms_schema_addc(b, &tick, VMS_G_CPU, cpu, NULL, vms_stat_cpu_field_names[f]);
 		slot += e->nfields;
 		p->tab.nwant++;
 	}
@@ -165,7 +167,7 @@ static int ps_declare(struct vms_source *src, struct vms_schema_builder *b)
 			continue;
 		e->slot = (int32_t)slot++;
 		e->ncols = 1;
-		vms_schema_addf(b, ps_keys[k].gauge ? &tasks : &count, "stat.%s", ps_keys[k].name);
+		vms_schema_addc(b, ps_keys[k].gauge ? &tasks : &count, VMS_G_STAT, NULL, NULL, ps_keys[k].name);
 		p->tab.nwant++;
 	}
 	if (b->err)

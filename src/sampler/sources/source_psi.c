@@ -75,7 +75,7 @@ static int psi_declare(struct vms_source *src, struct vms_schema_builder *b)
 			if (!has[k])
 				continue;
 			p->slot[i][k] = (int32_t)slot++;
-			vms_schema_addf(b, &us, "psi.%s.%s.total", psi_res[i], k ? "full" : "some");
+			vms_schema_addc(b, &us, VMS_G_PSI, psi_res[i], NULL, k ? "full.total" : "some.total");
 		}
 	}
 	if (b->err)

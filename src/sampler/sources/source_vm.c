@@ -252,9 +252,9 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 			p->st.ent = e;
 		}
 	}
-	vms_schema_addf(b, &conn, "virt.connected");
-	vms_schema_addf(b, &doms, "virt.domains");
-	vms_schema_addf(b, &rst, "virt.agent_restarts");
+	vms_schema_addc(b, &conn, VMS_G_VIRT, NULL, NULL, "connected");
+	vms_schema_addc(b, &doms, VMS_G_VIRT, NULL, NULL, "domains");
+	vms_schema_addc(b, &rst, VMS_G_VIRT, NULL, NULL, "agent_restarts");
 	for (unsigned i = 0; i < p->nrec; i++) {
 		struct vmrec *v = &p->rec[i];
 		v->base = vms_schema_builder_count(b);

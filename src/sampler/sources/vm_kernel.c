@@ -198,33 +198,6 @@ static int open_abs(const char *path)
 
 /* ---- the VM's cgroup: limits, throttling, memory events, pressure ---------- */
 
-#define US VMS_UNIT_US
-const struct vms_cgfield_info vms_cgfield[VMS_CGF_N] = {
-	[VMS_CGF_CPU_QUOTA] = {"cpu_quota_us", VMS_KIND_GAUGE, US},
-	[VMS_CGF_CPU_PERIOD] = {"cpu_period_us", VMS_KIND_GAUGE, US},
-	[VMS_CGF_CPU_WEIGHT] = {"cpu_weight", VMS_KIND_GAUGE, VMS_UNIT_COUNT},
-	[VMS_CGF_CPU_SHARES] = {"cpu_shares", VMS_KIND_GAUGE, VMS_UNIT_COUNT},
-	[VMS_CGF_NR_PERIODS] = {"nr_periods", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
-	[VMS_CGF_NR_THROTTLED] = {"nr_throttled", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
-	[VMS_CGF_THROTTLED] = {"throttled", VMS_KIND_COUNTER, VMS_UNIT_NS},
-	[VMS_CGF_MEM_MAX] = {"mem_max", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
-	[VMS_CGF_MEM_HIGH] = {"mem_high", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
-	[VMS_CGF_EV_HIGH] = {"ev_high", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
-	[VMS_CGF_EV_MAX] = {"ev_max", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
-	[VMS_CGF_EV_OOM] = {"ev_oom", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
-	[VMS_CGF_EV_OOM_KILL] = {"ev_oom_kill", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
-	[VMS_CGF_ANON] = {"anon", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
-	[VMS_CGF_FILE] = {"file", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
-	[VMS_CGF_SWAP] = {"swap", VMS_KIND_GAUGE, VMS_UNIT_BYTES},
-	[VMS_CGF_PGMAJFAULT] = {"pgmajfault", VMS_KIND_COUNTER, VMS_UNIT_COUNT},
-	[VMS_CGF_PSI_CPU_SOME] = {"psi.cpu.some.total", VMS_KIND_COUNTER, US},
-	[VMS_CGF_PSI_CPU_FULL] = {"psi.cpu.full.total", VMS_KIND_COUNTER, US},
-	[VMS_CGF_PSI_MEM_SOME] = {"psi.memory.some.total", VMS_KIND_COUNTER, US},
-	[VMS_CGF_PSI_MEM_FULL] = {"psi.memory.full.total", VMS_KIND_COUNTER, US},
-	[VMS_CGF_PSI_IO_SOME] = {"psi.io.some.total", VMS_KIND_COUNTER, US},
-	[VMS_CGF_PSI_IO_FULL] = {"psi.io.full.total", VMS_KIND_COUNTER, US},
-};
-#undef US
 
 enum cg_dir { CD_V2, CD_CPU, CD_MEM };
 enum cg_type {

@@ -87,11 +87,8 @@ enum vms_cgfield {
 	VMS_CGF_PSI_IO_SOME, VMS_CGF_PSI_IO_FULL,
 	VMS_CGF_N
 };
-struct vms_cgfield_info {
-	const char *col; /* after "vm.NAME.cg." */
-	uint8_t kind, unit;
-};
-extern const struct vms_cgfield_info vms_cgfield[VMS_CGF_N];
+/* Field f's column is the catalogue's field f of group vmcg (catalog.c):
+ * "vm.NAME.cg." and its name. */
 #define VMS_CG_NFILES 18
 
 /* A VM's cgroup files beyond usage (vm_kernel.c): the ones that give a

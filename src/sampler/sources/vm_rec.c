@@ -91,23 +91,34 @@ void vm_rec_queue_needs(struct vm *p, struct vmrec *r)
 		r->need_sent |= missing;
 }
 
-/* d, typed as the metric `info`. */
-static const struct vms_coldef *typed(struct vms_coldef *d, const struct vms_vmetric_info *info)
+/* The column of the VM named n (sub: its vCPU, tap or disk; NULL) that is
+ * field `field` of the catalogue's group g: kind and unit from there. */
+static void vm_col(struct vms_schema_builder *b, struct vms_coldef *d, unsigned g, const char *n, const char *sub,
+		   const char *field)
 {
-	d->kind = info->kind;
-	d->unit = info->unit;
-	d->wrap_bits = info->kind == VMS_KIND_COUNTER ? 64 : 0;
-	return d;
+	unsigned f = vms_catalog_field(g, field);
+	const struct vms_catfield *e = vms_catalog_entry(g, f);
+	d->kind = 0;
+	d->unit = 0;
+	d->wrap_bits = e && e->kind == VMS_KIND_COUNTER ? 64 : 0;
+	vms_schema_addc(b, d, g, n, sub, field);
 }
 
-/* The columns "vm.<n>.<prefix><metric>" of the metrics first..last. */
-static void metric_cols(struct vms_schema_builder *b, struct vms_coldef *d, const char *n, const char *prefix,
+/* The columns of the agent's metrics first..last. */
+static void metric_cols(struct vms_schema_builder *b, struct vms_coldef *d, const char *n, const char *sub,
 			unsigned first, unsigned last)
 {
 	for (unsigned m = first; m <= last; m++) {
 		const struct vms_vmetric_info *mi = vms_vmetric_find(m);
-		vms_schema_addf(b, typed(d, mi), "vm.%s.%s%s", n, prefix, mi->col);
+		vm_col(b, d, mi->cat, n, sub, vms_vmetric_field(mi)->name);
 	}
+}
+
+/* The columns of a table of the agent's metrics. */
+static void metric_table(struct vms_schema_builder *b, struct vms_coldef *d, const char *n, const char *sub,
+			 const struct vms_vmetric_info *t, unsigned nt)
+{
+	metric_cols(b, d, n, sub, t[0].id, t[nt - 1].id);
 }
 
 int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc)
@@ -115,69 +126,57 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 	const struct vms_vm *vm = &r->id;
 	struct vms_coldef d = {.key = vm->uuid};
 	const char *n = r->cname;
-	char prefix[512]; /* no longer than a column name */
-	static const struct vms_vmetric_info state = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_STATE, "state", NULL},
-					     path = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, "path", NULL},
-					     slow = {0, 0, VMS_KIND_GAUGE, VMS_UNIT_NS_EPOCH, "slow_t", NULL};
+	char idx[16];
 
 	uint32_t old = r->pend ? r->lay.ncol : 0;
 	vms_vmlay_init(&r->lay, vm->nvcpu, vm->ntap, vm->ndisk, r->k.fd_iostat >= 0, vms_vmcg_ncols(&r->k.cg),
 		       lc && lc->crosscheck);
-	vms_schema_addf(b, typed(&d, &state), "vm.%s.state", n);
-	vms_schema_addf(b, typed(&d, &path), "vm.%s.path", n);
-	metric_cols(b, &d, n, "", VMS_VM_CPU_TIME, VMS_VM_CPU_SYSTEM);
+	vm_col(b, &d, VMS_G_VM, n, NULL, "state");
+	vm_col(b, &d, VMS_G_VM, n, NULL, "path");
+	metric_cols(b, &d, n, NULL, VMS_VM_CPU_TIME, VMS_VM_CPU_SYSTEM);
 	for (unsigned i = 0; i < vm->nvcpu; i++) {
-		snprintf(prefix, sizeof(prefix), "vcpu%u.", i);
-		metric_cols(b, &d, n, prefix, VMS_VM_VCPU_TIME, VMS_VM_VCPU_SLICES);
+		snprintf(idx, sizeof(idx), "%u", i);
+		metric_cols(b, &d, n, idx, VMS_VM_VCPU_TIME, VMS_VM_VCPU_SLICES);
 	}
 	char part[VMS_NAME_PART_MAX + 1];
 	for (unsigned t = 0; t < vm->ntap; t++) {
 		vms_name_fit(part, VMS_NAME_PART_MAX, vm->tap[t], strlen(vm->tap[t]));
-		snprintf(prefix, sizeof(prefix), "net.%s.", part);
-		metric_cols(b, &d, n, prefix, VMS_VM_NET_RX_BYTES, VMS_VM_NET_TX_DROP);
+		metric_cols(b, &d, n, part, VMS_VM_NET_RX_BYTES, VMS_VM_NET_TX_DROP);
 	}
-	metric_cols(b, &d, n, "", VMS_VM_IO_READ, r->lay.iocg < 0 ? VMS_VM_IO_WRITE : VMS_VM_IO_CG_WRITE);
-	metric_cols(b, &d, n, "", VMS_VM_MEM_RSS, VMS_VM_MEM_CGROUP);
-	for (unsigned k = 0; k < VMS_VM_NBALLOON; k++)
-		vms_schema_addf(b, typed(&d, &vms_vm_balloon[k]), "vm.%s.balloon.%s", n, vms_vm_balloon[k].col);
+	metric_cols(b, &d, n, NULL, VMS_VM_IO_READ, r->lay.iocg < 0 ? VMS_VM_IO_WRITE : VMS_VM_IO_CG_WRITE);
+	metric_cols(b, &d, n, NULL, VMS_VM_MEM_RSS, VMS_VM_MEM_CGROUP);
+	metric_table(b, &d, n, NULL, vms_vm_balloon, VMS_VM_NBALLOON);
 	for (unsigned i = 0; i < vm->ndisk; i++) {
 		vms_name_fit(part, VMS_NAME_PART_MAX, vm->disk[i], strlen(vm->disk[i]));
-		for (unsigned k = 0; k < VMS_VM_NBLOCK; k++)
-			vms_schema_addf(b, typed(&d, &vms_vm_block[k]), "vm.%s.block.%s.%s", n, part,
-					vms_vm_block[k].col);
+		metric_table(b, &d, n, part, vms_vm_block, VMS_VM_NBLOCK);
 	}
 	for (unsigned f = 0; f < VMS_CGF_N; f++)
-		if (r->k.cg.have & (1u << f)) {
-			const struct vms_vmetric_info cg = {0, 0, vms_cgfield[f].kind, vms_cgfield[f].unit,
-							    vms_cgfield[f].col, NULL};
-			vms_schema_addf(b, typed(&d, &cg), "vm.%s.cg.%s", n, cg.col);
-		}
+		if (r->k.cg.have & (1u << f))
+			vm_col(b, &d, VMS_G_VMCG, n, NULL, vms_catalog[VMS_G_VMCG].fields[f].name);
+	/* each vCPU's placement (vm_kernel.h): gauges the catalogue does not
+	 * list yet, declared by name */
 	for (unsigned i = 0; i < vm->nvcpu; i++)
 		for (unsigned f = 0; f < VMS_VM_PLACE_FIELDS; f++) {
-			static const struct vms_vmetric_info place[VMS_VM_PLACE_FIELDS] = {
-				{0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, NULL, NULL},
-				{0, 0, VMS_KIND_GAUGE, VMS_UNIT_COUNT, NULL, NULL},
-				{0, 0, VMS_KIND_GAUGE, VMS_UNIT_NONE, NULL, NULL},
-			};
-			vms_schema_addf(b, typed(&d, &place[f]), "vm.%s.vcpu%u.%s", n, i, vms_vm_place_cols[f]);
+			const struct vms_coldef pd = {.kind = VMS_KIND_GAUGE,
+						      .unit = f == 1 ? VMS_UNIT_COUNT : VMS_UNIT_NONE,
+						      .key = vm->uuid};
+			vms_schema_addf(b, &pd, "vm.%s.vcpu%u.%s", n, i, vms_vm_place_cols[f]);
 		}
 	if (r->lay.check >= 0) {
-		metric_cols(b, &d, n, "", VMS_VM_CHECK_CPU_TIME, VMS_VM_CHECK_CPU_SYSTEM);
+		metric_cols(b, &d, n, NULL, VMS_VM_CHECK_CPU_TIME, VMS_VM_CHECK_CPU_SYSTEM);
 		for (unsigned i = 0; i < vm->nvcpu; i++) {
-			snprintf(prefix, sizeof(prefix), "lv.vcpu%u.", i);
-			metric_cols(b, &d, n, prefix, VMS_VM_CHECK_VCPU_TIME, VMS_VM_CHECK_VCPU_DELAY);
+			snprintf(idx, sizeof(idx), "%u", i);
+			metric_cols(b, &d, n, idx, VMS_VM_CHECK_VCPU_TIME, VMS_VM_CHECK_VCPU_DELAY);
 		}
 	}
-	vms_schema_addf(b, typed(&d, &slow), "vm.%s.slow_t", n);
+	vm_col(b, &d, VMS_G_VM, n, NULL, "slow_t");
 	if (lc && lc->dirty_every_ns) {
 		vms_vmlay_add_dirty(&r->lay);
-		for (unsigned k = 0; k < VMS_VM_NDIRTY; k++)
-			vms_schema_addf(b, typed(&d, &vms_vm_dirty[k]), "vm.%s.dirtyrate.%s", n, vms_vm_dirty[k].col);
+		metric_table(b, &d, n, NULL, vms_vm_dirty, VMS_VM_NDIRTY);
 	}
 	if (r->want_mig) {
 		vms_vmlay_add_mig(&r->lay);
-		for (unsigned k = 0; k < VMS_VM_NMIG; k++)
-			vms_schema_addf(b, typed(&d, &vms_vm_mig[k]), "vm.%s.migration.%s", n, vms_vm_mig[k].col);
+		metric_table(b, &d, n, NULL, vms_vm_mig, VMS_VM_NMIG);
 	}
 	if (b->err)
 		return b->err;
