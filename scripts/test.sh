@@ -27,17 +27,18 @@ build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Dexp
 # the Python package's tests: matplotlib from Debian, pyarrow, pandas and
 # duckdb in a venv (from PyPI)
 py_venv "$ROOT/build/pyvenv"
-# the tests that need root, perf counters, the counting allocator and the
-# Python package's modules run here: their skip would be a failure
-# (tests/testutil.h, vms_skip; tests/test_py_lib.py, require)
-VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 VMS_REQUIRE_NOALLOC=1 VMS_REQUIRE_PY=1 \
+# the tests that need root, perf counters, the counting allocator, the
+# interference BPF program and the Python package's modules run here:
+# their skip would be a failure (tests/testutil.h, vms_skip;
+# tests/test_py_lib.py, require)
+VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 VMS_REQUIRE_NOALLOC=1 VMS_REQUIRE_PY=1 VMS_REQUIRE_BPF=1 \
 	meson test -C "$ROOT/build" --print-errorlogs --no-rebuild
 
 echo "== ASan+UBSan build: unit tests and fuzz corpora"
 build build-asan -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Db_sanitize=address,undefined
 # (under ASan the sanitizer owns malloc: the no-allocation tests cannot
 # count, and their binaries report SKIP, their other tests having passed)
-VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 \
+VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 VMS_REQUIRE_BPF=1 \
 	meson test -C "$ROOT/build-asan" --print-errorlogs --no-rebuild --suite unit --suite fuzz
 
 echo "== ThreadSanitizer: the live ring's seqlock under the in-process stress test"

@@ -38,6 +38,9 @@ for room in "${!may[@]}"; do
 			[ -e "$src/include/$h" ] && continue
 			# generated into the build directory: by meson.build
 			[ "$h" = vms_build.h ] && continue
+			# the kernel's types (bpftool btf dump) and the BPF skeleton
+			# (bpftool gen skeleton), generated for the interference source
+			[ "$room" = sampler/sources ] && { [ "$h" = vmlinux.h ] || [ "$h" = interf.skel.h ]; } && continue
 			# protoc-c's code of src/tools/prompb.proto (remote write)
 			[ "$room" = tools ] && [ "$h" = prompb.pb-c.h ] && continue
 			owner=$(cd "$src/src" && ls -d */"$h" */*/"$h" 2>/dev/null | head -n 1)

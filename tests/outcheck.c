@@ -34,6 +34,8 @@ void sampler_root(const char *dir, const char *netdev_root, char *root, char *co
 			"  meminfo: {enabled: false}\n"
 			"  vmstat: {enabled: false}\n"
 			"  psi: {enabled: false}\n"
+			"  interrupts: {enabled: false}\n"
+			"  softirqs: {enabled: false}\n"
 #if HAVE_PERF
 			"  perf: {enabled: false}\n"
 #endif

@@ -42,7 +42,7 @@ void drv_put(const char *dir, const char *file, const char *data, size_t len)
 
 unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32_t *parse_errors)
 {
-	struct vms_tick_ctx t = {.idx = 1};
+	struct vms_tick_ctx t = {.idx = 1, .vms = d->vms};
 	test_allocs = 0;
 	for (unsigned i = 0; i < n; i++) {
 		if (new_tick)
@@ -60,6 +60,7 @@ int drv_declare(struct drv *d)
 	struct vms_schema *s = NULL;
 	vms_schema_builder_init(&b);
 	vms_schema_builder_source(&b, 0);
+	d->src.vms = d->vms;
 	int r = d->src.ops->declare(&d->src, &b);
 	if (r < 0) {
 		vms_schema_builder_free(&b);
@@ -79,7 +80,7 @@ int drv_sample(struct drv *d)
 	/* a new tick index each time: files shared by sources (procfile.c)
 	 * are read once per tick */
 	static uint64_t idx;
-	struct vms_tick_ctx t = {.idx = ++idx};
+	struct vms_tick_ctx t = {.idx = ++idx, .vms = d->vms};
 	for (unsigned i = 0; i < VMS_ARRAY_SIZE(d->slots); i++)
 		d->slots[i] = CANARY;
 	int r = d->src.ops->sample(&d->src, d->slots, &t);

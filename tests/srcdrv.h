@@ -15,6 +15,7 @@ struct drv {
 	int dirfd;
 	uint64_t slots[8192];
 	uint32_t parse_errors; /* of the last sample */
+	const struct vms_vmtab *vms; /* the VM set: src.vms and the tick's (NULL: none) */
 };
 
 /* Case `i` of a table: a sample returns want (else the test fails, naming

@@ -325,12 +325,16 @@ static const struct err_case err_cases[] = {
 	{"sources: {}\nsources: {}\n", "t.yaml:2:1: duplicate key 'sources' (first at line 1)"},
 	/* sources that do not exist */
 	{"sources:\n  foo: {}\n",
-	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi"
+	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi, "
+	 "interrupts, softirqs"
 #if HAVE_LIBVIRT
 	 ", libvirt"
 #endif
 #if HAVE_PERF
 	 ", perf"
+#endif
+#if HAVE_BPF
+	 ", interference"
 #endif
 	 ")"},
 	{"sources:\n  netdevs: {}\n", "t.yaml:2:3: unknown source 'netdevs' (did you mean 'netdev'?)"},

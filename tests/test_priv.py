@@ -27,7 +27,8 @@ BUILD = os.environ.get('VMS_BUILD', os.path.join(SRC, 'build'))
 BIN = os.environ.get('VMS_BIN', os.path.join(BUILD, 'vmsampler'))
 AGENT = os.path.join(BUILD, 'tests', 'fake_agent')
 
-CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE, CAP_PERFMON = 2, 19, 38
+CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE, CAP_PERFMON, CAP_BPF = 2, 19, 38, 39
+LINE_INTF = 'warning: source interference unavailable: '  # EPERM, or EACCES (tracefs)
 LINE_PERF = 'warning: no CAP_PERFMON: perf counters are off'
 LINE_TP = 'warning: no CAP_DAC_READ_SEARCH: perf tracepoints (kvm:kvm_exit) are off'
 LINE_IO_DAC = "warning: no CAP_DAC_READ_SEARCH: the VMs' I/O counters"
@@ -71,6 +72,12 @@ class Priv(unittest.TestCase):
                     '  perf:\n    host: [context-switches]\n    vm: [context-switches, "kvm:kvm_exit"]\n'
                     '    vm_interval: 0\n')
         os.chmod(cls.conf, 0o644)
+        # the interference program (issue 26), with the same stand-in VM
+        cls.conf_intf = os.path.join(cls.tmp, 'intf.yaml')
+        with open(cls.conf_intf, 'w') as f:
+            f.write(f'sources:\n  libvirt:\n    agent: "{AGENT}"\n    uri: "fake:pid"\n'
+                    '  perf: {enabled: false}\n  interference: {enabled: true}\n')
+        os.chmod(cls.conf_intf, 0o644)
 
     @classmethod
     def tearDownClass(cls):
@@ -84,18 +91,37 @@ class Priv(unittest.TestCase):
     def env(self):
         return dict(os.environ, FAKE_AGENT_PID=str(self.standin.pid), HOME='/nonexistent')
 
-    def run_as(self, caps, name, n=4):
+    def run_as(self, caps, name, n=4, conf=None):
         """The sampler as the user with ambient caps (a list of names)."""
         out = os.path.join(self.tmp, name + '.csv')
         c = ','.join(['-all'] + ['+' + x for x in caps])
         cmd = ['setpriv', f'--reuid={self.user}', f'--regid={self.user}', '--init-groups',
-               f'--inh-caps={c}', f'--ambient-caps={c}', '--', BIN, '-c', self.conf, '-i', '200ms',
+               f'--inh-caps={c}', f'--ambient-caps={c}', '--', BIN, '-c', conf or self.conf, '-i', '200ms',
                '-n', str(n), '-o', out]
         r = subprocess.run(cmd, env=self.env(), capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
             rows = list(csv.DictReader(f))
         return r.stderr, rows
+
+    def run_user(self, conf, out, n):
+        """The sampler started by root with --user: its /proc status once
+        it wrote its first frame, and its stderr (it must exit 0)."""
+        p = subprocess.Popen([BIN, '--user', self.user, '-c', conf, '-i', '200ms', '-n', str(n),
+                              '-o', out], env=self.env(), stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and (not os.path.exists(out) or os.path.getsize(out) == 0):
+                time.sleep(0.05)
+            with open(f'/proc/{p.pid}/status') as f:
+                st = dict(line.split(':\t', 1) for line in f.read().splitlines())
+            err = p.communicate(timeout=30)[1]
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 0, err)
+        return st, err
 
     def said(self, err, expected):
         for line in ALL_LINES:
@@ -161,20 +187,7 @@ class Priv(unittest.TestCase):
         """--user: the switch keeps exactly the measured capabilities."""
         out = os.path.join(self.tmp, 'user.csv')
         k = kernel_io(self.standin.pid)
-        p = subprocess.Popen([BIN, '--user', self.user, '-c', self.conf, '-i', '200ms', '-n', '10',
-                              '-o', out], env=self.env(), stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and (not os.path.exists(out) or os.path.getsize(out) == 0):
-                time.sleep(0.05)
-            with open(f'/proc/{p.pid}/status') as f:
-                st = dict(line.split(':\t', 1) for line in f.read().splitlines())
-            err = p.communicate(timeout=30)[1]
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        self.assertEqual(p.returncode, 0, err)
+        st, err = self.run_user(self.conf, out, 10)
         uid = subprocess.run(['id', '-u', self.user], capture_output=True, text=True).stdout.strip()
         self.assertEqual(st['Uid'].split(), [uid] * 4)
         want = (1 << CAP_DAC_READ_SEARCH) | (1 << CAP_SYS_PTRACE) | (1 << CAP_PERFMON)
@@ -188,6 +201,46 @@ class Priv(unittest.TestCase):
         self.said(err, [])
         self.common(rows)
         self.assertEqual(self.io(rows), (str(k['read_bytes']), str(k['write_bytes'])))
+
+    def intf_cols(self, rows):
+        return [k for k in rows[-1] if '.intf.' in k]
+
+    def test_interference(self):
+        """The interference program: CAP_BPF, CAP_PERFMON and
+        CAP_DAC_READ_SEARCH to load and attach it; without any one of them,
+        one line and the rest is sampled."""
+        if 'bpf: yes' not in subprocess.run([BIN, '--version'], capture_output=True, text=True).stdout:
+            self.skipTest('a build without BPF')
+        full = ['bpf', 'perfmon', 'dac_read_search']
+        for missing in full:
+            caps = [x for x in full if x != missing]
+            err, rows = self.run_as(caps, 'intf-no-' + missing, conf=self.conf_intf)
+            self.assertEqual(sum(LINE_INTF in x for x in err.splitlines()), 1, (caps, err))
+            self.assertEqual(self.intf_cols(rows), [], caps)
+            self.common(rows)
+        err, rows = self.run_as(full, 'intf', conf=self.conf_intf)
+        self.assertNotIn('interference', err)
+        self.common(rows)
+        # the stand-in sleeps: it never waits, every part is 0
+        self.assertEqual(rows[-1]['vm.standin.intf.wait'], '0', err)
+
+    def test_interference_user_from_root(self):
+        """--user with the interference source: CAP_BPF stays for the run
+        (every bpf(2) call needs it while unprivileged_bpf_disabled is set,
+        the account's reads too), CAP_PERFMON and CAP_DAC_READ_SEARCH are
+        dropped after the sources opened (CAP_DAC_READ_SEARCH stays for
+        the VMs' I/O counters), and the account is still read."""
+        if 'bpf: yes' not in subprocess.run([BIN, '--version'], capture_output=True, text=True).stdout:
+            self.skipTest('a build without BPF')
+        out = os.path.join(self.tmp, 'intf-user.csv')
+        st, err = self.run_user(self.conf_intf, out, 15)
+        want = (1 << CAP_DAC_READ_SEARCH) | (1 << CAP_SYS_PTRACE) | (1 << CAP_BPF)
+        self.assertEqual(int(st['CapEff'], 16), want, err)
+        with open(out) as f:
+            rows = list(csv.DictReader(f))
+        self.assertNotIn('interference', err)
+        self.assertEqual(len(rows), 15)
+        self.assertTrue(all(r['vm.standin.intf.wait'] == '0' for r in rows), err)
 
     def test_user_errors(self):
         r = subprocess.run([BIN, '--user', 'no-such-user-x', '-n', '1', '-o', '-'], capture_output=True,

@@ -288,27 +288,7 @@ static void test_race_and_nonl(void **state)
 /* root1 with one line replaced (or removed when `with` is NULL) */
 static char *root1_edit(const char *line_prefix, const char *with, size_t *len)
 {
-	size_t n;
-	char *b = read_stat("sysstat-root1-9cpu", &n);
-	char *out = malloc(n + 512);
-	size_t o = 0;
-	for (char *ln = b; ln < b + n;) {
-		char *nl = memchr(ln, '\n', (size_t)(b + n - ln));
-		size_t l = nl ? (size_t)(nl - ln) + 1 : (size_t)(b + n - ln);
-		if (strncmp(ln, line_prefix, strlen(line_prefix)) == 0) {
-			if (with) {
-				memcpy(out + o, with, strlen(with));
-				o += strlen(with);
-			}
-		} else {
-			memcpy(out + o, ln, l);
-			o += l;
-		}
-		ln += l;
-	}
-	free(b);
-	*len = o;
-	return out;
+	return fixture_edit("sysstat-root1-9cpu", "stat", line_prefix, with, len);
 }
 
 static void test_damaged_lines(void **state)

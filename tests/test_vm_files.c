@@ -492,6 +492,21 @@ static void test_reader_v2_equals_libvirt(void **state)
 	free(r);
 }
 
+/* Field n (as proc(5) numbers them) of a stat file, read with strtok
+ * after the last ')'. */
+static uint64_t task_field(const char *rel, int n)
+{
+	size_t len;
+	char *b = fixture_read(rel, &len), *save = NULL;
+	char *t = strtok_r(strrchr(b, ')') + 1, " \n", &save);
+	for (int f = 3; f < n; f++)
+		t = strtok_r(NULL, " \n", &save);
+	assert_non_null(t);
+	uint64_t v = strtoull(t, NULL, 10);
+	free(b);
+	return v;
+}
+
 /* mem.rss on the detail cadence (sources.libvirt.detail_interval):
  * /proc/<pid>/stat is read in the detail ticks only; in the others mem.rss
  * is missing, its file not read, mem.cgroup and every other group read as
@@ -509,10 +524,13 @@ static void test_reader_rss_detail(void **state)
 	bool gone;
 	uint32_t perr;
 	for (int round = 0; round < 2; round++) {
-		/* a detail tick: cpu.stat, schedstat, io, stat, memory.usage_in_bytes */
+		/* a detail tick: cpu.stat, schedstat, io, stat, memory.usage_in_bytes,
+		 * and the vCPU's task stat (its status is not in the capture) */
 		uint64_t before = r->k.reads;
 		assert_int_equal(rdr_sample(r, true, &gone, &perr), all);
-		assert_int_equal(r->k.reads - before, 5);
+		assert_int_equal(r->k.reads - before, 6);
+		assert_int_equal(r->slots[r->l.place], task_field(V2 "/proc/17562/task/17586/stat", 39));
+		assert_true(r->slots[r->l.place + 1] == VMS_NONE);
 		assert_int_equal(r->slots[r->l.mem], domstat("balloon.rss") * 1024);
 		assert_int_equal(r->slots[r->l.mem + 1], 189550592);
 		uint64_t cpu = r->slots[r->l.cpu], io = r->slots[r->l.io];
@@ -524,6 +542,7 @@ static void test_reader_rss_detail(void **state)
 			assert_false(gone);
 			assert_int_equal(perr, 0);
 			assert_true(r->slots[r->l.mem] == VMS_NONE);
+			assert_true(r->slots[r->l.place] == VMS_NONE); /* placement: detail ticks */
 			assert_int_equal(r->slots[r->l.mem + 1], 189550592);
 			assert_int_equal(r->slots[r->l.cpu], cpu);
 			assert_int_equal(r->slots[r->l.io], io);
@@ -600,6 +619,49 @@ static void test_cg_detail_fields(void **state)
 		assert_int_equal(vms_cg_detail(f), (want >> f) & 1);
 }
 
+/* A real process of this host as a one-vCPU VM (its main thread the
+ * vCPU), read through the kernel reader from /proc. */
+struct child_vm {
+	struct vms_cgmounts m;
+	int dirfd;
+	pid_t tid[1];
+	struct vms_vm vm;
+	struct vms_vmk k;
+	struct vms_vmlay l;
+	uint64_t slots[64];
+	char scratch[8192];
+};
+
+static void child_open(struct child_vm *c, pid_t pid)
+{
+	c->dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	assert_true(c->dirfd >= 0);
+	assert_int_equal(vms_cgmounts_load(&c->m, c->dirfd, NULL), 0);
+	c->tid[0] = pid;
+	c->vm = (struct vms_vm){.uuid = "00000000-0000-0000-0000-000000000002", .name = "child", .pid = pid,
+				.nvcpu = 1, .vcpu_tid = c->tid};
+	assert_int_equal(vms_vmk_open(&c->k, &c->vm, c->dirfd, &c->m, -1), 0);
+	vms_vmlay_init(&c->l, 1, 0, 0, false, 0, false);
+}
+
+/* One sample into fresh slots (all VMS_NONE first). */
+static unsigned child_sample(struct child_vm *c, bool detail, bool *gone, uint32_t *perr)
+{
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(c->slots); i++)
+		c->slots[i] = VMS_NONE;
+	*gone = false;
+	*perr = 0;
+	return vms_vmk_sample(&c->k, &c->l, c->slots, NULL, NULL, c->scratch, sizeof(c->scratch), detail, gone,
+			      perr);
+}
+
+static void child_close(struct child_vm *c)
+{
+	vms_vmk_close(&c->k);
+	vms_cgmounts_free(&c->m);
+	close(c->dirfd);
+}
+
 /* A real process that exits: its kept-open files read ESRCH and the
  * reader says the VM is gone, with no values and no parse error. */
 static void test_reader_gone(void **state)
@@ -611,45 +673,140 @@ static void test_reader_gone(void **state)
 		pause();
 		_exit(0);
 	}
-	struct vms_cgmounts m;
-	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
-	assert_int_equal(vms_cgmounts_load(&m, dirfd, NULL), 0);
-	pid_t tid[1] = {child};
-	struct vms_vm vm = {.uuid = "00000000-0000-0000-0000-000000000002", .name = "child", .pid = child,
-			    .nvcpu = 1, .vcpu_tid = tid};
-	struct vms_vmk k;
-	struct vms_vmlay l;
-	uint64_t slots[64];
-	char scratch[8192];
-	assert_int_equal(vms_vmk_open(&k, &vm, dirfd, &m, -1), 0);
-	vms_vmlay_init(&l, 1, 0, 0, false, 0, false);
-	bool gone = false;
-	uint32_t perr = 0;
-	for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
-		slots[i] = VMS_NONE;
-	unsigned ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), true, &gone, &perr);
+	struct child_vm *c = calloc(1, sizeof(*c));
+	child_open(c, child);
+	bool gone;
+	uint32_t perr;
+	unsigned ok = child_sample(c, true, &gone, &perr);
 	assert_true(ok & VMS_VG_MEM);
 	assert_true(ok & VMS_VG_VCPU);
-	assert_true(slots[l.mem] != VMS_NONE);
+	assert_true(c->slots[c->l.mem] != VMS_NONE);
 	assert_false(gone);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* in a detail tick and in one without (where mem.rss is not read: its
 	 * group is not served once the other files say the process went) */
 	for (int detail = 0; detail < 2; detail++) {
-		for (size_t i = 0; i < VMS_ARRAY_SIZE(slots); i++)
-			slots[i] = VMS_NONE;
-		gone = false;
-		ok = vms_vmk_sample(&k, &l, slots, NULL, NULL, scratch, sizeof(scratch), detail, &gone, &perr);
+		ok = child_sample(c, detail, &gone, &perr);
 		assert_true(gone);
 		assert_int_equal(ok & (VMS_VG_MEM | VMS_VG_VCPU | VMS_VG_IO), 0);
-		assert_true(slots[l.mem] == VMS_NONE);
-		assert_true(slots[l.vcpu] == VMS_NONE);
+		assert_true(c->slots[c->l.mem] == VMS_NONE);
+		assert_true(c->slots[c->l.vcpu] == VMS_NONE);
+		assert_true(c->slots[c->l.place] == VMS_NONE);
 		assert_int_equal(perr, 0);
 	}
-	vms_vmk_close(&k);
-	vms_cgmounts_free(&m);
-	close(dirfd);
+	child_close(c);
+	free(c);
+}
+
+/* Cpus_allowed_list as the kernel prints it (bitmap_print_to_pagebuf's
+ * "%*pbl": ranges in increasing order), and what is refused. */
+static void test_cpulist(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		int ret;
+		uint32_t n, first;
+	} cases[] = {
+		{"0-3\n", 0, 4, 0},
+		{"\t0-3,8,10-11\n", 0, 7, 0},
+		{"5", 0, 1, 5},
+		{"2,4-5,7\n", 0, 4, 2},
+		{"0-65535\n", 0, 65536, 0},
+		{"\n", 0, 0, 0},
+		{"0-65536\n", -EINVAL, 0, 0},   /* past VMS_CPULIST_MAX */
+		{"3-1\n", -EINVAL, 0, 0},
+		{"1,1\n", -EINVAL, 0, 0},       /* not increasing */
+		{"4,2\n", -EINVAL, 0, 0},
+		{"0-3,\n", -EINVAL, 0, 0},
+		{"0--3\n", -EINVAL, 0, 0},
+		{"a\n", -EINVAL, 0, 0},
+		{"0-3 \n", -EINVAL, 0, 0},
+		{"ff\n", -EINVAL, 0, 0},        /* the mask, not the list */
+	};
+	for (unsigned i = 0; i < VMS_ARRAY_SIZE(cases); i++) {
+		uint32_t n = 99, first = 99;
+		size_t len = strlen(cases[i].text);
+		char *exact = malloc(len ? len : 1);
+		memcpy(exact, cases[i].text, len);
+		int r = vms_parse_cpulist(exact, len, &n, &first);
+		free(exact);
+		if (r != cases[i].ret)
+			fail_msg("case %u: %d, want %d", i, r, cases[i].ret);
+		if (r == 0 && (n != cases[i].n || first != cases[i].first))
+			fail_msg("case %u: %u from %u, want %u from %u", i, n, first, cases[i].n, cases[i].first);
+	}
+	const char *st = "Name:\tCPU 0/KVM\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\nMems_allowed_list:\t0\n";
+	uint32_t n, first;
+	assert_int_equal(vms_parse_status_cpus(st, strlen(st), &n, &first), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(first, 0);
+	assert_int_equal(vms_parse_status_cpus(st, 20, &n, &first), -ENOENT);
+}
+
+/* The CPU list of a status file's Cpus_allowed_list, expanded by hand:
+ * how many CPUs, the lowest. */
+static void ref_allowed(pid_t pid, unsigned *n, unsigned *first)
+{
+	char p[64], line[512];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/status", (int)pid, (int)pid);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	*n = 0;
+	*first = ~0u;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Cpus_allowed_list:", 18) != 0)
+			continue;
+		char *save = NULL;
+		for (char *r = strtok_r(line + 18, ",\n\t ", &save); r; r = strtok_r(NULL, ",\n\t ", &save)) {
+			unsigned a, b;
+			int k = sscanf(r, "%u-%u", &a, &b);
+			assert_true(k >= 1);
+			if (k == 1)
+				b = a;
+			*n += b - a + 1;
+			if (a < *first)
+				*first = a;
+		}
+	}
+	fclose(f);
+}
+
+/* vcpuN.pcpu, allowed, allowed_first of a real thread: a child pinned to
+ * the highest CPU we may use, spinning, and one left as it is (its
+ * affinity as its status file says, expanded by the test). */
+static void test_reader_placement(void **state)
+{
+	(void)state;
+	int cpu = test_last_cpu();
+	for (int pin = 0; pin < 2; pin++) {
+		pid_t child = test_spin_on(pin ? cpu : -1);
+		usleep(100 * 1000);
+		struct child_vm *c = calloc(1, sizeof(*c));
+		child_open(c, child);
+		bool gone;
+		uint32_t perr;
+		child_sample(c, true, &gone, &perr);
+		assert_false(gone);
+		assert_int_equal(perr, 0);
+		unsigned n, first;
+		ref_allowed(child, &n, &first);
+		const uint64_t *pl = c->slots + c->l.place;
+		if (pin) {
+			assert_int_equal(n, 1);
+			assert_int_equal(first, cpu);
+			assert_int_equal(pl[0], cpu); /* a pinned thread runs nowhere else */
+		} else {
+			assert_true(pl[0] < 65536);
+		}
+		assert_int_equal(pl[1], n);
+		assert_int_equal(pl[2], first);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		child_close(c);
+		free(c);
+	}
 }
 
 /* A VM's taps from one rtnetlink stats dump (by ifindex) equal the
@@ -725,8 +882,8 @@ static void test_taps_netlink(void **state)
 	close(dirfd);
 }
 
-/* Every metric/index of l has its own column and its group; state, path
- * and slow_t are the only columns without a metric. */
+/* Every metric/index of l has its own column and its group; state, path,
+ * slow_t and the vCPUs' placement are the only columns without a metric. */
 static void check_layout(const struct vms_vmlay *lp)
 {
 	const struct vms_vmlay l = *lp;
@@ -749,7 +906,11 @@ static void check_layout(const struct vms_vmlay *lp)
 			assert_int_equal(vms_vmlay_group(&l, (uint32_t)c), mi->group);
 			n++;
 		}
-	assert_int_equal(n + 3, l.ncol);
+	assert_int_equal(n + 3 + VMS_VM_PLACE_FIELDS * l.nvcpu, l.ncol);
+	for (unsigned i = 0; i < VMS_VM_PLACE_FIELDS * l.nvcpu; i++) {
+		assert_false(used[l.place + (int32_t)i]);
+		assert_int_equal(vms_vmlay_group(&l, (uint32_t)(l.place + (int32_t)i)), 0);
+	}
 }
 
 static void test_layout(void **state)
@@ -1406,4 +1567,4 @@ VMS_TEST_MAIN(NULL, NULL, test_cg_capped_v1, test_cg_v2_memory, test_cg_rates, t
 	test_cg_unlimited,
 	test_taskstat, test_schedstat, test_keyed, test_iostat, test_pidcg_mountinfo,
 	test_cgroup_lookup, test_reader_v2_equals_libvirt, test_reader_rss_detail, test_reader_v1_and_missing,
-	test_reader_gone, test_cg_detail_fields, test_taps_netlink, test_layout)
+	test_reader_gone, test_cpulist, test_reader_placement, test_cg_detail_fields, test_taps_netlink, test_layout)

@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 const char *fixture_path(const char *rel)
@@ -70,6 +72,34 @@ char *fixture_exact(const char *root, const char *file, size_t *len)
 	memcpy(buf, tmp, *len);
 	free(tmp);
 	return buf;
+}
+
+char *fixture_edit(const char *root, const char *file, const char *prefix, const char *with, size_t *len)
+{
+	size_t n;
+	char *b = fixture_root_read(root, file, &n);
+	size_t wl = with ? strlen(with) : 0, nl_count = 1;
+	for (size_t i = 0; i < n; i++)
+		nl_count += b[i] == '\n';
+	char *out = malloc(n + nl_count * wl + 1);
+	assert_non_null(out);
+	size_t o = 0;
+	bool first = true;
+	for (char *ln = b; ln < b + n; first = false) {
+		char *nl = memchr(ln, '\n', (size_t)(b + n - ln));
+		size_t l = nl ? (size_t)(nl - ln) + 1 : (size_t)(b + n - ln);
+		if (*prefix ? strncmp(ln, prefix, strlen(prefix)) == 0 : first) {
+			memcpy(out + o, with ? with : "", wl);
+			o += wl;
+		} else {
+			memcpy(out + o, ln, l);
+			o += l;
+		}
+		ln += l;
+	}
+	free(b);
+	*len = o;
+	return out;
 }
 
 const char *const net_fixtures[NET_FIXTURES_N] = {
@@ -279,4 +309,39 @@ void table_free(struct table *t)
 	free(t->text);
 	free(t->head);
 	free(t->cells);
+}
+
+/* CPU masks as sched_{get,set}affinity(2) take them, without <sched.h>
+ * (src/sampler/sched.h shadows it on the tests' include path) */
+#define MASK_WORDS 16
+#define WORD_BITS (8 * (int)sizeof(unsigned long))
+
+int test_last_cpu(void)
+{
+	unsigned long mask[MASK_WORDS] = {0};
+	long r = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+	assert_true(r > 0);
+	int cpu = -1;
+	for (int c = 0; c < (int)(8 * (size_t)r); c++)
+		if (mask[c / WORD_BITS] >> (c % WORD_BITS) & 1)
+			cpu = c;
+	assert_true(cpu >= 0);
+	return cpu;
+}
+
+pid_t test_spin_on(int cpu)
+{
+	pid_t p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		if (cpu >= 0) {
+			unsigned long one[MASK_WORDS] = {0};
+			one[cpu / WORD_BITS] = 1ul << (cpu % WORD_BITS);
+			if (syscall(SYS_sched_setaffinity, 0, sizeof(one), one) != 0)
+				_exit(1);
+		}
+		for (;;)
+			; /* runs, or waits to run, on its CPU */
+	}
+	return p;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sys/types.h>
 
 /* Absolute path of a fixture file or directory under tests/fixtures
  * (from $VMS_FIXTURES). Returns a static buffer. */
@@ -23,6 +24,11 @@ char *fixture_root_read(const char *root, const char *file, size_t *len);
  * buffer (no NUL after it: ASan catches a parser reading past its end);
  * asserted to exist. */
 char *fixture_exact(const char *root, const char *file, size_t *len);
+/* The file tests/fixtures/roots/<root>/<file> with each line starting
+ * with `prefix` ("": the first line) replaced by `with` (any number of
+ * lines, each ending in a newline), or removed when `with` is NULL.
+ * Not NUL-terminated; *len its size. */
+char *fixture_edit(const char *root, const char *file, const char *prefix, const char *with, size_t *len);
 /* The proc roots with a net/dev file (the parser's and the netdev
  * source's tests read every one of them). */
 #define NET_FIXTURES_N 12
@@ -55,6 +61,12 @@ const char *table_cell(const struct table *t, unsigned row, int col);
 /* The cell of column name in row, NULL without such a column. */
 const char *table_get(const struct table *t, unsigned row, const char *name);
 void table_free(struct table *t);
+
+/* The highest CPU this process may run on. */
+int test_last_cpu(void);
+/* A child process that spins for ever, pinned to cpu (-1: where it is
+ * allowed); the caller kills and reaps it. */
+pid_t test_spin_on(int cpu);
 
 /* Write a file (creating parent directories). */
 void write_file(const char *path, const char *data, size_t len);

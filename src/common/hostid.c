@@ -137,8 +137,8 @@ void vms_hostid_collect(struct vms_hostid *h, int proc_dirfd)
 	vms_hostid_set(h, VMS_HK_PAGE_SIZE, "%ld", sysconf(_SC_PAGESIZE));
 	timezone_name(h);
 	vms_hostid_set(h, VMS_HK_VERSION, "%s", VMS_VERSION);
-	vms_hostid_set(h, VMS_HK_FEATURES, "%s%s%s%s%s%s%s", HAVE_LIBVIRT ? "libvirt " : "",
-		       HAVE_PERF ? "perf " : "", HAVE_MICROHTTPD ? "export " : "",
+	vms_hostid_set(h, VMS_HK_FEATURES, "%s%s%s%s%s%s%s%s", HAVE_LIBVIRT ? "libvirt " : "",
+		       HAVE_PERF ? "perf " : "", HAVE_BPF ? "bpf " : "", HAVE_MICROHTTPD ? "export " : "",
 		       HAVE_MICROHTTPD && HAVE_REMOTE_WRITE ? "remote_write " : "", HAVE_CAPNG ? "capng " : "",
 		       HAVE_LIBSYSTEMD ? "systemd " : "", HAVE_ZSTD ? "zstd" : "");
 	size_t l = strlen(h->val[VMS_HK_FEATURES]);

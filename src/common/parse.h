@@ -107,6 +107,26 @@ struct vms_psi_line {
 };
 int vms_psi_next(struct vms_cur *c, struct vms_psi_line *out);
 
+/* ---- /proc/interrupts and /proc/softirqs (parse_irq.c) ------------------ */
+
+/* The header line, "CPU0 CPU1 CPU3": cpu[i] = the CPU of the i-th column
+ * (online CPUs only, in increasing order), *ncpu columns.  1, -EINVAL (not
+ * a header), -E2BIG (more than cap columns), -ENODATA (no line). */
+int vms_irq_header(struct vms_cur *c, uint32_t *cpu, unsigned cap, unsigned *ncpu);
+/* A vector's line, "NAME: n n n [description]" (the line iterator
+ * convention above): the name (blanks before it dropped, at most
+ * VMS_IRQ_NAME_MAX bytes of [A-Za-z0-9_]) and its counts, v[0..n) with
+ * 1 <= n <= ncpu: n == ncpu on a per-CPU line, fewer on a line that is
+ * not per CPU (x86's ERR and MIS: one number).  Counts end at ncpu or at
+ * the first token that is not all digits (the description). */
+#define VMS_IRQ_NAME_MAX 32
+struct vms_irq_line {
+	const char *name;    /* into the buffer */
+	size_t name_len;
+	unsigned n;
+};
+int vms_irq_next(struct vms_cur *c, uint64_t *v, unsigned ncpu, struct vms_irq_line *out);
+
 /* ---- per-VM files (parse_vm.c) ----------------------------------------- */
 
 /* /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat: "pid (comm) S f4 f5
@@ -125,6 +145,17 @@ struct vms_taskstat {
 	uint64_t f[VMS_TASKSTAT_MAX + 1];
 };
 int vms_parse_taskstat(const char *buf, size_t len, struct vms_taskstat *out);
+
+/* A CPU list as the kernel prints one ("0-3,8,10-11", cpulist_parse's
+ * format; blanks before it, a newline after it): how many CPUs it has
+ * and the lowest (0 for an empty list).  Ranges in increasing order, CPU
+ * numbers below VMS_CPULIST_MAX; anything else -EINVAL. */
+#define VMS_CPULIST_MAX 65536u
+int vms_parse_cpulist(const char *s, size_t len, uint32_t *count, uint32_t *first);
+/* /proc/<pid>/task/<tid>/status: its Cpus_allowed_list line (the
+ * thread's affinity, sched_setaffinity(2)) as vms_parse_cpulist reads
+ * it; -ENOENT without that line (before Linux 2.6.26). */
+int vms_parse_status_cpus(const char *buf, size_t len, uint32_t *count, uint32_t *first);
 
 /* /proc/<pid>/task/<tid>/schedstat: "run_ns wait_ns timeslices" on the
  * first line (exactly three numbers); later lines are ignored. */

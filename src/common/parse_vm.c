@@ -104,6 +104,71 @@ int vms_parse_schedstat(const char *buf, size_t len, struct vms_schedstat *out)
 	return 0;
 }
 
+/* ---- /proc/<pid>/task/<tid>/status: Cpus_allowed_list -------------------- */
+
+/* A CPU number of the list: digits, below VMS_CPULIST_MAX. */
+static bool cpu_num(struct vms_cur *c, uint32_t *out)
+{
+	uint64_t v = 0;
+	const char *s = c->p;
+	while (c->p < c->end && vms_is_digit(*c->p)) {
+		v = v * 10 + (uint64_t)(*c->p - '0');
+		if (v >= VMS_CPULIST_MAX)
+			return false;
+		c->p++;
+	}
+	*out = (uint32_t)v;
+	return c->p > s;
+}
+
+int vms_parse_cpulist(const char *s, size_t len, uint32_t *count, uint32_t *first)
+{
+	struct vms_cur c;
+	uint64_t n = 0;
+	uint32_t lo = 0, hi = 0;
+	bool any = false;
+	vms_cur_init(&c, s, len);
+	vms_cur_skip_blank(&c);
+	while (!vms_cur_eof(&c) && *c.p != '\n') {
+		uint32_t a, b;
+		if (any && !vms_cur_expect(&c, ','))
+			return -EINVAL;
+		if (!cpu_num(&c, &a))
+			return -EINVAL;
+		b = a;
+		if (vms_cur_peek(&c) == '-') {
+			c.p++;
+			if (!cpu_num(&c, &b) || b < a)
+				return -EINVAL;
+		}
+		/* the kernel prints the ranges in increasing order */
+		if (any && a <= hi)
+			return -EINVAL;
+		if (!any)
+			lo = a;
+		hi = b;
+		n += (uint64_t)b - a + 1;
+		any = true;
+	}
+	*count = (uint32_t)n;
+	*first = any ? lo : 0;
+	return 0;
+}
+
+int vms_parse_status_cpus(const char *buf, size_t len, uint32_t *count, uint32_t *first)
+{
+	static const char key[] = "Cpus_allowed_list:";
+	struct vms_cur all, c;
+	vms_cur_init(&all, buf, len);
+	while (vms_cur_line(&all, &c)) {
+		if (!vms_cur_startswith(&c, key, sizeof(key) - 1))
+			continue;
+		c.p += sizeof(key) - 1;
+		return vms_parse_cpulist(c.p, vms_cur_left(&c), count, first);
+	}
+	return -ENOENT;
+}
+
 /* ---- keyed files ------------------------------------------------------- */
 
 int vms_parse_keyed(const char *buf, size_t len, const char *const *keys, unsigned nkeys,

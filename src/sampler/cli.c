@@ -328,6 +328,7 @@ void vms_cli_version(FILE *f)
 	fputs("vmsampler " VMS_VERSION "\n", f);
 	fprintf(f, "libvirt: %s\n", HAVE_LIBVIRT ? "yes" : "no");
 	fprintf(f, "perf: %s\n", HAVE_PERF ? "yes" : "no");
+	fprintf(f, "bpf: %s\n", HAVE_BPF ? "yes" : "no");
 	fprintf(f, "export: %s\n", HAVE_MICROHTTPD ? "yes" : "no");
 	fprintf(f, "remote write: %s\n", HAVE_MICROHTTPD && HAVE_REMOTE_WRITE ? "yes" : "no");
 	fprintf(f, "libcap-ng: %s\n", HAVE_CAPNG ? "yes" : "no");

@@ -60,7 +60,7 @@ struct vms_source_conf {
 	uint32_t every; /* sample every N ticks (>= 1) */
 	struct vms_globs include, exclude; /* diskstats, netdev, vmstat */
 	bool partitions; /* diskstats: also partitions */
-	bool per_cpu;    /* procstat, perf: per-CPU columns besides the all-CPU ones */
+	bool per_cpu;    /* procstat, perf, interrupts, softirqs: per-CPU columns besides the all-CPU ones */
 	bool vm_taps;    /* netdev: also the VMs' tap devices */
 	int backend;     /* netdev: enum vms_netdev_backend */
 	struct vms_perf_events host, vm; /* perf: host-wide and per-VM events */
@@ -113,8 +113,10 @@ struct vms_config {
 	struct vms_limit keep;   /* delete the oldest closed files beyond this age or total size */
 	enum vms_compress compress; /* closed files compressed (zstd) */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi;
+	struct vms_source_conf interrupts, softirqs;
 	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */
+	struct vms_source_conf interference; /* only read in a build with bpf */
 	/* outside the table (no key): --force, outputs may overwrite a file
 	 * that is not a vmsampler output of their kind (out.h) */
 	bool force;

@@ -23,6 +23,9 @@
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
 #endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
 
 /* The capabilities the sampler may ever keep (names for the messages). */
 static const struct {
@@ -33,6 +36,7 @@ static const struct {
 	{CAP_SYS_PTRACE, "CAP_SYS_PTRACE"},
 	{CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},
 	{CAP_PERFMON, "CAP_PERFMON"},
+	{CAP_BPF, "CAP_BPF"},
 };
 
 const char vms_priv_perf_off[] = "perf counters are off (perf.*, vm.*.perf.*; perf_event_paranoid > -1)";
@@ -59,6 +63,12 @@ int vms_priv_perf_cap(void)
 	return last >= CAP_PERFMON ? CAP_PERFMON : CAP_SYS_ADMIN;
 }
 
+/* CAP_BPF exists from Linux 5.8 as well (39); before it, CAP_SYS_ADMIN. */
+int vms_priv_bpf_cap(void)
+{
+	return vms_priv_perf_cap() == CAP_PERFMON ? CAP_BPF : CAP_SYS_ADMIN;
+}
+
 static bool has_tracepoint(const struct vms_perf_events *l)
 {
 	for (unsigned i = 0; i < l->n; i++)
@@ -73,6 +83,14 @@ void vms_priv_needed(const struct vms_config *c, struct vms_privs *p)
 	if (c->libvirt.src.enabled && HAVE_LIBVIRT)
 		/* /proc/<qemu>/io: mode 0400 at open, a ptrace check at read */
 		p->keep |= 1ull << CAP_SYS_PTRACE | 1ull << CAP_DAC_READ_SEARCH;
+	if (c->interference.enabled && HAVE_BPF) {
+		/* every bpf(2) call, map reads and updates through fds included,
+		 * when kernel.unprivileged_bpf_disabled is set (Debian: 2) */
+		p->keep |= 1ull << vms_priv_bpf_cap();
+		/* attaching to the tracepoints (perf_event_open), and their ids
+		 * in tracefs (0700) */
+		p->start |= 1ull << vms_priv_perf_cap() | 1ull << CAP_DAC_READ_SEARCH;
+	}
 	if (c->perf.enabled && HAVE_PERF) {
 		p->keep |= 1ull << vms_priv_perf_cap();
 		if (has_tracepoint(&c->perf.host) || has_tracepoint(&c->perf.vm))

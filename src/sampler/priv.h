@@ -12,7 +12,12 @@
  *                                      Linux 5.8) when perf_event_paranoid
  *                                      > -1 (per-CPU: > 0; a VM of another
  *                                      user: always, or CAP_SYS_PTRACE)
- *   tracepoint ids (tracefs 0700)      CAP_DAC_READ_SEARCH, at start only */
+ *   tracepoint ids (tracefs 0700)      CAP_DAC_READ_SEARCH, at start only
+ *   the interference program           CAP_BPF (CAP_SYS_ADMIN before 5.8)
+ *                                      for every bpf(2) call when
+ *                                      unprivileged_bpf_disabled is set;
+ *                                      CAP_PERFMON and CAP_DAC_READ_SEARCH
+ *                                      to load and attach it, at start only */
 #ifndef VMS_PRIV_H
 #define VMS_PRIV_H
 
@@ -48,6 +53,8 @@ bool vms_priv_missing(int cap, const char *what);
 extern const char vms_priv_perf_off[];
 /* The capability perf needs: CAP_PERFMON, or CAP_SYS_ADMIN before 5.8. */
 int vms_priv_perf_cap(void);
+/* CAP_BPF, or CAP_SYS_ADMIN where the kernel has no CAP_BPF. */
+int vms_priv_bpf_cap(void);
 /* The capability's name as capabilities(7) spells it ("CAP_PERFMON"). */
 const char *vms_priv_name(int cap);
 

@@ -14,11 +14,16 @@ extern const struct vms_source_ops vms_source_netdev;
 extern const struct vms_source_ops vms_source_meminfo;
 extern const struct vms_source_ops vms_source_vmstat;
 extern const struct vms_source_ops vms_source_psi;
+extern const struct vms_source_ops vms_source_interrupts;
+extern const struct vms_source_ops vms_source_softirqs;
 #if HAVE_LIBVIRT
 extern const struct vms_source_ops vms_source_vm;
 #endif
 #if HAVE_PERF
 extern const struct vms_source_ops vms_source_perf;
+#endif
+#if HAVE_BPF
+extern const struct vms_source_ops vms_source_interference;
 #endif
 
 const struct vms_source_ops *const vms_source_registry[] = {
@@ -29,11 +34,16 @@ const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_meminfo,
 	&vms_source_vmstat,
 	&vms_source_psi,
+	&vms_source_interrupts,
+	&vms_source_softirqs,
 #if HAVE_LIBVIRT
 	&vms_source_vm, /* the VM set's producer (produces_vms) */
 #endif
 #if HAVE_PERF
 	&vms_source_perf,
+#endif
+#if HAVE_BPF
+	&vms_source_interference, /* reads the VM set, like perf */
 #endif
 };
 const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);

@@ -10,7 +10,8 @@
 # to $VMLAB_STATE/console/NAME.log.
 #
 # Knobs (environment):
-#   LOAD=light      idle | light | busy   (guest workload, see guest/init)
+#   LOAD=light      idle | light | busy | spin   (guest workload, see guest/init;
+#                   spin: a pure loop per vCPU, CPU-bound)
 #   PERIOD=5        seconds between light-load rounds
 #   PARALLEL=4      guests booted at once (TCG boot is ~5 CPU-s per guest)
 #   MEM=128         MiB per guest (80 is the minimum that boots)
@@ -30,7 +31,7 @@ FIRST=${2:-1}
 LOAD=${LOAD:-light}; PERIOD=${PERIOD:-5}; PARALLEL=${PARALLEL:-4}
 MEM=${MEM:-128}; VCPUS=${VCPUS:-1}; TB=${TB:-32}; STATS_PERIOD=${STATS_PERIOD:-5}
 VIRT=${VIRT:-qemu}; BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}; WAIT=${WAIT:-1}
-case $LOAD in idle|light|busy) ;; *) vmlab_die "LOAD must be idle, light or busy";; esac
+case $LOAD in idle|light|busy|spin) ;; *) vmlab_die "LOAD must be idle, light, busy or spin";; esac
 if [ "$N" -lt 1 ] || [ "$FIRST" -lt 1 ] || [ $((FIRST + N - 1)) -gt 999 ]; then
   vmlab_die "guest indexes must be 1..999"
 fi

@@ -17,6 +17,8 @@
 
 /* ---- layout -------------------------------------------------------------- */
 
+const char *const vms_vm_place_cols[VMS_VM_PLACE_FIELDS] = {"pcpu", "allowed", "allowed_first"};
+
 void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned ndisk, bool iocg,
 		    unsigned ncg, bool check)
 {
@@ -50,6 +52,8 @@ void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned
 		l->cg = c;
 		c += (int32_t)ncg;
 	}
+	l->place = c;
+	c += VMS_VM_PLACE_FIELDS * (int32_t)nvcpu;
 	l->check = -1;
 	if (check) {
 		l->check = c;
@@ -568,10 +572,12 @@ int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, con
 	k->ntap = vm->ntap;
 	if (k->nvcpu) {
 		k->fd_sched = malloc(k->nvcpu * sizeof(*k->fd_sched));
-		if (!k->fd_sched)
+		k->fd_tstat = malloc(k->nvcpu * sizeof(*k->fd_tstat));
+		k->fd_tstatus = malloc(k->nvcpu * sizeof(*k->fd_tstatus));
+		if (!k->fd_sched || !k->fd_tstat || !k->fd_tstatus)
 			goto nomem;
 		for (unsigned i = 0; i < k->nvcpu; i++)
-			k->fd_sched[i] = -1;
+			k->fd_sched[i] = k->fd_tstat[i] = k->fd_tstatus[i] = -1;
 	}
 	if (k->ntap) {
 		k->tap = calloc(k->ntap, sizeof(*k->tap));
@@ -605,9 +611,12 @@ int vms_vmk_open(struct vms_vmk *k, const struct vms_vm *vm, int proc_dirfd, con
 		k->have |= VMS_VG_IO;
 	bool all = k->nvcpu > 0;
 	for (unsigned i = 0; i < k->nvcpu; i++) {
-		if (vm->vcpu_tid[i] > 0)
-			k->fd_sched[i] = open_at(proc_dirfd, "%d/task/%d/schedstat", (int)vm->pid,
-						 (int)vm->vcpu_tid[i]);
+		if (vm->vcpu_tid[i] > 0) {
+			int pid = (int)vm->pid, tid = (int)vm->vcpu_tid[i];
+			k->fd_sched[i] = open_at(proc_dirfd, "%d/task/%d/schedstat", pid, tid);
+			k->fd_tstat[i] = open_at(proc_dirfd, "%d/task/%d/stat", pid, tid);
+			k->fd_tstatus[i] = open_at(proc_dirfd, "%d/task/%d/status", pid, tid);
+		}
 		if (k->fd_sched[i] < 0)
 			all = false;
 	}
@@ -671,7 +680,13 @@ void vms_vmk_close(struct vms_vmk *k)
 	vms_vmcg_close(&k->cg);
 	for (unsigned i = 0; k->fd_sched && i < k->nvcpu; i++)
 		close_fd(&k->fd_sched[i]);
+	for (unsigned i = 0; k->fd_tstat && i < k->nvcpu; i++)
+		close_fd(&k->fd_tstat[i]);
+	for (unsigned i = 0; k->fd_tstatus && i < k->nvcpu; i++)
+		close_fd(&k->fd_tstatus[i]);
 	free(k->fd_sched);
+	free(k->fd_tstat);
+	free(k->fd_tstatus);
 	free(k->tap);
 	reset(k);
 }
@@ -775,6 +790,27 @@ static bool sample_rss(struct vms_vmk *k, struct rctx *x, bool detail, uint64_t 
 	       mul_ok(ts.f[24], k->page_size, s);
 }
 
+/* vcpuN.pcpu, allowed, allowed_first: the thread's stat (processor,
+ * field 39: the CPU it last ran on, or runs on) and status
+ * (Cpus_allowed_list), on the detail ticks only. */
+static void sample_place(struct vms_vmk *k, struct rctx *x, unsigned i, uint64_t *s)
+{
+	struct vms_taskstat ts;
+	uint32_t n, first;
+	size_t len = 0;
+	if (rd(x, k->fd_tstat[i], &len) == 0 && parsed(x, vms_parse_taskstat(x->buf, len, &ts))) {
+		if (ts.nfields >= 39)
+			s[0] = ts.f[39];
+		else
+			(*x->perr)++; /* a kernel before 2.2.8 */
+	}
+	if (rd(x, k->fd_tstatus[i], &len) == 0 && parsed(x, vms_parse_status_cpus(x->buf, len, &n, &first)) &&
+	    n > 0) {
+		s[1] = n;
+		s[2] = first;
+	}
+}
+
 static const struct vms_nettab_ent *find_tap(const struct vms_nettab *nt, struct vms_vmk_tap *tp)
 {
 	size_t nl = strlen(tp->name);
@@ -863,6 +899,9 @@ unsigned vms_vmk_sample(struct vms_vmk *k, const struct vms_vmlay *l, uint64_t *
 		if (all)
 			ok |= VMS_VG_VCPU;
 	}
+
+	for (unsigned i = 0; detail && !*gone && i < k->nvcpu && i < l->nvcpu; i++)
+		sample_place(k, &x, i, slots + l->place + VMS_VM_PLACE_FIELDS * i);
 
 	if (k->have & VMS_VG_NET && ((st && st->ok) || (nt && nt->ok))) {
 		bool all = true;

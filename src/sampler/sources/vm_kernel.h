@@ -8,6 +8,14 @@
  *                         cpuacct.usage and cpuacct.stat x 10^9/USER_HZ
  *   vcpuN.time/delay/slices  /proc/<pid>/task/<tid>/schedstat of the vCPU
  *                         thread (delay = libvirt vcpu.N.delay)
+ *   vcpuN.pcpu/allowed/allowed_first  the vCPU thread's processor (field
+ *                         39 of /proc/<pid>/task/<tid>/stat) and its
+ *                         affinity (Cpus_allowed_list of .../status: how
+ *                         many CPUs, the lowest), on the detail ticks
+ *                         only: each file costs the kernel 4 and 8
+ *                         schedstat reads' time (it formats 52 fields, and
+ *                         some 55 lines), and both change only when the
+ *                         scheduler or somebody pinning moves the thread
  *   net.<tap>.*           the tap's line in /proc/net/dev, swapped to the
  *                         guest's view (= libvirt net.N.*)
  *   io.read/write_bytes   /proc/<pid>/io read_bytes, write_bytes
@@ -42,7 +50,7 @@
 
 /* One VM's columns, relative to its first; -1: not declared. */
 struct vms_vmlay {
-	int32_t state, path, cpu, vcpu, net, io, iocg, mem, balloon, block, cg, check, slow_t;
+	int32_t state, path, cpu, vcpu, net, io, iocg, mem, balloon, block, cg, place, check, slow_t;
 	int32_t dirty;         /* dirtyrate.* columns after slow_t, -1: none */
 	int32_t mig;           /* migration.* columns after those, -1: none */
 	uint32_t ncol;
@@ -50,6 +58,11 @@ struct vms_vmlay {
 };
 #define VMS_VM_NET_FIELDS 8 /* rx bytes packets errs drop, tx ... */
 #define VMS_VM_VCPU_FIELDS 3 /* time delay slices */
+/* Each vCPU's placement (after the cg.* columns; kernel only, no group):
+ * the host CPU it last ran on, how many host CPUs its affinity allows,
+ * and the lowest of them. */
+#define VMS_VM_PLACE_FIELDS 3
+extern const char *const vms_vm_place_cols[VMS_VM_PLACE_FIELDS];
 
 /* ncg: the VM's cg.* columns (vms_vmcg_ncols), after its block columns. */
 void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned ndisk, bool iocg,
@@ -176,6 +189,7 @@ struct vms_vmk {
 	uint64_t page_size;
 	unsigned nvcpu;
 	int *fd_sched;         /* per vCPU, -1: thread unknown */
+	int *fd_tstat, *fd_tstatus; /* per vCPU: its stat and status (placement) */
 	unsigned ntap;
 	struct vms_vmk_tap {
 		char name[VMS_VP_DEV_MAX + 1];

@@ -153,6 +153,15 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 	for (unsigned f = 0; f < VMS_CGF_N; f++)
 		if (r->k.cg.have & (1u << f))
 			vm_col(b, &d, VMS_G_VMCG, n, NULL, vms_catalog[VMS_G_VMCG].fields[f].name);
+	/* each vCPU's placement (vm_kernel.h): gauges the catalogue does not
+	 * list yet, declared by name */
+	for (unsigned i = 0; i < vm->nvcpu; i++)
+		for (unsigned f = 0; f < VMS_VM_PLACE_FIELDS; f++) {
+			const struct vms_coldef pd = {.kind = VMS_KIND_GAUGE,
+						      .unit = f == 1 ? VMS_UNIT_COUNT : VMS_UNIT_NONE,
+						      .key = vm->uuid};
+			vms_schema_addf(b, &pd, "vm.%s.vcpu%u.%s", n, i, vms_vm_place_cols[f]);
+		}
 	if (r->lay.check >= 0) {
 		metric_cols(b, &d, n, NULL, VMS_VM_CHECK_CPU_TIME, VMS_VM_CHECK_CPU_SYSTEM);
 		for (unsigned i = 0; i < vm->nvcpu; i++) {

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* bpf_interf.h - the interference program (interf.bpf.c,
+ * doc/interference.md): load, tell it the threads, read its account.
+ *
+ * Loading needs what loading a BPF program and attaching it to
+ * tracepoints needs (root, or CAP_BPF and CAP_PERFMON with the tracefs
+ * readable); a host where it cannot load says why in one line (err).  The
+ * reads allocate nothing (the caller's arrays): they may run in the tick. */
+#ifndef VMS_BPF_INTERF_H
+#define VMS_BPF_INTERF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interf_maps.h"
+
+struct vms_interf;
+
+/* Load and attach.  0, or -errno with err holding one line (what failed,
+ * the kernel's reason). */
+int vms_interf_open(struct vms_interf **out, char *err, size_t errlen);
+void vms_interf_close(struct vms_interf *x);
+
+/* A thread of VM vm (an index of the caller's): a victim (a vCPU: its waits
+ * are accounted) or a member (its running counts as the VM's).  A QEMU
+ * process's threads are the VM's without being told one by one: see
+ * vms_interf_vm.  0 or -errno (a full map: -E2BIG). */
+int vms_interf_thread(struct vms_interf *x, uint32_t tid, uint32_t vm, bool victim);
+int vms_interf_forget_thread(struct vms_interf *x, uint32_t tid);
+/* Every thread of process tgid runs for VM vm. */
+int vms_interf_vm(struct vms_interf *x, uint32_t tgid, uint32_t vm);
+int vms_interf_forget_vm(struct vms_interf *x, uint32_t tgid);
+
+/* Drop the account's entries of VM vm, as victim and as culprit (a VM
+ * that went away: the sampler never gives its index to another).  0 or
+ * -errno.  Between ticks: it walks the whole map. */
+int vms_interf_forget_account(struct vms_interf *x, uint32_t vm);
+
+/* The account so far: (victim VM, culprit kind, culprit id) -> ns, at
+ * most cap entries into out (*n of them; -ENOSPC when there were more).
+ * Allocates nothing. */
+struct vms_interf_ent {
+	uint32_t victim, kind;
+	uint64_t id, ns;
+};
+int vms_interf_read(struct vms_interf *x, struct vms_interf_ent *out, unsigned cap, unsigned *n);
+/* What thread tid waited in total since it was told (the sum rule). */
+int vms_interf_waited(struct vms_interf *x, uint32_t tid, uint64_t *ns);
+/* Additions lost to a full account map, and waits whose oldest part went
+ * under "unknown" because they spanned more than the ring's segments. */
+int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflows);
+
+#endif

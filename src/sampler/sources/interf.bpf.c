@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* interf.bpf.c - interference attribution (doc/interference.md).
+ *
+ * Classic tracepoints only (sched:sched_switch, sched_wakeup,
+ * sched_wakeup_new, sched_migrate_task): the BTF-typed tp_btf/fentry
+ * programs do not load on every kernel vmsampler runs on.  CO-RE on the
+ * kernel's BTF for task_struct.  No per-event output: the account is a
+ * hash the sampler reads each tick. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#include "interf_maps.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define PF_KTHREAD 0x00200000
+#define TASK_REPORT_STATES 0xff /* TASK_REPORT_MAX (preempted) is 0x100 */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct interf_thread);
+} threads SEC(".maps");
+
+/* QEMU's tgid -> the VM's index: every thread of the process is the VM's */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} vms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct interf_key);
+	__type(value, __u64);
+} acct SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INTERF_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct interf_cpu);
+} cpus SEC(".maps");
+
+/* [0]: additions lost to a full acct (kept under the victim's unknown
+ * when that entry exists); [1]: ring overflows */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static void stat_add(__u32 i, __u64 v)
+{
+	__u64 *p = bpf_map_lookup_elem(&stats, &i);
+	if (p)
+		__sync_fetch_and_add(p, v);
+}
+
+/* Add ns to the entry of k, creating it; false if the map is full. */
+static bool add(struct interf_key *k, __u64 ns)
+{
+	__u64 *v = bpf_map_lookup_elem(&acct, k);
+	if (!v && bpf_map_update_elem(&acct, k, &ns, BPF_NOEXIST) == 0)
+		return true;
+	if (!v)
+		v = bpf_map_lookup_elem(&acct, k); /* another CPU created it */
+	if (!v)
+		return false;
+	__sync_fetch_and_add(v, ns);
+	return true;
+}
+
+static void charge(__u32 victim_vm, const struct interf_culprit *c, __u64 ns)
+{
+	struct interf_key k = {.victim = victim_vm, .kind = c->kind, .id = c->id};
+	if (!ns)
+		return;
+	if (c->kind == INTERF_VM) {
+		if (c->vm == victim_vm) {
+			k.kind = INTERF_OWN;
+			k.id = 0;
+		} else {
+			k.id = c->vm;
+		}
+	}
+	if (add(&k, ns))
+		return;
+	/* a full map: the culprit's class without its id (a host cgroup
+	 * among too many), else unknown; what is still left is counted */
+	k.id = 0;
+	if (add(&k, ns))
+		return;
+	k.kind = INTERF_UNKNOWN;
+	if (!add(&k, ns))
+		stat_add(0, ns);
+}
+
+/* The wait of victim t on CPU cpu from t->wait_start to now: each closed
+ * segment of the ring that overlaps it, and the running segment (from
+ * cur_start, culprit cur) when open. */
+static void charge_wait(struct interf_thread *t, __u32 cpu, __u64 now, bool open)
+{
+	struct interf_cpu *cs = bpf_map_lookup_elem(&cpus, &cpu);
+	__u64 t0 = t->wait_start, covered = now;
+	if (!cs || now <= t0)
+		return;
+	if (open) {
+		__u64 s = cs->seg_start > t0 ? cs->seg_start : t0;
+		if (s < now) {
+			struct interf_culprit c = cs->cur;
+			charge(t->vm, &c, now - s);
+			covered = s;
+		}
+	}
+	__u32 head = cs->head;
+	for (int i = 1; i <= INTERF_RING; i++) {
+		if (covered <= t0)
+			break;
+		__u32 slot = (head - i) & (INTERF_RING - 1);
+		struct interf_seg *sg = &cs->ring[slot];
+		__u64 st = sg->start, en = sg->end;
+		if (en == 0 || en <= t0)
+			break;
+		if (en > covered)
+			en = covered; /* (a segment closed after the wait ended: not ours) */
+		if (st < t0)
+			st = t0;
+		if (en > st) {
+			struct interf_culprit c = sg->c;
+			charge(t->vm, &c, en - st);
+			covered = st;
+		}
+	}
+	if (covered > t0) {
+		struct interf_culprit u = {.kind = INTERF_UNKNOWN, .vm = ~0u};
+		charge(t->vm, &u, covered - t0);
+		stat_add(1, 1);
+	}
+	t->waited += now - t0;
+}
+
+/* The culprit that is the current task (prev, at sched_switch). */
+static void current_culprit(struct interf_culprit *c, __u32 pid, __u32 tgid)
+{
+	c->vm = ~0u;
+	c->id = 0;
+	if (pid == 0) {
+		c->kind = INTERF_KERNEL;
+		return;
+	}
+	struct interf_thread *th = bpf_map_lookup_elem(&threads, &pid);
+	__u32 *vm = th ? &th->vm : bpf_map_lookup_elem(&vms, &tgid);
+	if (vm) {
+		c->kind = INTERF_VM;
+		c->vm = *vm;
+		return;
+	}
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
+		c->kind = INTERF_KERNEL;
+		return;
+	}
+	c->kind = INTERF_HOST;
+	c->id = bpf_get_current_cgroup_id();
+}
+
+static void wait_begin(__u32 tid, __u32 cpu, __u64 now)
+{
+	struct interf_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	/* a wakeup of a task already on a run queue (ttwu_runnable) traces
+	 * sched_wakeup too: its wait goes on */
+	if (!t || t->role != INTERF_VICTIM || t->waiting)
+		return;
+	t->waiting = 1;
+	t->wait_cpu = cpu;
+	t->wait_start = now;
+}
+
+SEC("tracepoint/sched/sched_switch")
+int on_switch(struct trace_event_raw_sched_switch *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 prev = (__u32)ctx->prev_pid, next = (__u32)ctx->next_pid;
+	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	struct interf_cpu *cs = bpf_map_lookup_elem(&cpus, &cpu);
+	if (!cs)
+		return 0;
+
+	/* close prev's segment */
+	if (cs->seg_start) {
+		struct interf_culprit c;
+		current_culprit(&c, prev, tgid);
+		__u32 slot = cs->head & (INTERF_RING - 1);
+		cs->ring[slot].start = cs->seg_start;
+		cs->ring[slot].end = now;
+		cs->ring[slot].c = c;
+		cs->head++;
+	}
+	cs->seg_start = now;
+
+	/* a victim switched out while runnable starts to wait here */
+	if (prev && !(ctx->prev_state & TASK_REPORT_STATES))
+		wait_begin(prev, cpu, now);
+
+	/* a victim switched in ends its wait */
+	struct interf_thread *t = next ? bpf_map_lookup_elem(&threads, &next) : NULL;
+	if (t && t->role == INTERF_VICTIM && t->waiting) {
+		charge_wait(t, t->wait_cpu, now, t->wait_cpu != cpu);
+		t->waiting = 0;
+	}
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_wakeup")
+int on_wakeup(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	wait_begin((__u32)ctx->pid, (__u32)ctx->target_cpu, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_wakeup_new")
+int on_wakeup_new(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	wait_begin((__u32)ctx->pid, (__u32)ctx->target_cpu, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_migrate_task")
+int on_migrate(struct trace_event_raw_sched_migrate_task *ctx)
+{
+	__u32 tid = (__u32)ctx->pid;
+	struct interf_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t || t->role != INTERF_VICTIM || !t->waiting || t->wait_cpu != (__u32)ctx->orig_cpu)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	charge_wait(t, t->wait_cpu, now, true);
+	t->wait_cpu = (__u32)ctx->dest_cpu;
+	t->wait_start = now;
+	return 0;
+}

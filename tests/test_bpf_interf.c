@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/* test_bpf_interf.c - the interference program (interf.bpf.c) on this
+ * host, without guests: two busy processes pinned to one CPU, V watched
+ * as a victim (a "vCPU" of VM v) and A the aggressor, as another VM, as a
+ * thread of V's own VM, and as a host process.  The references are the
+ * kernel's own: V's run delay (field 2 of /proc/V/task/V/schedstat) and
+ * A's run time (field 1 of A's).  V never sleeps, so V waits exactly while
+ * something else runs on the CPU: behind(V, A) is A's run time over the
+ * same interval, and the parts of V's account add up to V's run delay
+ * (the sum rule of doc/interference.md).  Whatever else this shared
+ * machine runs on that CPU lands in the other parts (host, kernel), which
+ * the sum rule covers.  As A, unregistered, is a host process: put in a
+ * cgroup of its own (the machine's other processes share the test's), its
+ * part is keyed by that cgroup's v2 id, the inode of its directory
+ * (kernfs).  Needs root (loading a BPF program); the kernel's
+ * BTF; classic tracepoints. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "allocwrap.h"
+#include "bpf_interf.h"
+#include "cgroup.h"
+#include "srcdrv.h"
+#include "vmtab.h"
+
+extern const struct vms_source_ops vms_source_interference;
+
+/* where cgroup2 is mounted (/sys/fs/cgroup, or .../unified on a hybrid
+ * host), from our mountinfo */
+static char cg2[512];
+
+/* schedstat field f (1: run ns, 2: delay ns) of the thread */
+static uint64_t schedstat(pid_t pid, int f)
+{
+	char p[64];
+	unsigned long long v[3];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
+	FILE *fp = fopen(p, "r");
+	assert_non_null(fp);
+	assert_int_equal(fscanf(fp, "%llu %llu %llu", &v[0], &v[1], &v[2]), 3);
+	fclose(fp);
+	return v[f - 1];
+}
+
+/* The steal time of CPU cpu so far (ns; /proc/stat's cpuN steal field,
+ * in USER_HZ ticks): time this (virtual) machine's CPU did not run. */
+static uint64_t steal_ns(int cpu)
+{
+	char want[16], line[512];
+	unsigned long long f[8];
+	snprintf(want, sizeof(want), "cpu%d ", cpu);
+	FILE *fp = fopen("/proc/stat", "r");
+	assert_non_null(fp);
+	uint64_t v = 0;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, want, strlen(want)) == 0 &&
+		    sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3],
+			   &f[4], &f[5], &f[6], &f[7]) == 8)
+			v = f[7] * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	fclose(fp);
+	return v;
+}
+
+/* behind A against A's run time: A's run time is the kernel's clock_task,
+ * which leaves out the steal time of a virtualised host (and, with
+ * CONFIG_IRQ_TIME_ACCOUNTING, interrupts) inside A's segments; the
+ * program's segments are wall time.  So behind A is A's run time plus at
+ * most the CPU's steal over the interval (one tick of granularity at each
+ * end), and at least A's run time less what the program could not place
+ * (unknown: waits longer than its ring of segments, on a CPU switching
+ * very often), each side within 2 % + 5 ms. */
+static void check_behind(double behind, double run, double steal, double unknown, uint64_t over)
+{
+	if (behind < run * 0.98 - 5e6 - unknown || behind > run * 1.02 + 5e6 + steal + 2e7)
+		fail_msg("behind A %.1f ms, A ran %.1f ms, the CPU's steal %.1f ms, unknown %.1f ms (waits past "
+			 "the ring: %llu)", behind / 1e6, run / 1e6, steal / 1e6, unknown / 1e6, (unsigned long long)over);
+}
+
+/* The kernel's side of a window: V's run delay, A's run time, the CPU's
+ * steal, read with A stopped (its last run ended 50 ms before, and so did
+ * V's last wait behind it). */
+struct kside {
+	uint64_t delay, run_a, steal;
+};
+
+static void stop_and_read(pid_t v, pid_t a, int cpu, struct kside *k)
+{
+	kill(a, SIGSTOP);
+	usleep(50 * 1000);
+	k->delay = schedstat(v, 2);
+	k->run_a = schedstat(a, 1);
+	k->steal = steal_ns(cpu);
+}
+
+/* The inode of the process's cgroup v2 directory: its cgroup id. */
+static uint64_t cgroup_ino(pid_t pid)
+{
+	char p[64], line[512], dir[1024];
+	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)pid);
+	FILE *fp = fopen(p, "r");
+	assert_non_null(fp);
+	uint64_t ino = 0;
+	while (fgets(line, sizeof(line), fp)) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(dir, sizeof(dir), "%s%s", cg2, line + 3);
+		struct stat st;
+		if (stat(dir, &st) == 0)
+			ino = st.st_ino;
+	}
+	fclose(fp);
+	return ino;
+}
+
+static struct vms_interf *X;
+
+static int setup(void **state)
+{
+	(void)state;
+	char err[256];
+	struct vms_cgmounts m;
+	int dirfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	if (dirfd >= 0 && vms_cgmounts_load(&m, dirfd, NULL) == 0) {
+		if (m.v2.point)
+			snprintf(cg2, sizeof(cg2), "%s", m.v2.point);
+		vms_cgmounts_free(&m);
+	}
+	if (dirfd >= 0)
+		close(dirfd);
+	if (geteuid() != 0)
+		return 0;
+	int r = vms_interf_open(&X, err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "interference program: %s\n", err);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	vms_interf_close(X);
+	return 0;
+}
+
+enum mode { OTHER_VM, OWN, HOST };
+
+/* The account of victim VM vvm so far: its sum, and its part behind A
+ * (as mode registered it; host: A's cgroup, host_id) */
+struct acc {
+	uint64_t sum, behind, unknown;
+};
+static uint64_t host_id;
+
+static void account(uint32_t vvm, enum mode mode, uint32_t avm, struct acc *out)
+{
+	static struct vms_interf_ent e[4096];
+	unsigned n;
+	assert_int_equal(vms_interf_read(X, e, 4096, &n), 0);
+	*out = (struct acc){0, 0, 0};
+	for (unsigned i = 0; i < n; i++) {
+		if (e[i].victim != vvm)
+			continue;
+		out->sum += e[i].ns;
+		if (e[i].kind == INTERF_UNKNOWN)
+			out->unknown += e[i].ns;
+		if ((mode == OTHER_VM && e[i].kind == INTERF_VM && e[i].id == avm) ||
+		    (mode == OWN && e[i].kind == INTERF_OWN) ||
+		    (mode == HOST && e[i].kind == INTERF_HOST && e[i].id == host_id))
+			out->behind += e[i].ns;
+	}
+}
+
+static void run(enum mode mode)
+{
+	if (geteuid() != 0)
+		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
+	if (!X)
+		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	int cpu = test_last_cpu();
+	uint32_t vvm = 10 * (uint32_t)mode + 10, avm = vvm + 1;
+	pid_t v = test_spin_on(cpu), a = test_spin_on(cpu);
+	usleep(100 * 1000); /* both pinned and running */
+	assert_int_equal(vms_interf_thread(X, (uint32_t)v, vvm, true), 0);
+	if (mode == OTHER_VM)
+		assert_int_equal(vms_interf_vm(X, (uint32_t)a, avm), 0);
+	else if (mode == OWN)
+		assert_int_equal(vms_interf_thread(X, (uint32_t)a, vvm, false), 0);
+	char cg[600] = "";
+	if (mode == HOST) {
+		snprintf(cg, sizeof(cg), "%s/vms-test-interf-%d", cg2, (int)getpid());
+		char procs[640], pid[32];
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+		int n = snprintf(pid, sizeof(pid), "%d\n", (int)a);
+		int fd = *cg2 && mkdir(cg, 0755) == 0 ? open(procs, O_WRONLY) : -1;
+		if (fd < 0 || write(fd, pid, (size_t)n) != n) {
+			if (fd >= 0)
+				close(fd);
+			kill(v, SIGKILL);
+			kill(a, SIGKILL);
+			waitpid(v, NULL, 0);
+			waitpid(a, NULL, 0);
+			rmdir(cg);
+			vms_skip(NULL, "no cgroup2 group of its own for the host process");
+		}
+		close(fd);
+	}
+	host_id = cgroup_ino(a);
+	/* the interval: A stopped at both ends, so that no wait of V behind A
+	 * is in progress when it is read (V's last wait behind A ends within
+	 * the 50 ms after A stops) */
+	struct acc s0, s1;
+	struct kside k0, k1;
+	uint64_t w0, w1;
+	stop_and_read(v, a, cpu, &k0);
+	account(vvm, mode, avm, &s0);
+	assert_int_equal(vms_interf_waited(X, (uint32_t)v, &w0), 0);
+	kill(a, SIGCONT);
+	sleep(2);
+	stop_and_read(v, a, cpu, &k1);
+	assert_int_equal(vms_interf_waited(X, (uint32_t)v, &w1), 0);
+	account(vvm, mode, avm, &s1);
+	kill(v, SIGKILL);
+	kill(a, SIGKILL);
+	waitpid(v, NULL, 0);
+	waitpid(a, NULL, 0);
+	if (*cg)
+		assert_int_equal(rmdir(cg), 0);
+
+	uint64_t sum = s1.sum - s0.sum, behind_a = s1.behind - s0.behind;
+	double delay = (double)(k1.delay - k0.delay), run_a = (double)(k1.run_a - k0.run_a);
+	double waited = (double)(w1 - w0), steal = (double)(k1.steal - k0.steal);
+	fprintf(stderr, "steal %.1f ms; ", steal / 1e6);
+	fprintf(stderr, "mode %d: V's run delay %.1f ms, waited (BPF) %.1f ms, account %.1f ms; "
+			"A ran %.1f ms, behind A %.1f ms (%.1f %% of the account)\n",
+		(int)mode, delay / 1e6, waited / 1e6, (double)sum / 1e6, run_a / 1e6, (double)behind_a / 1e6,
+		100.0 * (double)behind_a / (double)sum);
+	/* the account is the waits it measured, every part placed (a wait
+	 * that ends between the two reads: 1 %) */
+	if ((double)sum < waited * 0.99 - 5e6 || (double)sum > waited * 1.01 + 5e6)
+		fail_msg("account %.1f ms, waited %.1f ms", (double)sum / 1e6, waited / 1e6);
+	/* the sum rule: the kernel's run delay, within 2 % (its waits and ours
+	 * end at the same switches; the reads are microseconds apart) */
+	assert_true(run_a > 2e8); /* A ran: about 1 s of 2 on an idle CPU */
+	if (waited < delay * 0.98 - 1e7 || waited > delay * 1.02 + 1e7)
+		fail_msg("waited %.1f ms, run delay %.1f ms", waited / 1e6, delay / 1e6);
+	/* what ran while V waited: A, for all of its run time */
+	uint64_t lost, over;
+	assert_int_equal(vms_interf_stats(X, &lost, &over), 0);
+	assert_int_equal(lost, 0);
+	check_behind((double)behind_a, run_a, steal, (double)(s1.unknown - s0.unknown), over);
+	vms_interf_forget_thread(X, (uint32_t)v);
+	vms_interf_forget_thread(X, (uint32_t)a);
+	vms_interf_forget_vm(X, (uint32_t)a);
+}
+
+static void test_behind_other_vm(void **state)
+{
+	(void)state;
+	run(OTHER_VM);
+}
+
+static void test_behind_own_thread(void **state)
+{
+	(void)state;
+	run(OWN);
+}
+
+static void test_behind_host_cgroup(void **state)
+{
+	(void)state;
+	run(HOST);
+}
+
+/* The source "interference" through its ops, as the loop drives it, with
+ * a VM set of two "VMs", each a busy process (its own vCPU), pinned to
+ * one CPU: vm.v.intf.wait is V's run delay and vm.v.intf.by.a A's run
+ * time over the same interval (A stopped at its ends, as above), the
+ * parts add up to wait, and the pair's column appears with a new schema
+ * once V waited behind A. */
+static void test_source_columns(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
+	if (!X)
+		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	int cpu = test_last_cpu();
+	pid_t v = test_spin_on(cpu), a = test_spin_on(cpu);
+	usleep(100 * 1000);
+	kill(a, SIGSTOP);
+	pid_t tv[1] = {v}, ta[1] = {a};
+	struct vms_vm vm[2] = {
+		{.uuid = "00000000-0000-0000-0000-0000000000aa", .name = "v", .state = 1, .pid = v,
+		 .nvcpu = 1, .vcpu_tid = tv},
+		{.uuid = "00000000-0000-0000-0000-0000000000bb", .name = "a", .state = 1, .pid = a,
+		 .nvcpu = 1, .vcpu_tid = ta},
+	};
+	struct vms_vmtab tab = {.vm = vm, .n = 2, .gen = 1};
+	struct drv *d = drv_new("/proc", &vms_source_interference);
+	d->vms = &tab;
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(d->schema->ncols, 12);
+	assert_string_equal(d->schema->cols[0].name, "vm.v.intf.wait");
+	assert_string_equal(d->schema->cols[6].name, "vm.a.intf.wait");
+	assert_int_equal(d->schema->cols[0].unit, VMS_UNIT_NS);
+	assert_int_equal(drv_sample(d), 0);
+	kill(a, SIGCONT);
+	usleep(300 * 1000);
+	/* V waited behind A: a new pair, a new schema */
+	int r = drv_sample(d);
+	assert_int_equal(r, VMS_RESCHEMA);
+	assert_int_equal(drv_declare(d), 0);
+	assert_true(col(d, "vm.v.intf.by.a") >= 0);
+	assert_true(col(d, "vm.a.intf.by.v") >= 0);
+	struct kside k0, k1;
+	stop_and_read(v, a, cpu, &k0);
+	assert_int_equal(drv_sample(d), 0);
+	uint64_t wait0 = val(d, "vm.v.intf.wait"), by0 = val(d, "vm.v.intf.by.a");
+	uint64_t unk0 = val(d, "vm.v.intf.unknown");
+	kill(a, SIGCONT);
+	sleep(2);
+	stop_and_read(v, a, cpu, &k1);
+	int s = drv_sample(d);
+	if (s == VMS_RESCHEMA) { /* A waited behind something new */
+		assert_int_equal(drv_declare(d), 0);
+		s = drv_sample(d);
+	}
+	assert_int_equal(s, 0);
+	uint64_t parts = 0;
+	static const char *const p5[] = {"vms", "own", "host", "kernel", "unknown"};
+	char n[64];
+	for (unsigned i = 0; i < 5; i++) {
+		snprintf(n, sizeof(n), "vm.v.intf.%s", p5[i]);
+		parts += val(d, n);
+	}
+	assert_int_equal(parts, val(d, "vm.v.intf.wait"));
+	assert_int_equal(val(d, "vm.v.intf.vms"), val(d, "vm.v.intf.by.a")); /* the only other VM */
+	double wait = (double)(val(d, "vm.v.intf.wait") - wait0), by = (double)(val(d, "vm.v.intf.by.a") - by0);
+	double delay = (double)(k1.delay - k0.delay), run_a = (double)(k1.run_a - k0.run_a);
+	fprintf(stderr, "source: wait %.1f ms (run delay %.1f), behind a %.1f ms (a ran %.1f)\n", wait / 1e6,
+		delay / 1e6, by / 1e6, run_a / 1e6);
+	if (wait < delay * 0.98 - 1e7 || wait > delay * 1.02 + 1e7)
+		fail_msg("wait %.1f ms, run delay %.1f ms", wait / 1e6, delay / 1e6);
+	check_behind(by, run_a, (double)(k1.steal - k0.steal),
+		     (double)(val(d, "vm.v.intf.unknown") - unk0), 0);
+	/* the tick allocates nothing (a's waits go on meanwhile) */
+	kill(a, SIGCONT);
+	uint32_t errs;
+	unsigned long allocs = drv_sample_allocs(d, 100, true, &errs);
+	assert_int_equal(allocs, 0);
+	assert_int_equal(errs, 0);
+	kill(a, SIGSTOP);
+	/* the VM set changes (a leaves): a new schema without a's columns */
+	tab.n = 1;
+	tab.gen = 2;
+	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(col(d, "vm.a.intf.wait"), -ENOENT);
+	assert_int_equal(col(d, "vm.v.intf.by.a"), -ENOENT);
+	assert_int_equal(drv_sample(d), 0);
+	/* and comes back (A stopped): its account was dropped when it left,
+	 * so it starts from 0, and V's row has no pair with it until V waits
+	 * behind it again */
+	uint64_t v_by_vms = val(d, "vm.v.intf.vms");
+	tab.n = 2;
+	tab.gen = 3;
+	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(drv_sample(d), 0);
+	assert_int_equal(val(d, "vm.a.intf.wait"), 0);
+	assert_int_equal(col(d, "vm.v.intf.by.a"), -ENOENT);
+	assert_true(val(d, "vm.v.intf.vms") < v_by_vms || v_by_vms == 0);
+	drv_close(d);
+	kill(v, SIGKILL);
+	kill(a, SIGKILL);
+	waitpid(v, NULL, 0);
+	waitpid(a, NULL, 0);
+}
+
+VMS_TEST_MAIN(setup, teardown, test_behind_other_vm, test_behind_own_thread, test_behind_host_cgroup,
+	      test_source_columns)
