@@ -33,7 +33,7 @@ configs=(
 	"release -Dbuildtype=release -Dtests=disabled"
 	"plain -Dbuildtype=plain -Dtests=disabled"
 )
-for f in libvirt perf export remote_write capng systemd zstd man; do
+for f in libvirt perf export remote_write capng systemd zstd bpf man; do
 	configs+=("no-$f -Dbuildtype=debug -Dtests=disabled -D$f=disabled")
 done
 

@@ -43,6 +43,10 @@ TEST_PKGS="$TEST_PKGS zstd python3-zstandard"
 # ... the systemd guest (tests/pkg/systemd-guest.sh): its root file system
 # from Debian's archive, its ext4 image from a directory, QEMU to boot it
 TEST_PKGS="$TEST_PKGS mmdebstrap e2fsprogs qemu-system-x86"
+# ... the interference source's eBPF program (issue 26, -Dbpf): clang
+# -target bpf, bpftool (vmlinux.h and the skeleton), libbpf; the test
+# build requires it (-Dbpf=enabled, VMS_REQUIRE_BPF)
+TEST_PKGS="$TEST_PKGS clang libbpf-dev bpftool"
 
 need_root() {
 	if [ "$(id -u)" != 0 ]; then

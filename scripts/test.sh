@@ -23,7 +23,7 @@ export VMS_REQUIRE_PROMETHEUS=1
 export VMS_REQUIRE_TSDB=1
 
 echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
-build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Dexport=enabled -Dremote_write=enabled
+build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Dexport=enabled -Dremote_write=enabled -Dbpf=enabled
 # the Python package's tests: matplotlib from Debian, pyarrow, pandas and
 # duckdb in a venv (from PyPI)
 py_venv "$ROOT/build/pyvenv"
@@ -71,7 +71,7 @@ bash "$ROOT/tests/readme_check.sh" "$prefix" | tail -n 1
 rm -rf "$prefix"
 
 echo "== minimal host-only build (no libvirt, no perf, no libcap-ng, no libsystemd, no zstd, no tests)"
-build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dtests=disabled -Dman=disabled \
+build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dbpf=disabled -Dtests=disabled -Dman=disabled \
 	-Dcapng=disabled -Dsystemd=disabled -Dzstd=disabled --buildtype=release
 "$ROOT/build-min/vmsampler" -i 10ms -n 3 -o - >/dev/null
 # sd_notify without libsystemd: notify.c writes the datagrams itself
