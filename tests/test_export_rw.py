@@ -216,17 +216,30 @@ def prom_all(prom, t_end_s):
         m = dict(s['metric'])
         name = m.pop('__name__')
         out[(name, tuple(sorted(m.items())))] = [(round(float(t) * 1000), float(v)) for t, v in s['values']]
-    return out
+    return without_instance(out)
 
 
 def vm_all(vm):
     """{(name, labels): [(t_ms, value or None for the stale NaN)]}, raw."""
-    return vm.series('.+')
+    return without_instance(vm.series('.+'))
+
+
+def without_instance(got):
+    """The series less their instance label, which every pushed series has
+    (issue 25): the recorded hostname, or for the fixture (recorded before
+    the HOST record) this machine's; test_fleet.py checks the labels."""
+    out = {}
+    for (name, labels), pts in got.items():
+        d = dict(labels)
+        assert d.pop('instance', None) == socket.gethostname(), (name, labels)
+        out[(name, tuple(sorted(d.items())))] = pts
+    return out
 
 
 def scrape(path):
     """{(name, labels): value} of /metrics of `export --file path --listen`."""
-    p = subprocess.Popen([BIN, 'export', '--file', path, '--listen', '127.0.0.1:0'], stdout=subprocess.DEVNULL,
+    p = subprocess.Popen([BIN, 'export', '--file', path, '--listen', '127.0.0.1:0', '--timestamps'],
+                         stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     try:
         line = p.stderr.readline()

@@ -334,5 +334,232 @@ class Staleness(ServerCase):
             print('%s: db-02 ended at %.3f, nothing 2.5 s later' % (job, last))
 
 
+def cpu_s(pid):
+    """utime + stime of a process, seconds (0 once it is gone)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            st = f.read().rsplit(')', 1)[1].split()
+        return (int(st[11]) + int(st[12])) / os.sysconf('SC_CLK_TCK')
+    except OSError:
+        return 0.0
+
+
+def rss_kib(pid):
+    try:
+        with open('/proc/%d/status' % pid) as f:
+            for ln in f:
+                if ln.startswith('VmRSS:'):
+                    return int(ln.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def du(path):
+    n = 0
+    for d, _, fs in os.walk(path):
+        for f in fs:
+            try:
+                n += os.lstat(os.path.join(d, f)).st_blocks * 512
+            except OSError:
+                pass
+    return n
+
+
+def restart_victoria(vm):
+    # SIGTERM: VictoriaMetrics acknowledges a request before its samples
+    # are on disk (it flushes every second or so), so a SIGKILL loses what
+    # it acknowledged last (measured: the first 4-5 s of every host, all
+    # it had); no sender can make that good.  Prometheus (below) writes
+    # its WAL before it answers: SIGKILL loses nothing.
+    vm.proc.terminate()
+    vm.proc.wait(30)
+    vm.spawn(['victoria-metrics', '-storageDataPath=' + vm.dir + '/data',
+              '-httpListenAddr=127.0.0.1:%d' % vm.port, '-retentionPeriod=100y'])
+    vm.wait_ready('/health')
+
+
+def restart_prometheus(prom):
+    prom.proc.kill()
+    prom.proc.wait()
+    prom.start()
+
+
+class Fleet(ServerCase):
+    """Item 8: HOSTS samplers at 1 s, each pushed into one VictoriaMetrics
+    and one Prometheus; receivers and exporters killed mid-run."""
+
+    def test_fleet(self):
+        check_prereqs()
+        import test_py_lib
+        env = test_py_lib.host_env()
+        vm = self.server(Victoria)
+        prom = self.server(Prometheus)
+        names = ['fleet-%03d' % i for i in range(HOSTS)]
+        files = {n: os.path.join(self.tmp, n + '.vms') for n in names}
+        samplers, exporters = {}, {}
+        # receivers' CPU from here on (their start-up left out), across restarts
+        rx_base = {'vm': cpu_s(vm.proc.pid), 'prom': cpu_s(prom.proc.pid)}
+        rx_used = {'vm': 0.0, 'prom': 0.0}
+
+        def export(n, rx):
+            url = (vm if rx == 'vm' else prom).url('/api/v1/write')
+            log = open(os.path.join(self.tmp, '%s.%s.log' % (n, rx)), 'ab')
+            p = subprocess.Popen([BIN, 'export', '--file', files[n], '--remote-write', url,
+                                  '--rw-cursor', os.path.join(self.tmp, '%s.%s.cursor' % (n, rx)),
+                                  '--label', 'job=fleet'], stdout=subprocess.DEVNULL, stderr=log)
+            log.close()
+            self.procs.append(p)
+            exporters[(n, rx)] = p
+
+        t_start = time.time()
+        for n in names:
+            root = proc_root(self.tmp, n)
+            p = subprocess.Popen([BIN, '-q', '--proc-root', root, '-i', '1s', '-o', files[n]], env=env)
+            self.procs.append(p)
+            samplers[n] = p
+        wait_for(lambda: all(os.path.exists(f) for f in files.values()), 30, 'the samplers\' files')
+        for n in names:
+            for rx in ('vm', 'prom'):
+                export(n, rx)
+        kill_at = {SECONDS * 0.3: 'receivers', SECONDS * 0.5: 'exporters'}
+        killed = names[1:HOSTS:max(1, HOSTS // 5)][:5]
+        while time.time() < t_start + SECONDS:
+            el = time.time() - t_start
+            for at in sorted(kill_at):
+                if el >= at:
+                    what = kill_at.pop(at)
+                    if what == 'receivers':
+                        for k, srv in (('vm', vm), ('prom', prom)):
+                            rx_used[k] += cpu_s(srv.proc.pid) - rx_base[k]
+                            rx_base[k] = 0.0
+                        restart_victoria(vm)
+                        restart_prometheus(prom)
+                        print('%.1f s: VictoriaMetrics stopped (SIGTERM), Prometheus killed (SIGKILL), both '
+                              'restarted' % el)
+                    else:
+                        for n in killed:
+                            for rx in ('vm', 'prom'):
+                                exporters[(n, rx)].kill()
+                                exporters[(n, rx)].wait()
+                        time.sleep(2)
+                        for n in killed:
+                            for rx in ('vm', 'prom'):
+                                export(n, rx)
+                        print('%.1f s: the exporters of %s killed (SIGKILL) and restarted with their cursors'
+                              % (el, ' '.join(killed)))
+            time.sleep(0.2)
+        for p in samplers.values():
+            p.terminate()
+        for p in samplers.values():
+            p.wait(30)
+        t_stop = time.time()
+        refs = {n: {us_of(f['time']) // 1000: f for f in dump_frames(files[n])} for n in names}
+        nframes = sum(len(r) for r in refs.values())
+
+        def seqs_vm():
+            got = vm_series(vm, 'vmsampler_frame_sequence')
+            return {dict(k)['instance']: v for k, v in got.items()}
+
+        def seqs_prom():
+            got = prom_series(prom, 'vmsampler_frame_sequence[1h]')
+            return {dict(k)['instance']: v for k, v in got.items()}
+
+        for rx, get in (('vm', seqs_vm), ('prom', seqs_prom)):
+            try:
+                wait_for(lambda: sum(len(v) for v in get().values()) >= nframes, 60,
+                         '%s to hold every frame' % rx)
+            except AssertionError:
+                got = get()
+                short = {n: (len(got.get(n, [])), len(refs[n])) for n in names
+                         if len(got.get(n, [])) != len(refs[n])}
+                logs = ''.join(open(os.path.join(self.tmp, '%s.%s.log' % (n, rx))).read()[-600:]
+                               for n in list(short)[:2])
+                raise AssertionError('%s: hosts short of frames (got, written): %s\n%s' % (rx, short, logs))
+        ex_cpu = [cpu_s(p.pid) for p in exporters.values()]
+        ex_rss = [rss_kib(p.pid) for p in exporters.values()]
+        rx_cpu = {k: rx_used[k] + cpu_s(srv.proc.pid) - rx_base[k] for k, srv in (('vm', vm), ('prom', prom))}
+        for p in exporters.values():
+            p.terminate()
+        for p in exporters.values():
+            p.wait(30)
+        # every frame of every host once, under its own instance, with dump's values
+        for rx, get in (('vm', seqs_vm), ('prom', seqs_prom)):
+            got = get()
+            self.assertEqual(sorted(got), names, rx)
+            for n in names:
+                want = sorted((t, float(f['seq'])) for t, f in refs[n].items())
+                self.assertEqual(got[n], want, (rx, n))
+        ctxt_vm = {dict(k)['instance']: v for k, v in vm_series(vm, 'node_context_switches_total').items()}
+        ctxt_prom = {dict(k)['instance']: v for k, v in
+                     prom_series(prom, 'node_context_switches_total[1h]').items()}
+        for n in names:
+            want = sorted((t, float(f['stat.ctxt'])) for t, f in refs[n].items())
+            self.assertEqual(ctxt_vm[n], want, n)
+            self.assertEqual(ctxt_prom[n], want, n)
+        # what it cost
+        st, body = fetch(prom.url('/api/v1/query?' + urllib.parse.urlencode(
+            {'query': 'count({job="fleet"})'})))
+        series = int(float(json.loads(body)['data']['result'][0]['value'][1]))
+        per_frame = series / HOSTS
+        samples = per_frame * nframes
+        fetch(vm.url('/internal/force_flush'))
+        dur = t_stop - t_start
+        res = {
+            'hosts': HOSTS, 'seconds': round(dur, 1), 'frames': nframes, 'series': series,
+            'samples': int(samples), 'samples_per_s': round(samples / dur),
+            'vm_cpu_s': round(rx_cpu['vm'], 2), 'prom_cpu_s': round(rx_cpu['prom'], 2),
+            'vm_cpu_us_per_sample': round(rx_cpu['vm'] / samples * 1e6, 2),
+            'prom_cpu_us_per_sample': round(rx_cpu['prom'] / samples * 1e6, 2),
+            'vm_disk_bytes_per_sample': round(du(vm.dir + '/data') / samples, 2),
+            'prom_disk_bytes_per_sample': round(du(prom.dir + '/data') / samples, 2),
+            'export_cpu_ms_per_frame': round(sum(ex_cpu) / len(ex_cpu) / (nframes / HOSTS) * 1e3, 3),
+            'export_rss_kib_median': sorted(ex_rss)[len(ex_rss) // 2],
+        }
+        print('FLEET ' + json.dumps(res))
+
+
+class SixtyVMs(ServerCase):
+    """Item 8 at 60 VMs per host: a synthetic host (report_gen -m 60)
+    pushed with export --file --no-follow into VictoriaMetrics; every
+    frame's sequence arrives once; export's CPU per frame and peak RSS,
+    samples per frame, VictoriaMetrics' disk per sample."""
+
+    def test_sixty_vms(self):
+        check_prereqs()
+        gen = os.path.join(BUILD, 'report_gen')
+        if not os.access(gen, os.X_OK):
+            test_tsdb.skip_or_fail('report_gen is not built')
+        frames = 3600 if FULL else 300
+        src = os.path.join(self.tmp, 'h60.vms')
+        subprocess.run([gen, '-n', str(frames), '-m', '60', '-t', str(int(time.time()) - frames - 60), src],
+                       check=True, capture_output=True, timeout=300)
+        vm = self.server(Victoria)
+        cpu0 = cpu_s(vm.proc.pid)
+        import resource
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.time()
+        r = subprocess.run(['/usr/bin/time', '-f', 'maxrss_kib %M', BIN, 'export', '--file', src, '--remote-write',
+                            vm.url('/api/v1/write'), '--no-follow', '--label', 'instance=h60'],
+                           capture_output=True, text=True, timeout=1200)
+        wall = time.time() - t0
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ex_cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        rss = int(re.search(r'maxrss_kib (\d+)', r.stderr).group(1))
+        seq = vm_series(vm, 'vmsampler_frame_sequence{instance="h60"}')
+        (pts,) = seq.values()
+        self.assertEqual([v for _, v in pts], [float(i) for i in range(1, frames + 1)])
+        st, body = fetch(vm.url('/api/v1/series/count'))
+        nser = json.loads(body)['data'][0]
+        samples = nser * frames  # an upper bound: slow values are pushed at every frame (held)
+        rx_cpu = cpu_s(vm.proc.pid) - cpu0
+        res = {'frames': frames, 'series': nser, 'export_cpu_ms_per_frame': round(ex_cpu / frames * 1e3, 3),
+               'export_maxrss_kib': rss, 'export_wall_s': round(wall, 1),
+               'vm_cpu_us_per_sample': round(rx_cpu / samples * 1e6, 3),
+               'vm_disk_bytes_per_sample': round(du(vm.dir + '/data') / samples, 3)}
+        print('SIXTY ' + json.dumps(res))
+
+
 if __name__ == '__main__':
     unittest.main(verbosity=2)
