@@ -516,7 +516,7 @@ class Fleet(ServerCase):
             'export_cpu_ms_per_frame': round(sum(ex_cpu) / len(ex_cpu) / (nframes / HOSTS) * 1e3, 3),
             'export_rss_kib_median': sorted(ex_rss)[len(ex_rss) // 2],
         }
-        print('FLEET ' + json.dumps(res))
+        print('\nFLEET ' + json.dumps(res))
 
 
 class SixtyVMs(ServerCase):
@@ -558,7 +558,7 @@ class SixtyVMs(ServerCase):
                'export_maxrss_kib': rss, 'export_wall_s': round(wall, 1),
                'vm_cpu_us_per_sample': round(rx_cpu / samples * 1e6, 3),
                'vm_disk_bytes_per_sample': round(du(vm.dir + '/data') / samples, 3)}
-        print('SIXTY ' + json.dumps(res))
+        print('\nSIXTY ' + json.dumps(res))
 
 
 if __name__ == '__main__':
