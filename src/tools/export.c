@@ -513,9 +513,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		uint64_t t = meta[VMS_MMETA_TIME];
 		meta[VMS_MMETA_SOURCE_UP] = up;
 		meta[VMS_MMETA_FRAME_AGE] = t == VMS_NONE ? VMS_NONE : now > (int64_t)t ? (uint64_t)(now - (int64_t)t) : 0;
-		if (!up)
+		if (!up) {
 			for (unsigned k = VMS_MMETA_TIME; k <= VMS_MMETA_INTERVAL; k++)
 				meta[k] = VMS_NONE;
+			meta[VMS_MMETA_HOST_INFO] = VMS_NONE; /* the sampler's too */
+		}
 		vms_metrics_expose(&sh->m, up ? sh->v : NULL, meta, fmt, sh->stamp, &b);
 	}
 	pthread_mutex_unlock(&sh->mu);
