@@ -746,14 +746,14 @@ static void *rw_main(void *arg)
 static const char *label_check(const char *kv, const char *const *before, unsigned n)
 {
 	const char *eq = strchr(kv, '=');
-	char name[128];
-	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(name))
+	char key[128]; /* a label name, not a column's */
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key))
 		return "--label: expected KEY=VALUE";
-	memcpy(name, kv, (size_t)(eq - kv));
-	name[eq - kv] = '\0';
-	if (!vms_mname_ok(name, false))
+	memcpy(key, kv, (size_t)(eq - kv));
+	key[eq - kv] = '\0';
+	if (!vms_mname_ok(key, false))
 		return "--label: KEY must match [a-zA-Z_][a-zA-Z0-9_]* (Prometheus' label names)";
-	if (!strncmp(name, "__", 2))
+	if (!strncmp(key, "__", 2))
 		return "--label: names starting with __ are reserved to Prometheus";
 	if (!eq[1])
 		return "--label: an empty VALUE (an empty label is no label)";
