@@ -287,12 +287,13 @@ static void write_lines(const struct vms_schema *s)
 	for (unsigned k = 0; k < VMS_MMETA_N; k++)
 		meta_v[k] = VMS_NONE;
 	meta_v[VMS_MMETA_TIME] = 1700000000000000000ull;
-	for (int fmt = VMS_EXPO_PROM; fmt <= VMS_EXPO_OPENMETRICS; fmt++) {
-		struct vms_mbuf b = {0};
-		CHECK(vms_metrics_expose(&m, v, meta_v, (enum vms_expo)fmt, &b) == 0);
-		check_text(b.p ? b.p : "", b.len, prom_line);
-		vms_mbuf_free(&b);
-	}
+	for (int fmt = VMS_EXPO_PROM; fmt <= VMS_EXPO_OPENMETRICS; fmt++)
+		for (int stamp = 0; stamp < 2; stamp++) { /* export --timestamps, and without */
+			struct vms_mbuf b = {0};
+			CHECK(vms_metrics_expose(&m, v, meta_v, (enum vms_expo)fmt, stamp, &b) == 0);
+			check_text(b.p ? b.p : "", b.len, prom_line);
+			vms_mbuf_free(&b);
+		}
 	vms_metrics_free(&m);
 }
 

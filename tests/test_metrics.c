@@ -223,7 +223,7 @@ static char *expose_at(uint64_t seq, enum vms_expo fmt, struct vms_mstate *st)
 	assert_int_equal(r, 1);
 	vms_mstate_reader(st, rd);
 	struct vms_mbuf b = {0};
-	assert_int_equal(vms_metrics_expose(&st->m, st->cur, st->meta, fmt, &b), 0);
+	assert_int_equal(vms_metrics_expose(&st->m, st->cur, st->meta, fmt, true, &b), 0);
 	vms_reader_close(rd);
 	return b.p;
 }
@@ -366,7 +366,7 @@ static void test_values_against_dump(void **state)
 	assert_true(col >= 0);
 	st.cur[col] = VMS_NONE;
 	struct vms_mbuf b = {0};
-	assert_int_equal(vms_metrics_expose(&st.m, st.cur, st.meta, VMS_EXPO_PROM, &b), 0);
+	assert_int_equal(vms_metrics_expose(&st.m, st.cur, st.meta, VMS_EXPO_PROM, true, &b), 0);
 	assert_null(strstr(b.p, "\nnode_load1 "));
 	assert_null(strstr(b.p, "# TYPE node_load1 ")); /* no family without a sample */
 	assert_non_null(strstr(b.p, "\nnode_load5 "));
@@ -437,6 +437,52 @@ static void test_openmetrics(void **state)
 	expo_free(&e);
 	free(text);
 	vms_mstate_free(&st);
+}
+
+/* By default /metrics has no timestamps (Prometheus' staleness works for
+ * series that end); the same frame stamped gives the same samples. */
+static void test_no_timestamps(void **state)
+{
+	(void)state;
+	for (int fmt = VMS_EXPO_PROM; fmt <= VMS_EXPO_OPENMETRICS; fmt++) {
+		struct vms_mstate st;
+		char *stamped = expose_at(SEQ, (enum vms_expo)fmt, &st);
+		struct vms_mbuf b = {0};
+		assert_int_equal(vms_metrics_expose(&st.m, st.cur, st.meta, (enum vms_expo)fmt, false, &b), 0);
+		/* the stamped text less each sample's " TIMESTAMP" */
+		int64_t t = (int64_t)st.meta[VMS_MMETA_TIME];
+		char ts[64];
+		if (fmt == VMS_EXPO_OPENMETRICS)
+			snprintf(ts, sizeof(ts), " %lld.%03lld\n", (long long)(t / 1000000000),
+				 (long long)(t / 1000000 % 1000));
+		else
+			snprintf(ts, sizeof(ts), " %lld\n", (long long)(t / 1000000));
+		size_t tl = strlen(ts), n = 0, samples = 0;
+		char *want = malloc(strlen(stamped) + 1);
+		assert_non_null(want);
+		for (const char *p = stamped; *p;) {
+			const char *nl = strchr(p, '\n');
+			size_t len = (size_t)(nl - p) + 1;
+			if (*p != '#') {
+				assert_true(len > tl && memcmp(nl + 1 - tl, ts, tl) == 0);
+				memcpy(want + n, p, len - tl);
+				n += len - tl;
+				want[n++] = '\n';
+				samples++;
+			} else {
+				memcpy(want + n, p, len);
+				n += len;
+			}
+			p = nl + 1;
+		}
+		want[n] = '\0';
+		assert_true(samples > 100);
+		assert_string_equal(b.p, want);
+		free(want);
+		vms_mbuf_free(&b);
+		free(stamped);
+		vms_mstate_free(&st);
+	}
 }
 
 static void test_negotiate(void **state)
@@ -546,5 +592,5 @@ static void test_manpage_lists_every_family(void **state)
 	free(page);
 }
 
-VMS_TEST_MAIN(NULL, NULL, test_values_against_dump, test_held_across_schemas, test_openmetrics, test_negotiate, test_map,
+VMS_TEST_MAIN(NULL, NULL, test_values_against_dump, test_held_across_schemas, test_openmetrics, test_no_timestamps, test_negotiate, test_map,
 	      test_manpage_lists_every_family)

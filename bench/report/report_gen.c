@@ -6,7 +6,7 @@
  * it.
  *
  *   report_gen [-n FRAMES] [-m VMS] [-i INTERVAL_MS] [-c CPUS] [-s SEED]
- *              [--vcpus K] [--no-events] OUT.vms
+ *              [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] OUT.vms
  *
  * Defaults: 86,400 frames at 1000 ms (24 h), 60 VMs of 2 vCPUs, a host of
  * 32 CPUs with 4 disks and 3 interfaces: about 2,400 columns, named as the
@@ -24,7 +24,9 @@
  * start again during the run (VM_STOPPED / VM_STARTED events, a new schema
  * generation each time, and the restarted QEMU's counters start from 0)
  * and one new VM appears after a VM_DEFINED event.  Deterministic for a
- * seed.  Prints the path and the number of frames and columns. */
+ * seed.  -t: the first frame's wall time, seconds since the epoch (default
+ * 2026-11-23T00:00:00Z; tests replay a run "now"); --stop-frames: how long
+ * the first VM that stops stays stopped (default frames/100 + 1).  Prints the path and the number of frames and columns. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -409,13 +411,14 @@ static void advance(double t, double dt, unsigned frame)
 static void usage(void)
 {
 	fprintf(stderr, "usage: report_gen [-n FRAMES] [-m VMS] [-i INTERVAL_MS] [-c CPUS] [-s SEED]\n"
-			"                  [--vcpus K] [--no-events] OUT.vms\n");
+			"                  [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] OUT.vms\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long frames = 86400, vms = 60, iv_ms = 1000, cpus = 32, vcpus = 2, seed = 1;
+	unsigned long frames = 86400, vms = 60, iv_ms = 1000, cpus = 32, vcpus = 2, seed = 1, start_s = 1795392000,
+		      stop_frames = 0;
 	bool events = true;
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -432,6 +435,10 @@ int main(int argc, char **argv)
 			p = &seed;
 		else if (!strcmp(argv[i], "--vcpus"))
 			p = &vcpus;
+		else if (!strcmp(argv[i], "-t"))
+			p = &start_s;
+		else if (!strcmp(argv[i], "--stop-frames"))
+			p = &stop_frames;
 		else if (!strcmp(argv[i], "--no-events"))
 			events = false;
 		else if (argv[i][0] == '-' || out)
@@ -462,7 +469,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "report_gen: %s: %s\n", out, strerror(-r));
 		return 1;
 	}
-	const int64_t t0_real = 1795392000LL * 1000000000LL; /* 2026-11-23T00:00:00Z */
+	const int64_t t0_real = (int64_t)start_s * 1000000000LL; /* default 2026-11-23T00:00:00Z */
 	const uint64_t t0_mono = 1000ull * 1000000000ull;
 	const uint64_t iv = iv_ms * 1000000ull;
 	/* the events: three VMs stop for a while and start again, one is
@@ -487,7 +494,7 @@ int main(int argc, char **argv)
 	if (events && vms >= 3) {
 		unsigned long f = frames;
 		evs[nev++] = (struct gev){f * 2 / 10, 1, VMS_EV_VM_STOPPED};
-		evs[nev++] = (struct gev){f * 2 / 10 + f / 100 + 1, 1, VMS_EV_VM_STARTED};
+		evs[nev++] = (struct gev){f * 2 / 10 + (stop_frames ? stop_frames : f / 100 + 1), 1, VMS_EV_VM_STARTED};
 		evs[nev++] = (struct gev){f * 5 / 10, 2, VMS_EV_VM_STOPPED};
 		evs[nev++] = (struct gev){f * 5 / 10 + f / 50 + 1, 2, VMS_EV_VM_STARTED};
 		evs[nev++] = (struct gev){f * 6 / 10, newvm, VMS_EV_VM_DEFINED};

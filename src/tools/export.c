@@ -48,11 +48,12 @@
 static const char usage_text[] =
 	"Usage: vmsampler export (--ring PATH | --file FILE.vms) [--listen ADDR:PORT]\n"
 	"                        [--tls-cert FILE --tls-key FILE] [--basic-auth FILE]\n"
-	"                        [--header-timeout SECONDS]\n"
+	"                        [--header-timeout SECONDS] [--timestamps]\n"
 	"       vmsampler export (--file FILE.vms | --ring PATH) --remote-write URL\n"
 	"                        [--rw-cursor FILE] [--rw-batch N|SIZE] [--no-follow]\n"
 	"                        [--rw-bearer-file FILE] [--rw-basic-auth FILE]\n"
-	"                        [--rw-ca FILE] [--listen ADDR:PORT ...]\n"
+	"                        [--rw-ca FILE] [--label KEY=VALUE ...]\n"
+	"                        [--listen ADDR:PORT ...]\n"
 	"Serve the newest frame of a live ring (vmsampler --ring PATH) or of a binary\n"
 	"stream that is still being written as Prometheus metrics on\n"
 	"http://ADDR:PORT/metrics, until SIGINT or SIGTERM.  Names, units and labels\n"
@@ -75,6 +76,13 @@ static const char usage_text[] =
 	"                         response (default 10; 0.01 to 3600).  A client\n"
 	"                         address holds at most 8 connections at a time,\n"
 	"                         all clients together 256\n"
+	"      --timestamps       stamp every sample of /metrics with its frame's wall\n"
+	"                         time (default: none, as Prometheus expects of a\n"
+	"                         target: a series that ends is then marked stale at\n"
+	"                         the next scrape instead of lingering 5 minutes)\n"
+	;
+/* the rest (one string would pass C99's 4095 characters) */
+static const char usage_text2[] =
 	"  -w, --remote-write=URL push every frame to URL with Prometheus remote write\n"
 	"                         1.0, under the names of /metrics, with staleness\n"
 	"                         markers for series that end; then /metrics only\n"
@@ -94,14 +102,22 @@ static const char usage_text[] =
 	"                         (both files may not be readable by others)\n"
 	"      --rw-ca=FILE       verify the receiver's certificate with these CAs (PEM)\n"
 	"                         instead of the system's\n"
+	"      --label=KEY=VALUE  a label for every series pushed (repeatable, up to\n"
+	"                         16: job, dc, ...), as Prometheus' external_labels:\n"
+	"                         a series' own label of the same name wins.  Every\n"
+	"                         series carries instance, by default the hostname\n"
+	"                         recorded in the input (vmsampler dump --info);\n"
+	"                         --label instance=NAME sets another\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Formats by the Accept header: OpenMetrics 1.0.0 when it names\n"
 	"application/openmetrics-text (as Prometheus does), else the Prometheus text\n"
-	"format 0.0.4; gzip when Accept-Encoding allows it.  Samples carry the\n"
-	"frame's wall time; no frame for 3 intervals: vmsampler_export_source_up 0 and\n"
-	"none of the sampler's series.  Other paths answer 404.  With --remote-write,\n"
-	"/metrics also has the pusher's counters (vmsampler_export_rw_*).\n"
+	"format 0.0.4; gzip when Accept-Encoding allows it.  No timestamps (unless\n"
+	"--timestamps) and no instance or job label (the scraper sets them);\n"
+	"vmsampler_host_info names the recorded host.  No frame for 3 intervals:\n"
+	"vmsampler_export_source_up 0 and none of the sampler's series.  Other paths\n"
+	"answer 404.  With --remote-write, /metrics also has the pusher's counters\n"
+	"(vmsampler_export_rw_*).\n"
 	"\n"
 	"Exit status: 0 stopped (SIGINT, SIGTERM, or the writer exited cleanly), 1 the\n"
 	"input failed (the writer died, damaged input, an I/O error), 2 usage error.\n"
@@ -114,6 +130,7 @@ int vms_export_main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_text, stdout);
+			fputs(usage_text2, stdout);
 			return fflush(stdout) == 0 ? 0 : 1;
 		}
 	fprintf(stderr, "vmsampler export: this build has no HTTP server (libmicrohttpd)\n");
@@ -144,6 +161,7 @@ struct shared {
 	/* staleness: when the newest frame was read (CLOCK_MONOTONIC), and
 	 * how long after that with no other the input counts as stale */
 	uint64_t read_mono, stale_ns;
+	bool stamp;        /* --timestamps */
 };
 
 /* no new frame for this many intervals: the input is stale */
@@ -495,10 +513,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		uint64_t t = meta[VMS_MMETA_TIME];
 		meta[VMS_MMETA_SOURCE_UP] = up;
 		meta[VMS_MMETA_FRAME_AGE] = t == VMS_NONE ? VMS_NONE : now > (int64_t)t ? (uint64_t)(now - (int64_t)t) : 0;
-		if (!up)
+		if (!up) {
 			for (unsigned k = VMS_MMETA_TIME; k <= VMS_MMETA_INTERVAL; k++)
 				meta[k] = VMS_NONE;
-		vms_metrics_expose(&sh->m, up ? sh->v : NULL, meta, fmt, &b);
+			meta[VMS_MMETA_HOST_INFO] = VMS_NONE; /* the sampler's too */
+		}
+		vms_metrics_expose(&sh->m, up ? sh->v : NULL, meta, fmt, sh->stamp, &b);
 	}
 	pthread_mutex_unlock(&sh->mu);
 	if (!have)
@@ -720,6 +740,29 @@ static void *rw_main(void *arg)
 }
 #endif
 
+/* --label KEY=VALUE: NULL if good (KEY a label name, not reserved, not one
+ * of the n before; VALUE not empty), else why not */
+#define MAX_LABELS 16
+static const char *label_check(const char *kv, const char *const *before, unsigned n)
+{
+	const char *eq = strchr(kv, '=');
+	char key[128]; /* a label name, not a column's */
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key))
+		return "--label: expected KEY=VALUE";
+	memcpy(key, kv, (size_t)(eq - kv));
+	key[eq - kv] = '\0';
+	if (!vms_mname_ok(key, false))
+		return "--label: KEY must match [a-zA-Z_][a-zA-Z0-9_]* (Prometheus' label names)";
+	if (!strncmp(key, "__", 2))
+		return "--label: names starting with __ are reserved to Prometheus";
+	if (!eq[1])
+		return "--label: an empty VALUE (an empty label is no label)";
+	for (unsigned k = 0; k < n; k++)
+		if (!strncmp(before[k], kv, (size_t)(eq - kv) + 1))
+			return "--label: the same KEY twice";
+	return NULL;
+}
+
 /* --rw-batch: N frames, or a size with k or M */
 static int parse_batch(const char *s, unsigned *frames, size_t *bytes)
 {
@@ -744,7 +787,7 @@ static int parse_batch(const char *s, unsigned *frames, size_t *bytes)
 int vms_export_main(int argc, char **argv)
 {
 	enum { OPT_CERT = 256, OPT_KEY, OPT_AUTH, OPT_CURSOR, OPT_BATCH, OPT_BEARER, OPT_RWAUTH, OPT_CA,
-	       OPT_NOFOLLOW, OPT_HEADER_TIMEOUT };
+	       OPT_NOFOLLOW, OPT_HEADER_TIMEOUT, OPT_LABEL, OPT_TIMESTAMPS };
 	static const struct option opts[] = {
 		{"ring", required_argument, NULL, 'r'},
 		{"file", required_argument, NULL, 'f'},
@@ -760,6 +803,8 @@ int vms_export_main(int argc, char **argv)
 		{"rw-basic-auth", required_argument, NULL, OPT_RWAUTH},
 		{"rw-ca", required_argument, NULL, OPT_CA},
 		{"no-follow", no_argument, NULL, OPT_NOFOLLOW},
+		{"label", required_argument, NULL, OPT_LABEL},
+		{"timestamps", no_argument, NULL, OPT_TIMESTAMPS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -769,7 +814,9 @@ int vms_export_main(int argc, char **argv)
 	size_t rw_bytes = 0;
 	bool no_follow = false;
 	uint64_t header_timeout = DEFAULT_HEADER_TIMEOUT_NS;
-	bool header_set = false;
+	bool header_set = false, stamp = false;
+	const char *labels[MAX_LABELS];
+	unsigned nlabels = 0;
 	int c;
 
 	optind = 1;
@@ -823,8 +870,21 @@ int vms_export_main(int argc, char **argv)
 		case OPT_NOFOLLOW:
 			no_follow = true;
 			break;
+		case OPT_LABEL: {
+			if (nlabels == MAX_LABELS)
+				return vms_tool_usage("export", "--label: at most 16", optarg);
+			const char *why = label_check(optarg, labels, nlabels);
+			if (why)
+				return vms_tool_usage("export", why, optarg);
+			labels[nlabels++] = optarg;
+			break;
+		}
+		case OPT_TIMESTAMPS:
+			stamp = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			fputs(usage_text2, stdout);
 			return fflush(stdout) == 0 ? 0 : 1;
 		default:
 			return vms_tool_bad_option("export", c, argv);
@@ -842,6 +902,9 @@ int vms_export_main(int argc, char **argv)
 					  "--remote-write and --listen)", NULL);
 		if (rw_cursor || rw_frames || rw_bytes || rw_bearer || rw_auth || rw_ca || no_follow)
 			return vms_tool_usage("export", "--rw-* and --no-follow go with --remote-write", NULL);
+		if (nlabels)
+			return vms_tool_usage("export", "--label goes with --remote-write (a scraper sets its "
+					  "own labels: see vmsampler(1), EXPORT)", NULL);
 		if (!listen_spec)
 			listen_spec = DEFAULT_LISTEN;
 	} else {
@@ -858,12 +921,12 @@ int vms_export_main(int argc, char **argv)
 			return vms_tool_usage("export", "--no-follow needs --file", NULL);
 		if (no_follow && listen_spec)
 			return vms_tool_usage("export", "--no-follow goes without --listen", NULL);
-		if ((cert || auth || header_set) && !listen_spec)
-			return vms_tool_usage("export", "--tls-cert, --tls-key, --basic-auth and --header-timeout "
-					  "go with --listen", NULL);
+		if ((cert || auth || header_set || stamp) && !listen_spec)
+			return vms_tool_usage("export", "--tls-cert, --tls-key, --basic-auth, --header-timeout and "
+					  "--timestamps go with --listen", NULL);
 	}
 
-	struct shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	struct shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER, .stamp = stamp};
 	struct vms_mstate f;
 	struct vms_reader *rd = NULL;
 	double hz = (double)sysconf(_SC_CLK_TCK);
@@ -964,6 +1027,8 @@ int vms_export_main(int argc, char **argv)
 			.user_hz = hz > 0 ? hz : 100,
 			.stop = &stop,
 			.stats = listen_spec ? rwstats : NULL,
+			.labels = labels,
+			.nlabels = nlabels,
 		};
 		if (!listen_spec) {
 			rc = vms_xrw_run(&rwt.conf);

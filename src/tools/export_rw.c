@@ -21,13 +21,14 @@
 
 #include <vmsampler/reader.h>
 
-#define MAXL 8 /* labels of one series: domain, uuid, vcpu, ... (4 at most today) */
+#define MAXL 24 /* a series' own labels: domain, uuid, vcpu, ...; vmsampler_host_info's 16 */
+#define MAXX 17 /* external labels: --label's 16 and instance */
 
 /* One sample of the schema as a remote-write series. */
 struct pser {
 	char *key; /* name{labels} as the exposition writes it: the series' identity */
 	char *name;
-	struct vms_rw_label l[MAXL];
+	struct vms_rw_label *l; /* its own labels, then the external ones it has not */
 	uint8_t nl;
 	char *lbuf;       /* the labels' names and values, unescaped */
 	uint32_t lbytes;  /* their size in a request (an estimate) */
@@ -67,6 +68,11 @@ struct xrw {
 	uint64_t failed_attempts;
 	uint64_t missed;
 	uint64_t stat[VMS_MMETA_N];
+	struct vms_rw_label ext[MAXX]; /* external labels (--label, instance) */
+	unsigned next;
+	char *extbuf;
+	char instance[256];
+	bool instance_given, host_said;
 };
 
 static void stat_set(struct xrw *x, unsigned k, uint64_t v)
@@ -89,6 +95,7 @@ static void pstate_free(struct pstate *p)
 		free(p->s[i].key);
 		free(p->s[i].name);
 		free(p->s[i].lbuf);
+		free(p->s[i].l);
 	}
 	free(p->s);
 	free(p->was);
@@ -97,12 +104,14 @@ static void pstate_free(struct pstate *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* 'k="v",k2="v2"' (metrics.c's escaping: \\, \", \n) into s's labels */
-static int parse_labels(struct pser *s, const char *labels)
+/* 'k="v",k2="v2"' (metrics.c's escaping: \\, \", \n) into s's labels,
+ * then those of the nx external labels x whose names it has not */
+static int parse_labels(struct pser *s, const char *labels, const struct vms_rw_label *x, unsigned nx)
 {
 	size_t len = strlen(labels);
 	s->lbuf = malloc(len + 1);
-	if (!s->lbuf)
+	s->l = malloc((MAXL + nx) * sizeof(*s->l));
+	if (!s->lbuf || !s->l)
 		return -ENOMEM;
 	char *o = s->lbuf;
 	const char *p = labels;
@@ -136,6 +145,16 @@ static int parse_labels(struct pser *s, const char *labels)
 		if (*p == ',')
 			p++;
 	}
+	uint8_t own = s->nl;
+	for (unsigned k = 0; k < nx; k++) {
+		bool has = false;
+		for (uint8_t j = 0; j < own && !has; j++)
+			has = !strcmp(s->l[j].name, x[k].name);
+		if (has)
+			continue; /* the series' own label wins, as over Prometheus' external_labels */
+		s->l[s->nl++] = x[k];
+		s->lbytes += (uint32_t)(strlen(x[k].name) + strlen(x[k].value) + 6);
+	}
 	return 0;
 }
 
@@ -146,7 +165,8 @@ static int by_key(const void *a, const void *b)
 	return strcmp(sort_ps->s[*(const uint32_t *)a].key, sort_ps->s[*(const uint32_t *)b].key);
 }
 
-static int pstate_build(struct pstate *p, const struct vms_metrics *m)
+static int pstate_build(struct pstate *p, const struct vms_metrics *m, const struct vms_rw_label *x,
+			unsigned nx)
 {
 	memset(p, 0, sizeof(*p));
 	uint32_t n = m->nm ? m->nm : 1;
@@ -170,7 +190,7 @@ static int pstate_build(struct pstate *p, const struct vms_metrics *m)
 			s->name = NULL;
 			return -ENOMEM;
 		}
-		int e = parse_labels(s, c->labels);
+		int e = parse_labels(s, c->labels, x, nx);
 		if (e < 0)
 			return e;
 		p->order[i] = i;
@@ -429,12 +449,63 @@ static int add(struct xrw *x, uint32_t i, double v, int64_t t_ms)
 	return 0;
 }
 
+/* --label's external labels into x->ext, instance last (its value set by
+ * instance_of): 0 or -ENOMEM */
+static int ext_labels(struct xrw *x)
+{
+	const struct vms_xrw_conf *c = x->c;
+	size_t len = 0;
+	for (unsigned k = 0; k < c->nlabels; k++)
+		len += strlen(c->labels[k]) + 1;
+	x->extbuf = malloc(len ? len : 1);
+	if (!x->extbuf)
+		return -ENOMEM;
+	char *o = x->extbuf;
+	for (unsigned k = 0; k < c->nlabels && x->next < MAXX - 1; k++) {
+		size_t n = strlen(c->labels[k]) + 1;
+		memcpy(o, c->labels[k], n);
+		char *eq = strchr(o, '=');
+		if (!eq)
+			continue; /* the caller checked: cannot be */
+		*eq = '\0';
+		x->ext[x->next++] = (struct vms_rw_label){o, eq + 1};
+		if (!strcmp(o, "instance"))
+			x->instance_given = true;
+		o += n;
+	}
+	if (!x->instance_given)
+		x->ext[x->next++] = (struct vms_rw_label){"instance", x->instance};
+	return 0;
+}
+
+/* instance: the hostname the input recorded (its HOST record, read with
+ * the schema), or this machine's when it has none (said once) */
+static void instance_of(struct xrw *x)
+{
+	if (x->instance_given)
+		return;
+	const char *h = vms_reader_host(x->rd, "hostname");
+	if (h && *h) {
+		snprintf(x->instance, sizeof(x->instance), "%s", h);
+		return;
+	}
+	if (x->instance[0])
+		return; /* said already: the same machine */
+	if (gethostname(x->instance, sizeof(x->instance) - 1) != 0 || !x->instance[0])
+		snprintf(x->instance, sizeof(x->instance), "localhost");
+	if (!x->host_said)
+		vms_info("export: %s records no hostname (a vmsampler older than format 1.1): instance=\"%s\", "
+			 "this machine's (--label instance=NAME names another)", x->c->input, x->instance);
+	x->host_said = true;
+}
+
 /* A new schema: its series; those of the old one present in the previous
  * frame but not in the new schema get a staleness marker now (push). */
 static int new_series(struct xrw *x, bool push, int64_t t_ms)
 {
 	struct pstate np;
-	int e = pstate_build(&np, &x->st.m);
+	instance_of(x);
+	int e = pstate_build(&np, &x->st.m, x->ext, x->next);
 	if (e < 0) {
 		pstate_free(&np);
 		return e;
@@ -614,6 +685,11 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 	for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
 		stat_set(&x, k, 0);
 	vms_mstate_init(&x.st, c->user_hz);
+	if (ext_labels(&x) < 0) {
+		vms_err("export: %s", strerror(ENOMEM));
+		vms_mstate_free(&x.st);
+		return 1;
+	}
 	struct vms_rw_conf rc = {
 		.url = c->url,
 		.retries = 4,
@@ -652,5 +728,6 @@ out:
 	pstate_free(&x.ps);
 	vms_reader_close(x.rd);
 	vms_rw_free(x.w);
+	free(x.extbuf);
 	return rv;
 }

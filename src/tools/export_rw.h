@@ -44,6 +44,12 @@ struct vms_xrw_conf {
 	/* the exporter's own counters, VMS_MMETA_RW_* of a VMS_MMETA_N
 	 * array, updated with atomic stores (for /metrics), or NULL */
 	uint64_t *stats;
+	/* external labels, "KEY=VALUE" (valid names, checked by the caller),
+	 * on every series that has no label KEY of its own (Prometheus'
+	 * external_labels); instance, unless given here, is the hostname the
+	 * input recorded (or, without one, this machine's, said once) */
+	const char *const *labels;
+	unsigned nlabels;
 };
 
 /* Push until stopped, the end of the input (a ring whose writer exited,

@@ -474,6 +474,7 @@ static const uint16_t meta_fam[VMS_MMETA_N] = {
 	[VMS_MMETA_READ] = FAM_EXPORT_READ,      [VMS_MMETA_RMISSED] = FAM_EXPORT_MISSED,
 	[VMS_MMETA_UNMAPPED] = FAM_EXPORT_UNMAPPED,
 	[VMS_MMETA_SOURCE_UP] = FAM_EXPORT_UP,   [VMS_MMETA_FRAME_AGE] = FAM_EXPORT_AGE,
+	[VMS_MMETA_HOST_INFO] = FAM_HOST_INFO,
 	[VMS_MMETA_RW_FRAMES] = FAM_RW_FRAMES,   [VMS_MMETA_RW_SAMPLES] = FAM_RW_SAMPLES,
 	[VMS_MMETA_RW_STALE] = FAM_RW_STALE,     [VMS_MMETA_RW_BATCHES] = FAM_RW_BATCHES,
 	[VMS_MMETA_RW_RETRIES] = FAM_RW_RETRIES, [VMS_MMETA_RW_FAILURES] = FAM_RW_FAILURES,
@@ -495,6 +496,27 @@ void vms_metrics_free(struct vms_metrics *m)
 		free(m->m[i].labels);
 	free(m->m);
 	memset(m, 0, sizeof(*m));
+}
+
+/* vmsampler_host_info's labels: every pair of the input's HOST record
+ * whose key is a label name (a pair that does not fit is left out). */
+static char *host_labels(const struct vms_reader *r)
+{
+	struct lbuf l = {.n = 0};
+	l.b[0] = '\0';
+	const char *k, *v;
+	for (uint32_t i = 0; vms_reader_host_pair(r, i, &k, &v) == 0; i++) {
+		if (!vms_mname_ok(k, false) || !strncmp(k, "__", 2) || !*v)
+			continue;
+		size_t was = l.n;
+		label_z(&l, k, v);
+		if (l.full) {
+			l.full = false;
+			l.n = was;
+			l.b[was] = '\0';
+		}
+	}
+	return strdup(l.b);
 }
 
 int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz)
@@ -530,7 +552,7 @@ int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double 
 		o->mul = 1;
 		o->div = (k == VMS_MMETA_TIME || k == VMS_MMETA_LATE || k == VMS_MMETA_SELF_CPU ||
 			  k == VMS_MMETA_INTERVAL || k == VMS_MMETA_FRAME_AGE) ? 1e9 : 1;
-		o->labels = strdup("");
+		o->labels = k == VMS_MMETA_HOST_INFO ? host_labels(r) : strdup("");
 		if (!o->labels) {
 			vms_metrics_free(m);
 			return -ENOMEM;
@@ -636,6 +658,7 @@ int vms_mstate_take(struct vms_mstate *st, const struct vms_reader *r)
 	st->meta[VMS_MMETA_MISSED] += f->missed_ticks;
 	st->meta[VMS_MMETA_LOST] += f->lost_frames;
 	st->meta[VMS_MMETA_SELF_CPU] += f->self_cpu_ns;
+	st->meta[VMS_MMETA_HOST_INFO] = vms_reader_host_count(r) ? 1 : VMS_NONE;
 	st->frames++;
 	return 0;
 }
@@ -774,12 +797,12 @@ enum vms_expo vms_expo_negotiate(const char *accept)
 }
 
 int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uint64_t *meta,
-		       enum vms_expo fmt, struct vms_mbuf *out)
+		       enum vms_expo fmt, bool stamp, struct vms_mbuf *out)
 {
 	bool om = fmt == VMS_EXPO_OPENMETRICS;
 	char ts[48] = "";
 	uint64_t t = meta[VMS_MMETA_TIME];
-	if (t != VMS_NONE) {
+	if (stamp && t != VMS_NONE) {
 		uint64_t ms = t / 1000000;
 		if (om)
 			snprintf(ts, sizeof(ts), " %llu.%03llu", (unsigned long long)(ms / 1000),

@@ -14,7 +14,7 @@
  *
  *   struct vms_metrics m;
  *   vms_metrics_build(&m, reader, sysconf(_SC_CLK_TCK));   // per schema
- *   vms_metrics_expose(&m, values, &meta, VMS_EXPO_PROM, &buf);
+ *   vms_metrics_expose(&m, values, &meta, VMS_EXPO_PROM, false, &buf);
  *
  * A missing value (VMS_NONE) is left out of the exposition, never 0. */
 #ifndef VMS_METRICS_H
@@ -75,6 +75,7 @@ enum vms_mmeta {
 	/* export's judgement of its input (VMS_NONE where not judged) */
 	VMS_MMETA_SOURCE_UP,   /* 1 frames come, 0 none for a while (stale) */
 	VMS_MMETA_FRAME_AGE,   /* ns since the newest frame's time */
+	VMS_MMETA_HOST_INFO,   /* 1 when the input recorded its host (the labels: its HOST record) */
 	/* export --remote-write's own counters (VMS_NONE without it) */
 	VMS_MMETA_RW_FRAMES,   /* frames acknowledged by the receiver */
 	VMS_MMETA_RW_SAMPLES,  /* samples acknowledged */
@@ -102,6 +103,23 @@ struct vms_colid;
  * second in out[1] (out must have room for 2) and returns 2. */
 int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, double user_hz,
 		    struct vms_mcol *out);
+/* A Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*, metric) or label
+ * name ([a-zA-Z_][a-zA-Z0-9_]*); names starting with "__" are reserved
+ * (the caller refuses them where it must).  Inline: remote_write.c, a
+ * library of its own, has it too. */
+static inline bool vms_mname_ok(const char *s, bool metric)
+{
+	if (!s || !*s)
+		return false;
+	for (const char *p = s; *p; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+			  (metric && c == ':') || (p != s && c >= '0' && c <= '9');
+		if (!ok)
+			return false;
+	}
+	return true;
+}
 /* The samples of the reader's current schema: 0 or -ENOMEM. */
 int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz);
 void vms_metrics_free(struct vms_metrics *m);
@@ -149,11 +167,13 @@ enum vms_expo {
 enum vms_expo vms_expo_negotiate(const char *accept);
 
 /* Append the exposition of one frame: v[] the values of m's schema
- * (VMS_NONE: absent; v NULL: only the samples of meta), meta[] the frame's own (VMS_NONE: absent), every
- * sample stamped with meta[VMS_MMETA_TIME].  HELP and TYPE for every
+ * (VMS_NONE: absent; v NULL: only the samples of meta), meta[] the frame's own (VMS_NONE: absent); with
+ * stamp, every sample stamped with meta[VMS_MMETA_TIME], else none (the
+ * scraper stamps them with the scrape's time, and its staleness handling
+ * ends a series at the first scrape without it).  HELP and TYPE for every
  * family that has a sample; OpenMetrics ends with "# EOF".  0 or -ENOMEM. */
 int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uint64_t *meta,
-		       enum vms_expo fmt, struct vms_mbuf *out);
+		       enum vms_expo fmt, bool stamp, struct vms_mbuf *out);
 
 /* The value of sample s as the exposition prints it (NAN: absent). */
 double vms_mcol_value(const struct vms_mcol *s, const uint64_t *v, const uint64_t *meta);

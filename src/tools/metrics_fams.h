@@ -360,6 +360,9 @@ F(MARKS, "vmsampler_marks", COUNTER, "", "",
   "Markers taken by the control socket (vmsampler mark).", "vms.marks")
 F(MARKS_REFUSED, "vmsampler_marks_refused", COUNTER, "", "",
   "Markers the control socket refused.", "vms.marks_refused")
+F(HOST_INFO, "vmsampler_host_info", GAUGE, "", "hostname,machine_id,boot_id,kernel,...",
+  "The identity of the host the input was recorded on, as labels (always 1).",
+  "the HOST record (vmsampler-format(5)): each key a label")
 F(FRAME_TIME, "vmsampler_frame_timestamp_seconds", GAUGE, "seconds", "",
   "Wall time of the newest frame, seconds since the epoch.", "frame time")
 F(FRAME_SEQ, "vmsampler_frame_sequence", GAUGE, "", "",

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "prompb.pb-c.h"
 #include "vms_build.h"
 
@@ -51,20 +52,6 @@ double vms_rw_stale_nan(void)
 
 /* ---- names -------------------------------------------------------------- */
 
-static bool name_ok(const char *s, bool metric)
-{
-	if (!s || !*s)
-		return false;
-	for (const char *p = s; *p; p++) {
-		char c = *p;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-			  (metric && c == ':') || (p != s && c >= '0' && c <= '9');
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
 static uint64_t fnv1a(const char *p, size_t n)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -103,13 +90,13 @@ static int grow_table(struct vms_rw *w)
 int vms_rw_add(struct vms_rw *w, const char *name, const struct vms_rw_label *labels, size_t nlabels,
 	       double value, int64_t t_ms)
 {
-	if (!name_ok(name, true) || nlabels > 64)
+	if (!vms_mname_ok(name, true) || nlabels > 64)
 		return -EINVAL;
 	struct vms_rw_label l[65];
 	size_t n = 0;
 	l[n++] = (struct vms_rw_label){"__name__", name};
 	for (size_t i = 0; i < nlabels; i++) {
-		if (!name_ok(labels[i].name, false) || strncmp(labels[i].name, "__", 2) == 0 || !labels[i].value)
+		if (!vms_mname_ok(labels[i].name, false) || strncmp(labels[i].name, "__", 2) == 0 || !labels[i].value)
 			return -EINVAL;
 		if (labels[i].value[0])
 			l[n++] = labels[i];

@@ -37,8 +37,10 @@ static const char usage_text[] =
 	"                       object per frame, the columns as members, a missing\n"
 	"                       value an absent member; reader_lost counts the\n"
 	"                       frames this reader lost before each one\n"
-	"      --host=NAME      the host tag of --format influx (default: this\n"
-	"                       machine's hostname; '' for none; no backslash)\n"
+	"      --host=NAME      the host tag of --format influx (default: the\n"
+	"                       hostname the input recorded, vmsampler dump --info;\n"
+	"                       without one, this machine's; '' for none; no\n"
+	"                       backslash)\n"
 	"  -c, --columns=GLOBS  only the columns matching these comma-separated\n"
 	"                       fnmatch patterns, e.g. 'cpu.all.*,vm.*.cpu_time'\n"
 	"  -r, --rates          per-interval rates (as dump --rates) instead of the\n"
@@ -75,6 +77,8 @@ struct tail {
 	bool rates;
 	int fmt;               /* FMT_* */
 	const char *host;      /* influx's host tag */
+	bool host_recorded;    /* host: the input's recorded hostname (no --host) */
+	char hostbuf[256];
 	struct vms_lp *lp;     /* influx/json: the layout of the selected columns */
 	struct vms_lp_val *vals;
 	uint64_t missed;       /* vms_reader_missed() at the last row */
@@ -151,6 +155,30 @@ static int select_columns(struct tail *t)
 	return 0;
 }
 
+/* influx's host tag without --host: the hostname the input recorded (its
+ * HOST record precedes each schema), or this machine's when it has none
+ * (said once) */
+static void recorded_host(struct tail *t)
+{
+	const char *h = vms_reader_host(t->rd, "hostname");
+	bool local = !h || !*h;
+	if (local) {
+		if (t->host == t->hostbuf)
+			return; /* this machine's, said already */
+		if (gethostname(t->hostbuf, sizeof(t->hostbuf) - 1) != 0)
+			t->hostbuf[0] = '\0';
+		vms_info("the input records no hostname (a vmsampler older than format 1.1): host tag \"%s\", "
+			 "this machine's (see --host)", t->hostbuf);
+	} else {
+		snprintf(t->hostbuf, sizeof(t->hostbuf), "%s", h);
+	}
+	t->host = t->hostbuf;
+	if (!vms_lp_name_ok(t->host)) {
+		vms_warn("the hostname holds a backslash or a control character: no host tag (see --host)");
+		t->host = NULL;
+	}
+}
+
 /* The line-protocol or JSON layout of the selected columns. */
 static int select_lp(struct tail *t)
 {
@@ -179,6 +207,8 @@ static int select_lp(struct tail *t)
 		}
 		vms_lp_free(t->lp);
 		t->lp = NULL;
+		if (t->host_recorded)
+			recorded_host(t);
 		r = vms_lp_new(&t->lp, t->fmt == FMT_INFLUX ? VMS_LP_INFLUX : VMS_LP_JSON, t->nsel, names, ids, keys,
 			       t->host);
 	}
@@ -317,7 +347,6 @@ int vms_tail_main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct tail t = {0};
-	char hostname[256] = "";
 	bool host_given = false;
 	unsigned flags = VMS_READER_FOLLOW_NAME;
 	bool follow = true, events = false;
@@ -382,13 +411,7 @@ int vms_tail_main(int argc, char **argv)
 		return vms_tool_usage("tail", "--host goes with --format influx", NULL);
 	if (host_given && !vms_lp_name_ok(t.host))
 		return vms_tool_usage("tail", "--host cannot hold a backslash or a control character", NULL);
-	if (!host_given && t.fmt == FMT_INFLUX && gethostname(hostname, sizeof(hostname) - 1) == 0) {
-		t.host = hostname;
-		if (!vms_lp_name_ok(hostname)) {
-			vms_warn("the hostname holds a backslash or a control character: no host tag (see --host)");
-			t.host = NULL;
-		}
-	}
+	t.host_recorded = !host_given && t.fmt == FMT_INFLUX;
 	const char *in = argv[optind];
 
 	struct sigaction sa = {.sa_handler = on_signal};
