@@ -39,7 +39,7 @@ GROUPS = [
     ('vm', 'vm.', '', 1, 0, 0,
      ('state', 'path', 'cpu_time', 'cpu_user', 'cpu_system', 'slow_t')),
     ('vcpu', 'vm.', 'vcpu', 1, 2, 0,
-     ('time', 'delay', 'slices')),
+     ('time', 'delay', 'slices', 'pcpu', 'allowed', 'allowed_first')),
     ('vmnet', 'vm.', 'net.', 1, 1, 0,
      ('rx_bytes', 'rx_packets', 'rx_errs', 'rx_drop', 'rx_fifo', 'rx_frame', 'rx_compressed', 'rx_multicast', 'tx_bytes', 'tx_packets', 'tx_errs', 'tx_drop', 'tx_fifo', 'tx_colls', 'tx_carrier', 'tx_compressed')),
     ('vmio', 'vm.', 'io.', 1, 0, 0,
@@ -62,6 +62,14 @@ GROUPS = [
      ('job', 'time_elapsed', 'time_remaining', 'setup_time', 'downtime_expected', 'downtime', 'data_total', 'data_processed', 'data_remaining', 'memory_total', 'memory_processed', 'memory_remaining', 'memory_bps', 'memory_dirty_rate', 'memory_iteration', 'memory_page_size', 'memory_constant', 'memory_normal', 'memory_normal_bytes', 'memory_postcopy_requests', 'disk_total', 'disk_processed', 'disk_remaining', 'disk_bps')),
     ('vmperf', 'vm.', 'perf.', 1, 0, 1,
      ('time_enabled', 'time_running', 'tp_time_enabled', 'tp_time_running', 'hw_time_enabled', 'hw_time_running')),
+    ('intr', 'intr.', '', 1, 0, 1,
+     ('sum',)),
+    ('softirq', 'softirq.', '', 1, 0, 1,
+     ('HI', 'TIMER', 'NET_TX', 'NET_RX', 'BLOCK', 'IRQ_POLL', 'TASKLET', 'SCHED', 'HRTIMER', 'RCU')),
+    ('vmintf', 'vm.', 'intf.', 1, 0, 0,
+     ('wait', 'vms', 'own', 'host', 'kernel', 'unknown')),
+    ('vmintfby', 'vm.', 'intf.by.', 1, 0, 1,
+     ()),
 ]
 
 BY_NAME = {g[0]: g for g in GROUPS}

@@ -128,6 +128,36 @@ static const struct vms_catfield vcpu_f[] = {
 	CNT("time", NS, "time the vCPU thread ran"),
 	CNT("delay", NS, "time the vCPU thread waited for a host CPU"),
 	CNT("slices", COUNT, "time slices the vCPU thread ran"),
+	GAU("pcpu", NONE, "the host CPU the vCPU thread last ran on"),
+	GAU("allowed", COUNT, "host CPUs the vCPU thread may run on (its affinity)"),
+	GAU("allowed_first", NONE, "the first host CPU of its affinity"),
+};
+
+static const struct vms_catfield intr_f[] = {
+	CNT("sum", COUNT, "interrupts of every source (sar -I SUM)"),
+};
+
+/* the vectors of /proc/softirqs (kernel/softirq.c softirq_to_name) */
+static const struct vms_catfield softirq_f[] = {
+	CNT("HI", COUNT, "high-priority tasklets"),
+	CNT("TIMER", COUNT, "timer softirqs"),
+	CNT("NET_TX", COUNT, "network transmit softirqs"),
+	CNT("NET_RX", COUNT, "network receive softirqs"),
+	CNT("BLOCK", COUNT, "block completion softirqs"),
+	CNT("IRQ_POLL", COUNT, "irq_poll softirqs"),
+	CNT("TASKLET", COUNT, "tasklets"),
+	CNT("SCHED", COUNT, "scheduler (load balancing) softirqs"),
+	CNT("HRTIMER", COUNT, "high-resolution timer softirqs"),
+	CNT("RCU", COUNT, "RCU softirqs"),
+};
+
+static const struct vms_catfield vmintf_f[] = {
+	CNT("wait", NS, "run delay of the VM's vCPUs the program saw"),
+	CNT("vms", NS, "of it, waiting behind other VMs"),
+	CNT("own", NS, "of it, waiting behind the VM's own other threads"),
+	CNT("host", NS, "of it, waiting behind host processes"),
+	CNT("kernel", NS, "of it, waiting behind the kernel (interrupts, softirqs, kernel threads)"),
+	CNT("unknown", NS, "of it, not placed (the program's ring overflowed)"),
 };
 
 static const struct vms_catfield vmio_f[] = {
@@ -277,6 +307,11 @@ const struct vms_catgroup vms_catalog[VMS_G_N] = {
 	[VMS_G_VMDIRTY] = {"vmdirty", "vm.", "dirtyrate.", 1, 0, 0, T(vms_cat_dirty), "a VM's dirty rate"},
 	[VMS_G_VMMIG] = {"vmmig", "vm.", "migration.", 1, 0, 0, T(vms_cat_mig), "a VM's migration job"},
 	[VMS_G_VMPERF] = {"vmperf", "vm.", "perf.", 1, 0, 1, T(perf_f), "perf events of a VM"},
+	[VMS_G_INTR] = {"intr", "intr.", "", 1, 0, 1, T(intr_f), "interrupts of a CPU (all: the sum), per source"},
+	[VMS_G_SOFTIRQ] = {"softirq", "softirq.", "", 1, 0, 1, T(softirq_f), "softirqs of a CPU (all: the sum)"},
+	[VMS_G_VMINTF] = {"vmintf", "vm.", "intf.", 1, 0, 0, T(vmintf_f), "whom a VM's vCPUs waited behind"},
+	[VMS_G_VMINTFBY] = {"vmintfby", "vm.", "intf.by.", 1, 0, 1, NULL, 0,
+			    "a VM's vCPUs' wait behind one other VM (the field is that VM's name)"},
 };
 #undef T
 

@@ -47,6 +47,10 @@ enum vms_group {
 	VMS_G_VMDIRTY,  /* vm.<name>.dirtyrate.<field> */
 	VMS_G_VMMIG,    /* vm.<name>.migration.<field> */
 	VMS_G_VMPERF,   /* vm.<name>.perf.<event> (open) */
+	VMS_G_INTR,     /* intr.<all|N>.<sum|vector>: /proc/interrupts (open) */
+	VMS_G_SOFTIRQ,  /* softirq.<all|N>.<vector>: /proc/softirqs (open) */
+	VMS_G_VMINTF,   /* vm.<name>.intf.<field>: interference (doc/interference.md) */
+	VMS_G_VMINTFBY, /* vm.<name>.intf.by.<other VM> (open) */
 	VMS_G_N
 };
 

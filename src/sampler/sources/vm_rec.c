@@ -153,8 +153,8 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 	for (unsigned f = 0; f < VMS_CGF_N; f++)
 		if (r->k.cg.have & (1u << f))
 			vm_col(b, &d, VMS_G_VMCG, n, NULL, vms_catalog[VMS_G_VMCG].fields[f].name);
-	/* each vCPU's placement (vm_kernel.h): gauges the catalogue does not
-	 * list yet, declared by name */
+	/* each vCPU's placement (vm_kernel.h): the vcpu group's gauges pcpu,
+	 * allowed, allowed_first (the identity derived from the name) */
 	for (unsigned i = 0; i < vm->nvcpu; i++)
 		for (unsigned f = 0; f < VMS_VM_PLACE_FIELDS; f++) {
 			const struct vms_coldef pd = {.kind = VMS_KIND_GAUGE,
