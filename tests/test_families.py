@@ -4,9 +4,12 @@
 export's options keep (item 5).
 
 Inputs: the recorded vmlab run tests/fixtures/runs/vmlab-3-plus-3-busy.vms
-(PROVENANCE.md) and a run recorded here on this host with libvirt's test
+(PROVENANCE.md), a run recorded here on this host with libvirt's test
 driver (test_py_lib.testdrv_env: 2 domains; this host's /proc: meminfo,
-vmstat, PSI, disks, interfaces).
+vmstat, PSI, disks, interfaces), and two runs whose agent is
+tests/fake_agent: scenario pid (a VM on a real process here: its cgroup's
+columns, as far as this host's cgroups give them) and migrate (a VM with a
+migration job: the migration.* columns).
 
   - coverage: `export --list-columns` of every schema generation of each
     run maps every column, by its catalogue identity, to a family or to an
@@ -59,11 +62,32 @@ LEGACY = {'node_pressure_irq_stalled_seconds_total': 'vmsampler_pressure_irq_sta
           'libvirt_domain_memory_stats_hugetlb_pgfail_total': 'vmsampler_domain_memory_stats_hugetlb_pgfail_total'}
 
 
+AGENT = os.path.join(L.BUILD, 'tests', 'fake_agent')
+
+
+def fake_run(scenario, n, env=None):
+    """a run whose libvirt agent is tests/fake_agent's scenario: "pid", a
+    VM on a real process here (its cgroup's columns), "migrate", a VM with a
+    migration job (the migration.* columns)"""
+    conf = os.path.join(TMP, scenario + '.yaml')
+    with open(conf, 'w') as f:
+        f.write('sources:\n  libvirt:\n    agent: "%s"\n    uri: "fake:%s"\n' % (AGENT, scenario))
+    return L.record(os.path.join(TMP, scenario + '.vms'), '-c', conf, '-i', '200ms', '-n', str(n), env=env)
+
+
 def runs():
     out = [FIXTURE]
     if L.have_libvirt():
         env = L.testdrv_env(TMP, 2)
         out.append(L.record(os.path.join(TMP, 'testdrv.vms'), '-i', '200ms', '-n', '12', env=env))
+    if os.access(AGENT, os.X_OK):
+        standin = subprocess.Popen(['sleep', '600'])
+        try:
+            out.append(fake_run('pid', 10, env=dict(L.host_env(), FAKE_AGENT_PID=str(standin.pid))))
+        finally:
+            standin.kill()
+            standin.wait()
+        out.append(fake_run('migrate', 16))
     return out
 
 
