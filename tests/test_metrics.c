@@ -586,6 +586,38 @@ static void test_map(void **state)
 	assert_int_equal(vms_mfams[m[0].fam].type, VMS_MT_UNTYPED);
 	free(m[0].labels);
 	free(m[0].name);
+	/* softirqs per vector: node_exporter's node_softirqs_total{vector} (its
+	 * lower-case names), per CPU node_softirqs_functions_total{cpu,type} */
+	assert_int_equal(map_name("softirq.all.IRQ_POLL", "", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "node_softirqs");
+	assert_string_equal(m[0].labels, "vector=\"block_iopoll\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("softirq.3.NET_RX", "", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "node_softirqs_functions");
+	assert_string_equal(m[0].labels, "cpu=\"3\",type=\"NET_RX\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("intr.all.sum", "", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_interrupts_all");
+	free(m[0].labels);
+	assert_int_equal(map_name("intr.x.LOC", "", 0, HZ, m), 0);
+	/* interference: the wait, whom it was behind, which other VM */
+	assert_int_equal(map_name("vm.x.intf.kernel", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_seconds");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",behind=\"kernel\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.intf.by.web-2", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_by_vm_seconds");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",other=\"web-2\"");
+	free(m[0].labels);
+	/* a vCPU's placement, read on the detail ticks: held */
+	assert_int_equal(map_name("vm.x.vcpu2.pcpu", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_vcpu_cpu");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",vcpu=\"2\"");
+	assert_true(m[0].hold);
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.vcpu2.delay", "u", 0, HZ, m), 1);
+	assert_false(m[0].hold);
+	free(m[0].labels);
 	/* the cgroup: throttling each tick, memory events held, with a label */
 	assert_int_equal(map_name("vm.x.cg.throttled", "u", 0, HZ, m), 1);
 	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_cgroup_cpu_throttled_seconds");

@@ -50,6 +50,8 @@ NO_DATA_HERE = {
     ('vm', 'Pressure (share of time stalled)'):
         'a VM cgroup\'s PSI: none in the vmlab recording, none in this host\'s v1 cgroups',
     ('fleet', 'Top 10 VMs by memory pressure'): 'the same',
+    ('host', 'IRQ pressure (share of time stalled)'):
+        'no /proc/pressure/irq on this kernel (nor in the vmlab recording)',
     ('vm', 'Migration: memory left, dirty rate'):
         'tests/fake_agent\'s migration job has the job type and times only (the vmlab migration test has real ones)',
 }

@@ -205,6 +205,13 @@ static const struct vm_rule {
 	{VMS_G_VMDIRTY, true, {"calc_start_time", FAM_DIRTY_START, CV_1, NULL, NULL}},
 	{VMS_G_VMDIRTY, true, {"calc_period", FAM_DIRTY_PERIOD, CV_1, NULL, NULL}},
 	{VMS_G_VMDIRTY, true, {"megabytes_per_second", FAM_DIRTY_RATE, CV_MIB, NULL, NULL}},
+	/* interference (the bpf source): whom the vCPUs waited behind */
+	{VMS_G_VMINTF, false, {"wait", FAM_DOM_INTF_WAIT, CV_NS, NULL, NULL}},
+	{VMS_G_VMINTF, false, {"vms", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "vms"}},
+	{VMS_G_VMINTF, false, {"own", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "own"}},
+	{VMS_G_VMINTF, false, {"host", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "host"}},
+	{VMS_G_VMINTF, false, {"kernel", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "kernel"}},
+	{VMS_G_VMINTF, false, {"unknown", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "unknown"}},
 	/* the migration job, every tick while it runs */
 	{VMS_G_VMMIG, false, {"job", FAM_MIG_JOB, CV_1, NULL, NULL}},
 	{VMS_G_VMMIG, false, {"time_elapsed", FAM_MIG_ELAPSED, CV_MS, NULL, NULL}},
@@ -317,6 +324,14 @@ static const struct rule vcpu_rules[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
+/* a vCPU's placement: read on the detail ticks only, held between */
+static const struct rule vcpu_place_rules[] = {
+	{"pcpu", FAM_DOM_VCPU_PCPU, CV_1, NULL, NULL},
+	{"allowed", FAM_DOM_VCPU_ALLOWED, CV_1, NULL, NULL},
+	{"allowed_first", FAM_DOM_VCPU_ALLOWED_FIRST, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
 static const struct rule lv_vcpu_rules[] = {
 	{"time", FAM_DOM_LV_VCPU_TIME, CV_NS, NULL, NULL},
 	{"delay", FAM_DOM_LV_VCPU_DELAY, CV_NS, NULL, NULL},
@@ -358,6 +373,7 @@ static const struct {
 	const char *label;
 } vm_sub_rules[] = {
 	{VMS_G_VCPU, false, vcpu_rules, "vcpu"},
+	{VMS_G_VCPU, true, vcpu_place_rules, "vcpu"},
 	{VMS_G_VMLVVCPU, true, lv_vcpu_rules, "vcpu"},
 	{VMS_G_VMNET, false, vm_net_rules, "target_device"},
 	{VMS_G_VMBLOCK, true, vm_block_rules, "target_device"},
@@ -490,6 +506,12 @@ static int map_vm(const struct vms_colid *id, const char *key, int scale, double
 	label_z(&l, "domain", id->entity);
 	label_z(&l, "uuid", key ? key : "");
 	switch (id->group) {
+	case VMS_G_VMINTFBY: {
+		/* the field is the other VM's name */
+		static const struct rule by = {"", FAM_DOM_INTF_BY, CV_NS, NULL, NULL};
+		label_z(&l, "other", id->field);
+		return set(out, &by, FAM_DOM_INTF_BY, scale, user_hz, &l);
+	}
 	case VMS_G_VMPERF:
 		/* read every sources.perf.vm_interval: held between */
 		k = map_perf(id->field, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING, scale,
@@ -498,9 +520,9 @@ static int map_vm(const struct vms_colid *id, const char *key, int scale, double
 			out[j].hold = true;
 		return k;
 	default:
-		for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_sub_rules); i++)
-			if (vm_sub_rules[i].group == id->group) {
-				r = find_rule(vm_sub_rules[i].rules, id->field, strlen(id->field));
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_sub_rules) && !r; i++)
+			if (vm_sub_rules[i].group == id->group &&
+			    (r = find_rule(vm_sub_rules[i].rules, id->field, strlen(id->field)))) {
 				hold = vm_sub_rules[i].hold;
 				label_z(&l, vm_sub_rules[i].label, id->sub);
 			}
@@ -554,6 +576,22 @@ static int map_vm(const struct vms_colid *id, const char *key, int scale, double
 		}
 	}
 	return 3;
+}
+
+/* node_exporter's vector label of node_softirqs_total (procfs' SoftIRQStat,
+ * collector/stat_linux.go): /proc/softirqs' name in lower case, IRQ_POLL as
+ * block_iopoll (its older name) */
+static const char *softirq_vector(const char *name)
+{
+	static const char *const map[][2] = {
+		{"HI", "hi"},         {"TIMER", "timer"},     {"NET_TX", "net_tx"},   {"NET_RX", "net_rx"},
+		{"BLOCK", "block"},   {"IRQ_POLL", "block_iopoll"}, {"TASKLET", "tasklet"}, {"SCHED", "sched"},
+		{"HRTIMER", "hrtimer"}, {"RCU", "rcu"},
+	};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(map); i++)
+		if (!strcmp(name, map[i][0]))
+			return map[i][1];
+	return name;
 }
 
 /* vmstat.KEY: node_vmstat_KEY, a key that makes a valid metric name */
@@ -615,6 +653,21 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 	switch (id->group) {
 	case VMS_G_VMSTAT:
 		return map_vmstat(id, scale, user_hz, out);
+	case VMS_G_SOFTIRQ:
+	case VMS_G_INTR: {
+		static const struct rule one = {"", 0, CV_1, NULL, NULL};
+		bool all = strcmp(e, "all") == 0, soft = id->group == VMS_G_SOFTIRQ;
+		if (!all && !vms_all_digits(e, strlen(e)))
+			return 0;
+		if (!all)
+			label_z(&l, "cpu", e);
+		if (soft && all) {
+			label_z(&l, "vector", softirq_vector(id->field));
+			return set(out, &one, FAM_NODE_SOFTIRQS, scale, user_hz, &l);
+		}
+		label_z(&l, "type", id->field);
+		return set(out, &one, soft ? FAM_NODE_SOFTIRQS_CPU : all ? FAM_INTR_ALL : FAM_INTR_CPU, scale, user_hz, &l);
+	}
 	case VMS_G_MEM: {
 		static const struct rule mem = {"", 0, CV_1, NULL, NULL};
 		int fam = mem_family(id->field);
@@ -650,7 +703,8 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 		return map_perf(id->field, &l, FAM_PERF_EVENTS, FAM_PERF_ENABLED, FAM_PERF_RUNNING, scale, user_hz,
 				out);
 	}
-	if (id->group >= VMS_G_VM && id->group <= VMS_G_VMPERF)
+	if ((id->group >= VMS_G_VM && id->group <= VMS_G_VMPERF) || id->group == VMS_G_VMINTF ||
+	    id->group == VMS_G_VMINTFBY)
 		return map_vm(id, key, scale, user_hz, names, out);
 	return 0;
 }
@@ -789,7 +843,8 @@ int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double 
 		if (k == 0)
 			m->unmapped++;
 		/* --no-per-cpu: the CPUs' own series go, cpu.all's stay */
-		bool per_cpu = opts && opts->no_per_cpu && (g == VMS_G_CPU || g == VMS_G_PERF) &&
+		bool per_cpu = opts && opts->no_per_cpu &&
+			       (g == VMS_G_CPU || g == VMS_G_PERF || g == VMS_G_INTR || g == VMS_G_SOFTIRQ) &&
 			       strcmp(ci.entity, "all") != 0;
 		uint32_t keep = m->nm;
 		for (int j = 0; j < k; j++) {

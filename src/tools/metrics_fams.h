@@ -23,6 +23,16 @@ F(NODE_FORKS, "node_forks", COUNTER, "", "",
   "Total number of forks.", "stat.processes")
 F(SOFTIRQS, "vmsampler_softirqs", COUNTER, "", "",
   "Total number of softirqs serviced, all vectors (the softirq line of /proc/stat).", "stat.softirq")
+/* ---- /proc/softirqs and /proc/interrupts (the irq source) ---- */
+F(NODE_SOFTIRQS, "node_softirqs", COUNTER, "", "vector",
+  "Number of softirq calls.", "softirq.all.VECTOR (vector: node_exporter's lower-case name, IRQ_POLL block_iopoll)")
+F(NODE_SOFTIRQS_CPU, "node_softirqs_functions", COUNTER, "", "cpu,type",
+  "Softirq counts per CPU.", "softirq.N.VECTOR")
+F(INTR_ALL, "vmsampler_interrupts_all", COUNTER, "", "type",
+  "Interrupts of one vector on every CPU (/proc/interrupts; type: the line's name, sum: every vector).",
+  "intr.all.VECTOR, intr.all.sum")
+F(INTR_CPU, "vmsampler_interrupts", COUNTER, "", "cpu,type",
+  "Interrupts of one vector on one CPU (/proc/interrupts; type sum: every vector).", "intr.N.VECTOR, intr.N.sum")
 F(NODE_PROCS_RUNNING, "node_procs_running", GAUGE, "", "",
   "Number of processes in runnable state.", "stat.procs_running")
 F(NODE_PROCS_BLOCKED, "node_procs_blocked", GAUGE, "", "",
@@ -236,6 +246,19 @@ F(DOM_VCPU_TIME, "libvirt_domain_vcpu_time_seconds", COUNTER, "seconds", "domain
 F(DOM_VCPU_DELAY, "libvirt_domain_vcpu_delay_seconds", COUNTER, "seconds", "domain,uuid,vcpu",
   "Time the vcpu thread was enqueued by the host scheduler, but was waiting in the queue instead of running.",
   "vm.NAME.vcpuK.delay / 1e9")
+F(DOM_VCPU_PCPU, "vmsampler_domain_vcpu_cpu", GAUGE, "", "domain,uuid,vcpu",
+  "Host CPU the vCPU thread last ran on.", "vm.NAME.vcpuK.pcpu (held)")
+F(DOM_VCPU_ALLOWED, "vmsampler_domain_vcpu_allowed_cpus", GAUGE, "", "domain,uuid,vcpu",
+  "Host CPUs the vCPU thread's affinity allows (1: pinned).", "vm.NAME.vcpuK.allowed (held)")
+F(DOM_VCPU_ALLOWED_FIRST, "vmsampler_domain_vcpu_allowed_first_cpu", GAUGE, "", "domain,uuid,vcpu",
+  "Lowest host CPU the vCPU thread's affinity allows.", "vm.NAME.vcpuK.allowed_first (held)")
+F(DOM_INTF_WAIT, "vmsampler_domain_interference_wait_seconds", COUNTER, "seconds", "domain,uuid",
+  "Run delay of the domain's vCPUs the interference program saw.", "vm.NAME.intf.wait / 1e9")
+F(DOM_INTF_BEHIND, "vmsampler_domain_interference_seconds", COUNTER, "seconds", "domain,uuid,behind",
+  "Of that wait, the time behind other VMs, the VM's own threads, host processes, the kernel, or not placed.",
+  "vm.NAME.intf.{vms,own,host,kernel,unknown} / 1e9")
+F(DOM_INTF_BY, "vmsampler_domain_interference_by_vm_seconds", COUNTER, "seconds", "domain,uuid,other",
+  "Of that wait, the time behind one other VM (other: its name).", "vm.NAME.intf.by.OTHER / 1e9")
 F(DOM_VCPU_SLICES, "vmsampler_domain_vcpu_slices", COUNTER, "", "domain,uuid,vcpu",
   "Time slices the vCPU thread ran (its schedstat).", "vm.NAME.vcpuK.slices")
 F(DOM_NET_RX_BYTES, "libvirt_domain_interface_stats_receive_bytes", COUNTER, "bytes",
