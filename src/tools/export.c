@@ -198,17 +198,8 @@ static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *
 		/* the server gets its own copy of the samples; the values
 		 * array is sized for them */
 		uint64_t *v = malloc((size_t)(f->ncols ? f->ncols : 1) * sizeof(*v));
-		struct vms_metrics m = f->m;
-		m.m = malloc((size_t)f->m.nm * sizeof(*m.m));
-		bool ok = v && m.m;
-		for (uint32_t k = 0; ok && k < f->m.nm; k++) {
-			m.m[k] = f->m.m[k];
-			m.m[k].labels = strdup(f->m.m[k].labels);
-			if (!m.m[k].labels) {
-				m.nm = k;
-				ok = false;
-			}
-		}
+		struct vms_metrics m;
+		bool ok = vms_metrics_copy(&m, &f->m) == 0 && v;
 		if (ok) {
 			old = sh->m;
 			oldv = sh->v;

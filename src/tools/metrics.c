@@ -817,6 +817,28 @@ static char *host_labels(const struct vms_reader *r)
 	return strdup(l.b);
 }
 
+int vms_metrics_copy(struct vms_metrics *dst, const struct vms_metrics *src)
+{
+	*dst = *src;
+	dst->nm = 0;
+	dst->m = malloc((size_t)(src->nm ? src->nm : 1) * sizeof(*dst->m));
+	if (!dst->m)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < src->nm; k++) {
+		struct vms_mcol *o = &dst->m[k];
+		*o = src->m[k];
+		o->labels = strdup(src->m[k].labels);
+		o->name = src->m[k].name ? strdup(src->m[k].name) : NULL;
+		if (!o->labels || (src->m[k].name && !o->name)) {
+			free(o->labels);
+			free(o->name);
+			return -ENOMEM;
+		}
+		dst->nm = k + 1;
+	}
+	return 0;
+}
+
 int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz,
 		      const struct vms_mopts *opts)
 {

@@ -176,6 +176,8 @@ extern const unsigned vms_nmexcl;
 /* The exclusion entry of an identity, or NULL. */
 const struct vms_mexcl *vms_metrics_excluded(const struct vms_colid *id);
 void vms_metrics_free(struct vms_metrics *m);
+/* A deep copy (labels and names): 0, or -ENOMEM with *dst freeable. */
+int vms_metrics_copy(struct vms_metrics *dst, const struct vms_metrics *src);
 
 /* Following a stream frame by frame (what an exporter keeps): the samples
  * of the current schema, the values with the slow ones held (a sample
