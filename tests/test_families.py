@@ -47,7 +47,7 @@ BIN = L.BIN
 FIXTURE = os.path.join(L.FIXTURES, 'runs', 'vmlab-3-plus-3-busy.vms')
 TMP = tempfile.mkdtemp(prefix='vms-families-')
 # families of the frame and of export itself, not of a column
-META = re.compile(r'^vmsampler_(frame_|schema_generation|tick_late|missed_ticks|lost_frames|self_cpu|interval|export_)')
+META = re.compile(r'^vmsampler_(frame_|schema_generation|tick_late|missed_ticks|lost_frames|self_cpu|interval|export_|host_info)')
 # the renames of --names legacy (metrics.c legacy_names[], vmsampler(1))
 LEGACY = {'node_pressure_irq_stalled_seconds_total': 'vmsampler_pressure_irq_stalled_seconds_total',
           'libvirt_domains': 'libvirt_domains_number',
