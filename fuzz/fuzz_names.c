@@ -273,12 +273,12 @@ static void write_lines(const struct vms_schema *s)
 		vms_lp_free(lp);
 	}
 	struct vms_metrics m = {.ncols = s->ncols};
-	m.m = calloc(2 * s->ncols + 1, sizeof(*m.m));
+	m.m = calloc((size_t)VMS_MMAP_MAX * s->ncols + 1, sizeof(*m.m));
 	CHECK(m.m);
 	uint64_t v[8];
 	for (uint32_t i = 0; i < s->ncols; i++) {
 		v[i] = 1000 + i;
-		int k = vms_metrics_map(&ids[i], s->cols[i].key, s->cols[i].scale, 100, &m.m[m.nm]);
+		int k = vms_metrics_map(&ids[i], s->cols[i].key, s->cols[i].scale, 100, VMS_NAMES_CURRENT, &m.m[m.nm]);
 		CHECK(k >= 0);
 		for (int j = 0; j < k; j++)
 			m.m[m.nm++].col = i;

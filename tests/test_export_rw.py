@@ -110,7 +110,7 @@ VM_NET = {'rx_bytes': 'libvirt_domain_interface_stats_receive_bytes_total',
 VM_BLOCK = {'rd_bytes': ('libvirt_domain_block_stats_read_bytes_total', 1),
             'wr_bytes': ('libvirt_domain_block_stats_write_bytes_total', 1),
             'rd_reqs': ('libvirt_domain_block_stats_read_requests_total', 1),
-            'wr_times': ('libvirt_domain_block_stats_write_seconds_total', 1e-9)}
+            'wr_times': ('libvirt_domain_block_stats_write_time_seconds_total', 1e-9)}
 VM_SLOW = {'balloon.current': ('libvirt_domain_info_memory_usage_bytes', 1024),
            'balloon.maximum': ('libvirt_domain_info_maximum_memory_bytes', 1024),
            # read every sources.libvirt.detail_interval: held the same way

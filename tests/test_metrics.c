@@ -290,7 +290,7 @@ static void test_values_against_dump(void **state)
 		    raw(&ref, row, "perf.cpu1.context-switches"));
 	assert_true(expo_get(&e, "vmsampler_perf_time_running_seconds_total{cpu=\"0\",group=\"sw\"}") ==
 		    raw(&ref, row, "perf.cpu0.time_running") / 1e9);
-	assert_true(expo_get(&e, "libvirt_domains_number") == raw(&ref, row, "virt.domains"));
+	assert_true(expo_get(&e, "libvirt_domains") == raw(&ref, row, "virt.domains"));
 
 	/* a busy guest, the libvirt exporter's names */
 	struct vms_reader *rd;
@@ -321,8 +321,12 @@ static void test_values_against_dump(void **state)
 	assert_true(expo_get(&e, s) == raw(&ref, row, "vm.vms-901.net.vmst901.tx_drop"));
 	snprintf(s, sizeof(s), "libvirt_domain_memory_stats_rss_bytes{%s}", dom);
 	assert_true(expo_get(&e, s) == raw(&ref, row, "vm.vms-901.mem.rss"));
-	snprintf(s, sizeof(s), "libvirt_domain_state_code{%s}", dom);
-	assert_true(expo_get(&e, s) == raw(&ref, row, "vm.vms-901.state"));
+	/* running (1): the one series of the state, the others absent */
+	assert_true(raw(&ref, row, "vm.vms-901.state") == 1);
+	snprintf(s, sizeof(s), "libvirt_domain_info_state{%s,state_desc=\"the domain is running\"}", dom);
+	assert_true(expo_get(&e, s) == 1);
+	snprintf(s, sizeof(s), "libvirt_domain_info_state{%s,state_desc=\"the domain is shut off\"}", dom);
+	assert_null(expo_find(&e, s));
 	snprintf(s, sizeof(s), "vmsampler_domain_perf_events_total{%s,event=\"kvm:kvm_exit\"}", dom);
 	assert_true(expo_get(&e, s) == raw(&ref, row, "vm.vms-901.perf.kvm:kvm_exit"));
 
@@ -506,13 +510,13 @@ static int map_name(const char *name, const char *key, int scale, double hz, str
 	char parts[600];
 	struct vms_colid id;
 	vms_catalog_derive(name, &id, parts, sizeof(parts));
-	return vms_metrics_map(&id, key, scale, hz, m);
+	return vms_metrics_map(&id, key, scale, hz, VMS_NAMES_CURRENT, m);
 }
 
 static void test_map(void **state)
 {
 	(void)state;
-	struct vms_mcol m[2];
+	struct vms_mcol m[VMS_MMAP_MAX];
 	/* a device name with dots (a VLAN), escapes in a label value */
 	assert_int_equal(map_name("net.eth0.100.rx_bytes", "", 0, HZ, m), 1);
 	assert_string_equal(vms_mfams[m[0].fam].name, "node_network_receive_bytes");
@@ -534,11 +538,107 @@ static void test_map(void **state)
 	v = 2048;
 	assert_true(vms_mcol_value(&m[0], &v, meta) == 2.0);
 	free(m[0].labels);
-	/* slow_t gives a time and an age */
-	assert_int_equal(map_name("vm.x.slow_t", "u", 0, HZ, m), 2);
-	assert_true(m[0].hold && m[1].hold && m[1].age && !m[0].age);
+	/* slow_t gives a time, an age and the timed-out flag (over 180 s) */
+	assert_int_equal(map_name("vm.x.slow_t", "u", 0, HZ, m), 3);
+	assert_true(m[0].hold && m[1].hold && m[1].age && !m[0].age && m[2].timedout && m[2].hold);
+	assert_string_equal(vms_mfams[m[2].fam].name, "libvirt_domain_timed_out");
+	meta[VMS_MMETA_TIME] = 1000000000000ull;
+	v = meta[VMS_MMETA_TIME] - 180000000000ull;
+	m[2].col = 0;
+	assert_true(vms_mcol_value(&m[2], &v, meta) == 0);
+	v--;
+	assert_true(vms_mcol_value(&m[2], &v, meta) == 1);
+	v = VMS_NONE;
+	assert_true(isnan(vms_mcol_value(&m[2], &v, meta)));
+	meta[VMS_MMETA_TIME] = VMS_NONE;
+	for (int j = 0; j < 3; j++)
+		free(m[j].labels);
+	/* the state: one series per state (the maintained libvirt exporter's
+	 * state_desc), only the current one present; legacy: one series */
+	assert_int_equal(map_name("vm.x.state", "u", 0, HZ, m), 8);
+	v = 3;
+	for (unsigned j = 0; j < 8; j++) {
+		m[j].col = 0;
+		assert_true(m[j].match);
+		assert_string_equal(vms_mcol_name(&(struct vms_metrics){.names = 0}, &m[j]), "libvirt_domain_info_state");
+		if (j == 3) {
+			assert_true(vms_mcol_value(&m[j], &v, meta) == 3);
+			assert_string_equal(m[j].labels,
+					    "domain=\"x\",uuid=\"u\",state_desc=\"the domain is paused by user\"");
+		} else {
+			assert_true(isnan(vms_mcol_value(&m[j], &v, meta)));
+		}
+		free(m[j].labels);
+	}
+	{
+		char parts[64];
+		struct vms_colid id;
+		vms_catalog_derive("vm.x.state", &id, parts, sizeof(parts));
+		assert_int_equal(vms_metrics_map(&id, "u", 0, HZ, VMS_NAMES_LEGACY, m), 1);
+		assert_false(m[0].match);
+		assert_string_equal(vms_mcol_name(&(struct vms_metrics){.names = VMS_NAMES_LEGACY}, &m[0]),
+				    "libvirt_domain_state_code");
+		free(m[0].labels);
+	}
+	/* vmstat: node_exporter's node_vmstat_KEY, untyped */
+	assert_int_equal(map_name("vmstat.pgmajfault", "", 0, HZ, m), 1);
+	assert_string_equal(m[0].name, "node_vmstat_pgmajfault");
+	assert_int_equal(vms_mfams[m[0].fam].type, VMS_MT_UNTYPED);
 	free(m[0].labels);
-	free(m[1].labels);
+	free(m[0].name);
+	/* softirqs per vector: node_exporter's node_softirqs_total{vector} (its
+	 * lower-case names), per CPU node_softirqs_functions_total{cpu,type} */
+	assert_int_equal(map_name("softirq.all.IRQ_POLL", "", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "node_softirqs");
+	assert_string_equal(m[0].labels, "vector=\"block_iopoll\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("softirq.3.NET_RX", "", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "node_softirqs_functions");
+	assert_string_equal(m[0].labels, "cpu=\"3\",type=\"NET_RX\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("intr.all.sum", "", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_interrupts_all");
+	free(m[0].labels);
+	assert_int_equal(map_name("intr.x.LOC", "", 0, HZ, m), 0);
+	/* interference: the wait, whom it was behind, which other VM */
+	assert_int_equal(map_name("vm.x.intf.kernel", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_seconds");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",behind=\"kernel\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.intf.by.web-2", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_by_vm_seconds");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",other=\"web-2\"");
+	free(m[0].labels);
+	/* a vCPU's placement, read on the detail ticks: held */
+	assert_int_equal(map_name("vm.x.vcpu2.pcpu", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_vcpu_cpu");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",vcpu=\"2\"");
+	assert_true(m[0].hold);
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.vcpu2.delay", "u", 0, HZ, m), 1);
+	assert_false(m[0].hold);
+	free(m[0].labels);
+	/* the cgroup: throttling each tick, memory events held, with a label */
+	assert_int_equal(map_name("vm.x.cg.throttled", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_cgroup_cpu_throttled_seconds");
+	assert_false(m[0].hold);
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.cg.ev_oom_kill", "u", 0, HZ, m), 1);
+	assert_true(m[0].hold);
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",event=\"oom_kill\"");
+	free(m[0].labels);
+	/* the dirty rate in bytes/s, a migration's times in seconds */
+	assert_int_equal(map_name("vm.x.dirtyrate.megabytes_per_second", "u", 0, HZ, m), 1);
+	v = 3;
+	m[0].col = 0;
+	assert_true(vms_mcol_value(&m[0], &v, meta) == 3.0 * 1048576);
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.migration.time_elapsed", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "libvirt_domain_job_info_time_elapsed_seconds");
+	v = 1500;
+	m[0].col = 0;
+	assert_true(vms_mcol_value(&m[0], &v, meta) == 1.5);
+	free(m[0].labels);
 	/* a VM's perf counters are read every sources.perf.vm_interval: held
 	 * between; the host's are read each tick */
 	assert_int_equal(map_name("vm.x.perf.context-switches", "u", 0, HZ, m), 1);
@@ -582,11 +682,12 @@ static void test_manpage_lists_every_family(void **state)
 		const struct vms_mfam *f = &vms_mfams[i];
 		char want[256], name[200];
 		/* troff: '-' is written \- (none of our names has one) */
-		snprintf(name, sizeof(name), "%s%s", f->name, f->type == VMS_MT_COUNTER ? "_total" : "");
-		snprintf(want, sizeof(want), "\n.B %s\n%s", name, f->type == VMS_MT_COUNTER ? "counter" : "gauge");
+		const char *t = f->type == VMS_MT_COUNTER ? "counter" : f->type == VMS_MT_GAUGE ? "gauge" : "untyped";
+		snprintf(name, sizeof(name), "%s%s", f->name,
+			 f->type == VMS_MT_COUNTER ? "_total" : f->type == VMS_MT_UNTYPED ? "_KEY" : "");
+		snprintf(want, sizeof(want), "\n.B %s\n%s", name, t);
 		if (!strstr(sec, want))
-			fail_msg("vmsampler.1 EXPORT does not list %s as a %s", name,
-				 f->type == VMS_MT_COUNTER ? "counter" : "gauge");
+			fail_msg("vmsampler.1 EXPORT does not list %s as a %s", name, t);
 		assert_true(f->help[0] != '\0');
 	}
 	free(page);

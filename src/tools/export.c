@@ -54,6 +54,9 @@ static const char usage_text[] =
 	"                        [--rw-bearer-file FILE] [--rw-basic-auth FILE]\n"
 	"                        [--rw-ca FILE] [--label KEY=VALUE ...]\n"
 	"                        [--listen ADDR:PORT ...]\n"
+	"       vmsampler export --file FILE.vms --list-columns\n"
+	"  with each: [--names current|legacy] [--include GLOB]... [--exclude GLOB]...\n"
+	"             [--no-per-cpu]\n"
 	"Serve the newest frame of a live ring (vmsampler --ring PATH) or of a binary\n"
 	"stream that is still being written as Prometheus metrics on\n"
 	"http://ADDR:PORT/metrics, until SIGINT or SIGTERM.  Names, units and labels\n"
@@ -108,6 +111,18 @@ static const char usage_text2[] =
 	"                         series carries instance, by default the hostname\n"
 	"                         recorded in the input (vmsampler dump --info);\n"
 	"                         --label instance=NAME sets another\n"
+	"      --names=SET        current (default): node_exporter 1.9's and the\n"
+	"                         maintained libvirt exporter's names (libvirt_domains,\n"
+	"                         libvirt_domain_info_state{state_desc}, ...); legacy:\n"
+	"                         vmsampler 1.x's (libvirt_domains_number, ...)\n"
+	"      --include=GLOB     only the families GLOB names (a counter's name with\n"
+	"                         or without _total; repeatable: any of them)\n"
+	"      --exclude=GLOB     not the families GLOB names (repeatable; applied\n"
+	"                         after the includes)\n"
+	"      --no-per-cpu       leave out the per-CPU series (node_cpu_seconds_total,\n"
+	"                         perf's per CPU); the all-CPU families stay\n"
+	"      --list-columns     print what each column of FILE becomes (a series,\n"
+	"                         filtered, or excluded and why) and exit\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Formats by the Accept header: OpenMetrics 1.0.0 when it names\n"
@@ -183,17 +198,8 @@ static void publish(struct vms_mstate *f, struct vms_reader *rd, struct shared *
 		/* the server gets its own copy of the samples; the values
 		 * array is sized for them */
 		uint64_t *v = malloc((size_t)(f->ncols ? f->ncols : 1) * sizeof(*v));
-		struct vms_metrics m = f->m;
-		m.m = malloc((size_t)f->m.nm * sizeof(*m.m));
-		bool ok = v && m.m;
-		for (uint32_t k = 0; ok && k < f->m.nm; k++) {
-			m.m[k] = f->m.m[k];
-			m.m[k].labels = strdup(f->m.m[k].labels);
-			if (!m.m[k].labels) {
-				m.nm = k;
-				ok = false;
-			}
-		}
+		struct vms_metrics m;
+		bool ok = vms_metrics_copy(&m, &f->m) == 0 && v;
 		if (ok) {
 			old = sh->m;
 			oldv = sh->v;
@@ -763,6 +769,43 @@ static const char *label_check(const char *kv, const char *const *before, unsign
 	return NULL;
 }
 
+#define MAX_GLOBS 64 /* --include, --exclude */
+
+/* --list-columns: what each column of every schema of the file becomes */
+static int list_columns(const char *file, const struct vms_mopts *mo)
+{
+	struct vms_reader *rd = NULL;
+	double hz = (double)sysconf(_SC_CLK_TCK);
+	int r = vms_reader_open(&rd, file, 0), rc = 0;
+	if (r < 0) {
+		vms_err("%s", rd ? vms_reader_error(rd) : strerror(-r));
+		vms_reader_close(rd);
+		return 1;
+	}
+	while ((r = vms_reader_next(rd)) > 0) {
+		if (!vms_reader_schema_changed(rd))
+			continue;
+		struct vms_mbuf b = {0};
+		printf("# generation %u\n", (unsigned)vms_reader_gen(rd));
+		if (vms_metrics_list(rd, hz > 0 ? hz : 100, mo, &b) < 0) {
+			vms_mbuf_free(&b);
+			vms_err("out of memory");
+			rc = 1;
+			break;
+		}
+		fwrite(b.p ? b.p : "", 1, b.len, stdout);
+		vms_mbuf_free(&b);
+	}
+	if (r < 0 && !rc) {
+		vms_err("%s: %s", file, vms_reader_error(rd));
+		rc = 1;
+	}
+	vms_reader_close(rd);
+	if (fflush(stdout) != 0)
+		rc = 1;
+	return rc;
+}
+
 /* --rw-batch: N frames, or a size with k or M */
 static int parse_batch(const char *s, unsigned *frames, size_t *bytes)
 {
@@ -787,7 +830,8 @@ static int parse_batch(const char *s, unsigned *frames, size_t *bytes)
 int vms_export_main(int argc, char **argv)
 {
 	enum { OPT_CERT = 256, OPT_KEY, OPT_AUTH, OPT_CURSOR, OPT_BATCH, OPT_BEARER, OPT_RWAUTH, OPT_CA,
-	       OPT_NOFOLLOW, OPT_HEADER_TIMEOUT, OPT_LABEL, OPT_TIMESTAMPS };
+	       OPT_NOFOLLOW, OPT_HEADER_TIMEOUT, OPT_LABEL, OPT_TIMESTAMPS, OPT_NAMES, OPT_INCLUDE, OPT_EXCLUDE,
+	       OPT_NO_PER_CPU, OPT_LIST };
 	static const struct option opts[] = {
 		{"ring", required_argument, NULL, 'r'},
 		{"file", required_argument, NULL, 'f'},
@@ -805,6 +849,11 @@ int vms_export_main(int argc, char **argv)
 		{"no-follow", no_argument, NULL, OPT_NOFOLLOW},
 		{"label", required_argument, NULL, OPT_LABEL},
 		{"timestamps", no_argument, NULL, OPT_TIMESTAMPS},
+		{"names", required_argument, NULL, OPT_NAMES},
+		{"include", required_argument, NULL, OPT_INCLUDE},
+		{"exclude", required_argument, NULL, OPT_EXCLUDE},
+		{"no-per-cpu", no_argument, NULL, OPT_NO_PER_CPU},
+		{"list-columns", no_argument, NULL, OPT_LIST},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -814,9 +863,12 @@ int vms_export_main(int argc, char **argv)
 	size_t rw_bytes = 0;
 	bool no_follow = false;
 	uint64_t header_timeout = DEFAULT_HEADER_TIMEOUT_NS;
-	bool header_set = false, stamp = false;
+	bool header_set = false, stamp = false, list = false;
 	const char *labels[MAX_LABELS];
 	unsigned nlabels = 0;
+	/* the family globs point into argv */
+	const char *inc[MAX_GLOBS], *exc[MAX_GLOBS];
+	struct vms_mopts mo = {.include = inc, .exclude = exc};
 	int c;
 
 	optind = 1;
@@ -882,6 +934,32 @@ int vms_export_main(int argc, char **argv)
 		case OPT_TIMESTAMPS:
 			stamp = true;
 			break;
+		case OPT_NAMES:
+			if (!strcmp(optarg, "current"))
+				mo.names = VMS_NAMES_CURRENT;
+			else if (!strcmp(optarg, "legacy"))
+				mo.names = VMS_NAMES_LEGACY;
+			else
+				return vms_tool_usage("export", "--names: expected current or legacy", optarg);
+			break;
+		case OPT_INCLUDE:
+		case OPT_EXCLUDE:
+			if (!vms_mfam_glob_ok(optarg))
+				return vms_tool_usage("export", "--include/--exclude: expected a glob of metric family "
+						      "names (letters, digits, _ : * ? [ ] ! -)", optarg);
+			if ((c == OPT_INCLUDE ? mo.ninclude : mo.nexclude) == MAX_GLOBS)
+				return vms_tool_usage("export", "--include/--exclude: at most 64 of each", optarg);
+			if (c == OPT_INCLUDE)
+				inc[mo.ninclude++] = optarg;
+			else
+				exc[mo.nexclude++] = optarg;
+			break;
+		case OPT_NO_PER_CPU:
+			mo.no_per_cpu = true;
+			break;
+		case OPT_LIST:
+			list = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			fputs(usage_text2, stdout);
@@ -892,6 +970,11 @@ int vms_export_main(int argc, char **argv)
 	}
 	if (optind != argc)
 		return vms_tool_usage("export", "unexpected argument", argv[optind]);
+	if (list) {
+		if (!file || ring || listen_spec || rw_url)
+			return vms_tool_usage("export", "--list-columns goes with --file alone", NULL);
+		return list_columns(file, &mo);
+	}
 	if (!ring && !file)
 		return vms_tool_usage("export", "missing --ring or --file", NULL);
 	if (!cert != !key)
@@ -942,6 +1025,7 @@ int vms_export_main(int argc, char **argv)
 #endif
 
 	vms_mstate_init(&f, hz > 0 ? hz : 100);
+	f.opts = mo;
 	if (auth && load_auth("--basic-auth", auth, &sh.user, &sh.pass) < 0)
 		goto out;
 	if (rw_bearer && !(bearer = read_secret("--rw-bearer-file", rw_bearer)))
@@ -1025,6 +1109,7 @@ int vms_export_main(int argc, char **argv)
 			.bearer = bearer,
 			.ca_file = rw_ca,
 			.user_hz = hz > 0 ? hz : 100,
+			.mopts = &mo,
 			.stop = &stop,
 			.stats = listen_spec ? rwstats : NULL,
 			.labels = labels,

@@ -179,14 +179,15 @@ static int pstate_build(struct pstate *p, const struct vms_metrics *m, const str
 	for (uint32_t i = 0; i < m->nm; i++) {
 		const struct vms_mcol *c = &m->m[i];
 		const struct vms_mfam *f = &vms_mfams[c->fam];
+		const char *fname = vms_mcol_name(m, c);
 		struct pser *s = &p->s[i];
 		const char *sfx = f->type == VMS_MT_COUNTER ? "_total" : "";
 		p->n = i + 1;
-		if (asprintf(&s->key, "%s%s{%s}", f->name, sfx, c->labels) < 0) {
+		if (asprintf(&s->key, "%s%s{%s}", fname, sfx, c->labels) < 0) {
 			s->key = NULL;
 			return -ENOMEM;
 		}
-		if (asprintf(&s->name, "%s%s", f->name, sfx) < 0) {
+		if (asprintf(&s->name, "%s%s", fname, sfx) < 0) {
 			s->name = NULL;
 			return -ENOMEM;
 		}
@@ -685,6 +686,8 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 	for (unsigned k = VMS_MMETA_RW_FRAMES; k < VMS_MMETA_N; k++)
 		stat_set(&x, k, 0);
 	vms_mstate_init(&x.st, c->user_hz);
+	if (c->mopts)
+		x.st.opts = *c->mopts;
 	if (ext_labels(&x) < 0) {
 		vms_err("export: %s", strerror(ENOMEM));
 		vms_mstate_free(&x.st);

@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct vms_mopts;
+
 #define VMS_XRW_BATCH_FRAMES 60              /* --rw-batch default */
 #define VMS_XRW_BATCH_BYTES (4u << 20)       /* and the protobuf's size bound */
 
@@ -40,6 +42,7 @@ struct vms_xrw_conf {
 	size_t batch_bytes;     /* 0: VMS_XRW_BATCH_BYTES */
 	const char *username, *password, *bearer, *ca_file;
 	double user_hz;
+	const struct vms_mopts *mopts; /* names and families (NULL: the defaults) */
 	volatile sig_atomic_t *stop;
 	/* the exporter's own counters, VMS_MMETA_RW_* of a VMS_MMETA_N
 	 * array, updated with atomic stores (for /metrics), or NULL */

@@ -3,6 +3,7 @@
  * exposition in Prometheus text 0.0.4 and OpenMetrics 1.0 (metrics.h). */
 #include "metrics.h"
 
+#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ const struct vms_mfam vms_mfams[] = {
 const unsigned vms_nmfams = FAM_N;
 
 /* conversions to the base unit, on top of the column's own scale */
-enum conv { CV_1, CV_HZ, CV_MS, CV_US, CV_NS, CV_SECT, CV_KIB };
+enum conv { CV_1, CV_HZ, CV_MS, CV_US, CV_NS, CV_SECT, CV_KIB, CV_MIB };
 
 struct rule {
 	const char *field;
@@ -174,12 +175,160 @@ static const struct vm_rule {
 	{VMS_G_VMLV, true, {"cpu_user", FAM_DOM_LV_CPU_USER, CV_NS, NULL, NULL}},
 	{VMS_G_VMLV, true, {"cpu_system", FAM_DOM_LV_CPU_SYSTEM, CV_NS, NULL, NULL}},
 	{VMS_G_VM, true, {"slow_t", FAM_DOM_SLOW_T, CV_NS, NULL, NULL}},
+	/* the cgroup: limits and throttling every tick, the rest every
+	 * sources.libvirt.detail_interval */
+	{VMS_G_VMCG, false, {"cpu_quota_us", FAM_CG_CPU_QUOTA, CV_US, NULL, NULL}},
+	{VMS_G_VMCG, false, {"cpu_period_us", FAM_CG_CPU_PERIOD, CV_US, NULL, NULL}},
+	{VMS_G_VMCG, false, {"cpu_weight", FAM_CG_CPU_WEIGHT, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, false, {"cpu_shares", FAM_CG_CPU_SHARES, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, false, {"nr_periods", FAM_CG_PERIODS, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, false, {"nr_throttled", FAM_CG_THROTTLED_PERIODS, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, false, {"throttled", FAM_CG_THROTTLED, CV_NS, NULL, NULL}},
+	{VMS_G_VMCG, false, {"mem_max", FAM_CG_MEM_MAX, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, false, {"mem_high", FAM_CG_MEM_HIGH, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, true, {"ev_high", FAM_CG_MEM_EVENTS, CV_1, "event", "high"}},
+	{VMS_G_VMCG, true, {"ev_max", FAM_CG_MEM_EVENTS, CV_1, "event", "max"}},
+	{VMS_G_VMCG, true, {"ev_oom", FAM_CG_MEM_EVENTS, CV_1, "event", "oom"}},
+	{VMS_G_VMCG, true, {"ev_oom_kill", FAM_CG_MEM_EVENTS, CV_1, "event", "oom_kill"}},
+	{VMS_G_VMCG, true, {"anon", FAM_CG_ANON, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, true, {"file", FAM_CG_FILE, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, true, {"swap", FAM_CG_SWAP, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, true, {"pgmajfault", FAM_CG_PGMAJFAULT, CV_1, NULL, NULL}},
+	{VMS_G_VMCG, true, {"psi.cpu.some.total", FAM_CG_PSI_CPU_SOME, CV_US, NULL, NULL}},
+	{VMS_G_VMCG, true, {"psi.cpu.full.total", FAM_CG_PSI_CPU_FULL, CV_US, NULL, NULL}},
+	{VMS_G_VMCG, true, {"psi.memory.some.total", FAM_CG_PSI_MEM_SOME, CV_US, NULL, NULL}},
+	{VMS_G_VMCG, true, {"psi.memory.full.total", FAM_CG_PSI_MEM_FULL, CV_US, NULL, NULL}},
+	{VMS_G_VMCG, true, {"psi.io.some.total", FAM_CG_PSI_IO_SOME, CV_US, NULL, NULL}},
+	{VMS_G_VMCG, true, {"psi.io.full.total", FAM_CG_PSI_IO_FULL, CV_US, NULL, NULL}},
+	/* the dirty rate, every sources.libvirt.dirty_rate */
+	{VMS_G_VMDIRTY, true, {"calc_status", FAM_DIRTY_STATUS, CV_1, NULL, NULL}},
+	{VMS_G_VMDIRTY, true, {"calc_start_time", FAM_DIRTY_START, CV_1, NULL, NULL}},
+	{VMS_G_VMDIRTY, true, {"calc_period", FAM_DIRTY_PERIOD, CV_1, NULL, NULL}},
+	{VMS_G_VMDIRTY, true, {"megabytes_per_second", FAM_DIRTY_RATE, CV_MIB, NULL, NULL}},
+	/* interference (the bpf source): whom the vCPUs waited behind */
+	{VMS_G_VMINTF, false, {"wait", FAM_DOM_INTF_WAIT, CV_NS, NULL, NULL}},
+	{VMS_G_VMINTF, false, {"vms", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "vms"}},
+	{VMS_G_VMINTF, false, {"own", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "own"}},
+	{VMS_G_VMINTF, false, {"host", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "host"}},
+	{VMS_G_VMINTF, false, {"kernel", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "kernel"}},
+	{VMS_G_VMINTF, false, {"unknown", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "unknown"}},
+	/* the migration job, every tick while it runs */
+	{VMS_G_VMMIG, false, {"job", FAM_MIG_JOB, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"time_elapsed", FAM_MIG_ELAPSED, CV_MS, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"time_remaining", FAM_MIG_REMAINING, CV_MS, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"setup_time", FAM_MIG_SETUP, CV_MS, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"downtime_expected", FAM_MIG_DOWNTIME_EXP, CV_MS, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"downtime", FAM_MIG_DOWNTIME, CV_MS, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"data_total", FAM_MIG_DATA_TOTAL, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"data_processed", FAM_MIG_DATA_PROCESSED, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"data_remaining", FAM_MIG_DATA_REMAINING, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_total", FAM_MIG_MEM_TOTAL, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_processed", FAM_MIG_MEM_PROCESSED, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_remaining", FAM_MIG_MEM_REMAINING, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_bps", FAM_MIG_MEM_BPS, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_dirty_rate", FAM_MIG_MEM_DIRTY, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_iteration", FAM_MIG_MEM_ITER, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_page_size", FAM_MIG_PAGE_SIZE, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_constant", FAM_MIG_MEM_CONSTANT, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_normal", FAM_MIG_MEM_NORMAL, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_normal_bytes", FAM_MIG_MEM_NORMAL_BYTES, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"memory_postcopy_requests", FAM_MIG_POSTCOPY, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"disk_total", FAM_MIG_DISK_TOTAL, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"disk_processed", FAM_MIG_DISK_PROCESSED, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"disk_remaining", FAM_MIG_DISK_REMAINING, CV_1, NULL, NULL}},
+	{VMS_G_VMMIG, false, {"disk_bps", FAM_MIG_DISK_BPS, CV_1, NULL, NULL}},
 };
+
+/* ---- name sets ---------------------------------------------------------------
+ * vms_mfams[] has the current names: node_exporter 1.9 (collector/
+ * pressure_linux.go: node_pressure_irq_stalled_seconds_total; vmstat_linux.go:
+ * node_vmstat_KEY, untyped) and the maintained libvirt exporter,
+ * inovex/prometheus-libvirt-exporter (pkg/exporter/prometheus-libvirt-
+ * exporter.go since its 2023 renames: libvirt_domains, libvirt_domain_info_state
+ * {state_desc}, libvirt_domain_block_stats_{read,write,flush}_time_seconds_total,
+ * libvirt_domain_memory_stats_disk_caches_bytes, ..._hugetlb_pgalloc_total,
+ * ..._last_update_timestamp_seconds, libvirt_domain_job_info_*,
+ * libvirt_domain_timed_out).  --names legacy gives vmsampler 1.x's names
+ * (node_exporter 1.5, kumina's libvirt exporter) for the families below. */
+static const struct {
+	uint16_t fam;
+	const char *legacy;
+} legacy_names[] = {
+	{FAM_PSI_IRQ_FULL, "vmsampler_pressure_irq_stalled_seconds"},
+	{FAM_DOMAINS, "libvirt_domains_number"},
+	{FAM_DOM_STATE, "libvirt_domain_state_code"},
+	{FAM_DOM_DISK_CACHES, "libvirt_domain_memory_stats_disk_cache_bytes"},
+	{FAM_DOM_BLK_RD_TIME, "libvirt_domain_block_stats_read_seconds"},
+	{FAM_DOM_BLK_WR_TIME, "libvirt_domain_block_stats_write_seconds"},
+	{FAM_DOM_BLK_FL_TIME, "libvirt_domain_block_stats_flush_seconds"},
+	{FAM_DOM_LAST_UPDATE, "vmsampler_domain_memory_stats_last_update_timestamp_seconds"},
+	{FAM_DOM_HUGETLB_ALLOC, "vmsampler_domain_memory_stats_hugetlb_pgalloc"},
+	{FAM_DOM_HUGETLB_FAIL, "vmsampler_domain_memory_stats_hugetlb_pgfail"},
+};
+
+const char *vms_mfam_name(unsigned fam, unsigned names)
+{
+	if (fam >= FAM_N)
+		return "";
+	if (names == VMS_NAMES_LEGACY)
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(legacy_names); i++)
+			if (legacy_names[i].fam == fam)
+				return legacy_names[i].legacy;
+	return vms_mfams[fam].name;
+}
+
+const char *vms_metrics_legacy_name(unsigned i, unsigned *fam)
+{
+	if (i >= VMS_ARRAY_SIZE(legacy_names))
+		return NULL;
+	*fam = legacy_names[i].fam;
+	return legacy_names[i].legacy;
+}
+
+/* libvirt's virDomainState, as the maintained libvirt exporter describes it
+ * in state_desc */
+static const char *const state_desc[] = {
+	"no state",
+	"the domain is running",
+	"the domain is blocked on resource",
+	"the domain is paused by user",
+	"the domain is being shut down",
+	"the domain is shut off",
+	"the domain is crashed",
+	"the domain is suspended by guest power management",
+};
+#define VMS_NSTATES VMS_ARRAY_SIZE(state_desc)
+
+/* ---- exclusions ------------------------------------------------------------ */
+
+const struct vms_mexcl vms_mexcl[] = {
+	{VMS_G_MEM, "*", "a /proc/meminfo key node_exporter's meminfo table does not list: its unit (kB or a count) "
+			 "is not known, so no family can say it in bytes"},
+	{VMS_G_NONE, "*", "a column the catalogue does not know (a later vmsampler's source): nothing says what it is"},
+};
+const unsigned vms_nmexcl = VMS_ARRAY_SIZE(vms_mexcl);
+
+const struct vms_mexcl *vms_metrics_excluded(const struct vms_colid *id)
+{
+	for (unsigned i = 0; i < vms_nmexcl; i++)
+		if (vms_mexcl[i].group == id->group &&
+		    (!strcmp(vms_mexcl[i].field, "*") || !strcmp(vms_mexcl[i].field, id->field)))
+			return &vms_mexcl[i];
+	return NULL;
+}
 
 static const struct rule vcpu_rules[] = {
 	{"time", FAM_DOM_VCPU_TIME, CV_NS, NULL, NULL},
 	{"delay", FAM_DOM_VCPU_DELAY, CV_NS, NULL, NULL},
 	{"slices", FAM_DOM_VCPU_SLICES, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+/* a vCPU's placement: read on the detail ticks only, held between */
+static const struct rule vcpu_place_rules[] = {
+	{"pcpu", FAM_DOM_VCPU_PCPU, CV_1, NULL, NULL},
+	{"allowed", FAM_DOM_VCPU_ALLOWED, CV_1, NULL, NULL},
+	{"allowed_first", FAM_DOM_VCPU_ALLOWED_FIRST, CV_1, NULL, NULL},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -224,6 +373,7 @@ static const struct {
 	const char *label;
 } vm_sub_rules[] = {
 	{VMS_G_VCPU, false, vcpu_rules, "vcpu"},
+	{VMS_G_VCPU, true, vcpu_place_rules, "vcpu"},
 	{VMS_G_VMLVVCPU, true, lv_vcpu_rules, "vcpu"},
 	{VMS_G_VMNET, false, vm_net_rules, "target_device"},
 	{VMS_G_VMBLOCK, true, vm_block_rules, "target_device"},
@@ -325,6 +475,9 @@ static int set(struct vms_mcol *o, const struct rule *r, int fam, int scale, dou
 	case CV_KIB:
 		o->mul = 1024;
 		break;
+	case CV_MIB:
+		o->mul = 1048576;
+		break;
 	}
 	o->labels = strdup(l->b);
 	return o->labels ? 1 : -ENOMEM;
@@ -342,7 +495,8 @@ static int map_perf(const char *field, struct lbuf *l, int fam_ev, int fam_en, i
 }
 
 /* A VM's column (group g of a VM). */
-static int map_vm(const struct vms_colid *id, const char *key, int scale, double user_hz, struct vms_mcol *out)
+static int map_vm(const struct vms_colid *id, const char *key, int scale, double user_hz, unsigned names,
+		  struct vms_mcol *out)
 {
 	struct lbuf l = {.n = 0};
 	const struct rule *r = NULL;
@@ -352,6 +506,12 @@ static int map_vm(const struct vms_colid *id, const char *key, int scale, double
 	label_z(&l, "domain", id->entity);
 	label_z(&l, "uuid", key ? key : "");
 	switch (id->group) {
+	case VMS_G_VMINTFBY: {
+		/* the field is the other VM's name */
+		static const struct rule by = {"", FAM_DOM_INTF_BY, CV_NS, NULL, NULL};
+		label_z(&l, "other", id->field);
+		return set(out, &by, FAM_DOM_INTF_BY, scale, user_hz, &l);
+	}
 	case VMS_G_VMPERF:
 		/* read every sources.perf.vm_interval: held between */
 		k = map_perf(id->field, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING, scale,
@@ -360,9 +520,9 @@ static int map_vm(const struct vms_colid *id, const char *key, int scale, double
 			out[j].hold = true;
 		return k;
 	default:
-		for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_sub_rules); i++)
-			if (vm_sub_rules[i].group == id->group) {
-				r = find_rule(vm_sub_rules[i].rules, id->field, strlen(id->field));
+		for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_sub_rules) && !r; i++)
+			if (vm_sub_rules[i].group == id->group &&
+			    (r = find_rule(vm_sub_rules[i].rules, id->field, strlen(id->field)))) {
 				hold = vm_sub_rules[i].hold;
 				label_z(&l, vm_sub_rules[i].label, id->sub);
 			}
@@ -374,23 +534,89 @@ static int map_vm(const struct vms_colid *id, const char *key, int scale, double
 	}
 	if (!r)
 		return 0;
+	if (r->fam == FAM_DOM_STATE && names == VMS_NAMES_CURRENT) {
+		/* one series per state, present while the VM is in it */
+		size_t n0 = l.n;
+		for (unsigned st = 0; st < VMS_NSTATES; st++) {
+			struct rule sr = *r;
+			sr.lname = "state_desc";
+			sr.lval = state_desc[st];
+			l.n = n0;
+			l.b[n0] = '\0';
+			memset(&out[st], 0, sizeof(out[st]));
+			k = set(&out[st], &sr, r->fam, scale, user_hz, &l);
+			if (k <= 0) {
+				for (unsigned j = 0; j < st; j++)
+					free(out[j].labels);
+				return k;
+			}
+			out[st].match = true;
+			out[st].hold = hold;
+			out[st].want = (uint8_t)st;
+		}
+		return (int)VMS_NSTATES;
+	}
 	k = set(out, r, r->fam, scale, user_hz, &l);
 	if (k <= 0)
 		return k;
 	out->hold = hold;
 	if (r->fam != FAM_DOM_SLOW_T)
 		return 1;
-	/* and its age at the frame's time */
-	out[1] = out[0];
-	out[1].fam = FAM_DOM_SLOW_AGE;
-	out[1].age = true;
-	out[1].labels = strdup(out->labels);
-	if (!out[1].labels) {
+	/* and its age at the frame's time, and whether it timed out */
+	for (int j = 1; j <= 2; j++) {
+		out[j] = out[0];
+		out[j].fam = j == 1 ? FAM_DOM_SLOW_AGE : FAM_DOM_TIMED_OUT;
+		out[j].age = j == 1;
+		out[j].timedout = j == 2;
+		out[j].labels = strdup(out->labels);
+		if (!out[j].labels) {
+			for (int i = 0; i < j; i++)
+				free(out[i].labels);
+			return -ENOMEM;
+		}
+	}
+	return 3;
+}
+
+/* node_exporter's vector label of node_softirqs_total (procfs' SoftIRQStat,
+ * collector/stat_linux.go): /proc/softirqs' name in lower case, IRQ_POLL as
+ * block_iopoll (its older name) */
+static const char *softirq_vector(const char *name)
+{
+	static const char *const map[][2] = {
+		{"HI", "hi"},         {"TIMER", "timer"},     {"NET_TX", "net_tx"},   {"NET_RX", "net_rx"},
+		{"BLOCK", "block"},   {"IRQ_POLL", "block_iopoll"}, {"TASKLET", "tasklet"}, {"SCHED", "sched"},
+		{"HRTIMER", "hrtimer"}, {"RCU", "rcu"},
+	};
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(map); i++)
+		if (!strcmp(name, map[i][0]))
+			return map[i][1];
+	return name;
+}
+
+/* vmstat.KEY: node_vmstat_KEY, a key that makes a valid metric name */
+static int map_vmstat(const struct vms_colid *id, int scale, double user_hz, struct vms_mcol *out)
+{
+	static const struct rule vs = {"", 0, CV_1, NULL, NULL};
+	struct lbuf l = {.n = 0};
+	const char *f = id->field;
+	size_t n = strlen(f);
+	if (!n || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((f[i] >= 'a' && f[i] <= 'z') || (f[i] >= 'A' && f[i] <= 'Z') || f[i] == '_' ||
+		      (i && f[i] >= '0' && f[i] <= '9')))
+			return 0;
+	int k = set(out, &vs, FAM_NODE_VMSTAT, scale, user_hz, &l);
+	if (k <= 0)
+		return k;
+	if (asprintf(&out->name, "node_vmstat_%s", f) < 0) {
+		out->name = NULL;
 		free(out->labels);
 		out->labels = NULL;
 		return -ENOMEM;
 	}
-	return 2;
+	return 1;
 }
 
 /* mem.FIELD: the node_memory_ family of that /proc/meminfo field
@@ -410,7 +636,8 @@ static int mem_family(const char *field)
 	return -1;
 }
 
-int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, double user_hz, struct vms_mcol *out)
+int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, double user_hz, unsigned names,
+		    struct vms_mcol *out)
 {
 	struct lbuf l = {.n = 0};
 	const struct rule *r;
@@ -424,6 +651,23 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 		    strcmp(host_rules[i].r.field, id->field) == 0)
 			return set(out, &host_rules[i].r, host_rules[i].r.fam, scale, user_hz, &l);
 	switch (id->group) {
+	case VMS_G_VMSTAT:
+		return map_vmstat(id, scale, user_hz, out);
+	case VMS_G_SOFTIRQ:
+	case VMS_G_INTR: {
+		static const struct rule one = {"", 0, CV_1, NULL, NULL};
+		bool all = strcmp(e, "all") == 0, soft = id->group == VMS_G_SOFTIRQ;
+		if (!all && !vms_all_digits(e, strlen(e)))
+			return 0;
+		if (!all)
+			label_z(&l, "cpu", e);
+		if (soft && all) {
+			label_z(&l, "vector", softirq_vector(id->field));
+			return set(out, &one, FAM_NODE_SOFTIRQS, scale, user_hz, &l);
+		}
+		label_z(&l, "type", id->field);
+		return set(out, &one, soft ? FAM_NODE_SOFTIRQS_CPU : all ? FAM_INTR_ALL : FAM_INTR_CPU, scale, user_hz, &l);
+	}
 	case VMS_G_MEM: {
 		static const struct rule mem = {"", 0, CV_1, NULL, NULL};
 		int fam = mem_family(id->field);
@@ -459,8 +703,9 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 		return map_perf(id->field, &l, FAM_PERF_EVENTS, FAM_PERF_ENABLED, FAM_PERF_RUNNING, scale, user_hz,
 				out);
 	}
-	if (id->group >= VMS_G_VM && id->group <= VMS_G_VMPERF)
-		return map_vm(id, key, scale, user_hz, out);
+	if ((id->group >= VMS_G_VM && id->group <= VMS_G_VMPERF) || id->group == VMS_G_VMINTF ||
+	    id->group == VMS_G_VMINTFBY)
+		return map_vm(id, key, scale, user_hz, names, out);
 	return 0;
 }
 
@@ -472,7 +717,7 @@ static const uint16_t meta_fam[VMS_MMETA_N] = {
 	[VMS_MMETA_MISSED] = FAM_MISSED_TICKS,   [VMS_MMETA_LOST] = FAM_LOST_FRAMES,
 	[VMS_MMETA_SELF_CPU] = FAM_SELF_CPU,     [VMS_MMETA_INTERVAL] = FAM_INTERVAL,
 	[VMS_MMETA_READ] = FAM_EXPORT_READ,      [VMS_MMETA_RMISSED] = FAM_EXPORT_MISSED,
-	[VMS_MMETA_UNMAPPED] = FAM_EXPORT_UNMAPPED,
+	[VMS_MMETA_UNMAPPED] = FAM_EXPORT_UNMAPPED,  [VMS_MMETA_FILTERED] = FAM_EXPORT_FILTERED,
 	[VMS_MMETA_SOURCE_UP] = FAM_EXPORT_UP,   [VMS_MMETA_FRAME_AGE] = FAM_EXPORT_AGE,
 	[VMS_MMETA_HOST_INFO] = FAM_HOST_INFO,
 	[VMS_MMETA_RW_FRAMES] = FAM_RW_FRAMES,   [VMS_MMETA_RW_SAMPLES] = FAM_RW_SAMPLES,
@@ -487,13 +732,66 @@ static int by_family(const void *a, const void *b)
 	const struct vms_mcol *x = a, *y = b;
 	if (x->fam != y->fam)
 		return x->fam < y->fam ? -1 : 1;
+	int c = strcmp(x->name ? x->name : "", y->name ? y->name : "");
+	if (c)
+		return c;
 	return x->col < y->col ? -1 : x->col > y->col;
+}
+
+const char *vms_mcol_name(const struct vms_metrics *m, const struct vms_mcol *s)
+{
+	return s->name ? s->name : vms_mfam_name(s->fam, m->names);
+}
+
+bool vms_mfam_glob_ok(const char *glob)
+{
+	if (!glob || !*glob)
+		return false;
+	for (const char *p = glob; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("_:*?[]!-", *p)))
+			return false;
+	return true;
+}
+
+/* Does glob g name the family called name (type t)? */
+static bool glob_fam(const char *g, const char *name, uint8_t t)
+{
+	if (fnmatch(g, name, 0) == 0)
+		return true;
+	if (t != VMS_MT_COUNTER)
+		return false;
+	char full[160];
+	snprintf(full, sizeof(full), "%s_total", name);
+	return fnmatch(g, full, 0) == 0;
+}
+
+/* Is sample s of m kept by the options? */
+static bool kept(const struct vms_metrics *m, const struct vms_mcol *s, const struct vms_mopts *o)
+{
+	if (!o)
+		return true;
+	const char *name = vms_mcol_name(m, s);
+	uint8_t t = vms_mfams[s->fam].type;
+	if (o->ninclude) {
+		bool in = false;
+		for (unsigned i = 0; i < o->ninclude && !in; i++)
+			in = glob_fam(o->include[i], name, t);
+		if (!in)
+			return false;
+	}
+	for (unsigned i = 0; i < o->nexclude; i++)
+		if (glob_fam(o->exclude[i], name, t))
+			return false;
+	return true;
 }
 
 void vms_metrics_free(struct vms_metrics *m)
 {
-	for (uint32_t i = 0; i < m->nm; i++)
+	for (uint32_t i = 0; i < m->nm; i++) {
 		free(m->m[i].labels);
+		free(m->m[i].name);
+	}
 	free(m->m);
 	memset(m, 0, sizeof(*m));
 }
@@ -519,14 +817,38 @@ static char *host_labels(const struct vms_reader *r)
 	return strdup(l.b);
 }
 
-int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz)
+int vms_metrics_copy(struct vms_metrics *dst, const struct vms_metrics *src)
+{
+	*dst = *src;
+	dst->nm = 0;
+	dst->m = malloc((size_t)(src->nm ? src->nm : 1) * sizeof(*dst->m));
+	if (!dst->m)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < src->nm; k++) {
+		struct vms_mcol *o = &dst->m[k];
+		*o = src->m[k];
+		o->labels = strdup(src->m[k].labels);
+		o->name = src->m[k].name ? strdup(src->m[k].name) : NULL;
+		if (!o->labels || (src->m[k].name && !o->name)) {
+			free(o->labels);
+			free(o->name);
+			return -ENOMEM;
+		}
+		dst->nm = k + 1;
+	}
+	return 0;
+}
+
+int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz,
+		      const struct vms_mopts *opts)
 {
 	uint32_t n = vms_reader_ncols(r);
 	memset(m, 0, sizeof(*m));
-	m->m = calloc((size_t)n * 2 + VMS_MMETA_N, sizeof(*m->m));
+	m->m = calloc((size_t)n * VMS_MMAP_MAX + VMS_MMETA_N, sizeof(*m->m));
 	if (!m->m)
 		return -ENOMEM;
 	m->ncols = n;
+	m->names = opts ? opts->names : VMS_NAMES_CURRENT;
 	for (uint32_t i = 0; i < n; i++) {
 		struct vms_reader_col c;
 		struct vms_reader_colid ci;
@@ -535,20 +857,44 @@ int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double 
 		unsigned g = vms_catalog_group(ci.group, strlen(ci.group));
 		const struct vms_colid id = {(uint8_t)g, (uint16_t)vms_catalog_field(g, ci.field), ci.entity, ci.sub,
 					     ci.field};
-		int k = vms_metrics_map(&id, c.key, c.scale, user_hz, &m->m[m->nm]);
+		int k = vms_metrics_map(&id, c.key, c.scale, user_hz, m->names, &m->m[m->nm]);
 		if (k < 0) {
 			vms_metrics_free(m);
 			return k;
 		}
 		if (k == 0)
 			m->unmapped++;
-		for (int j = 0; j < k; j++)
-			m->m[m->nm++].col = i;
+		/* --no-per-cpu: the CPUs' own series go, cpu.all's stay */
+		bool per_cpu = opts && opts->no_per_cpu &&
+			       (g == VMS_G_CPU || g == VMS_G_PERF || g == VMS_G_INTR || g == VMS_G_SOFTIRQ) &&
+			       strcmp(ci.entity, "all") != 0;
+		uint32_t keep = m->nm;
+		for (int j = 0; j < k; j++) {
+			struct vms_mcol *o = &m->m[m->nm + (uint32_t)j];
+			o->col = i;
+			if (per_cpu || !kept(m, o, opts)) {
+				m->filtered++;
+				free(o->labels);
+				free(o->name);
+				memset(o, 0, sizeof(*o));
+				continue;
+			}
+			if (o != &m->m[keep]) {
+				m->m[keep] = *o;
+				memset(o, 0, sizeof(*o));
+			}
+			keep++;
+		}
+		m->nm = keep;
 	}
 	for (unsigned k = 0; k < VMS_MMETA_N; k++) {
 		struct vms_mcol *o = &m->m[m->nm];
 		o->col = VMS_MCOL_META | k;
 		o->fam = meta_fam[k];
+		if (!kept(m, o, opts)) {
+			memset(o, 0, sizeof(*o));
+			continue;
+		}
 		o->mul = 1;
 		o->div = (k == VMS_MMETA_TIME || k == VMS_MMETA_LATE || k == VMS_MMETA_SELF_CPU ||
 			  k == VMS_MMETA_INTERVAL || k == VMS_MMETA_FRAME_AGE) ? 1e9 : 1;
@@ -594,7 +940,7 @@ void vms_mstate_free(struct vms_mstate *st)
 static int new_schema(struct vms_mstate *st, const struct vms_reader *r)
 {
 	struct vms_metrics m;
-	int e = vms_metrics_build(&m, r, st->user_hz);
+	int e = vms_metrics_build(&m, r, st->user_hz, &st->opts);
 	if (e < 0)
 		return e;
 	uint32_t n = m.ncols, alloc = n ? n : 1;
@@ -670,6 +1016,7 @@ void vms_mstate_reader(struct vms_mstate *st, const struct vms_reader *r)
 	st->meta[VMS_MMETA_READ] = st->frames;
 	st->meta[VMS_MMETA_RMISSED] = vms_reader_missed(r);
 	st->meta[VMS_MMETA_UNMAPPED] = st->m.unmapped;
+	st->meta[VMS_MMETA_FILTERED] = st->m.filtered;
 }
 
 /* ---- exposition ------------------------------------------------------------- */
@@ -759,6 +1106,57 @@ static void put_double(struct vms_mbuf *b, double v)
 	puts_(b, tmp);
 }
 
+int vms_metrics_list(const struct vms_reader *r, double user_hz, const struct vms_mopts *o, struct vms_mbuf *out)
+{
+	struct vms_metrics m;
+	int e = vms_metrics_build(&m, r, user_hz, o);
+	if (e < 0)
+		return e;
+	uint32_t n = vms_reader_ncols(r);
+	for (uint32_t i = 0; i < n; i++) {
+		struct vms_reader_col c;
+		struct vms_reader_colid ci;
+		if (vms_reader_col_info(r, i, &c) < 0 || vms_reader_col_id(r, i, &ci) < 0)
+			continue;
+		bool any = false;
+		for (uint32_t k = 0; k < m.nm; k++) {
+			const struct vms_mcol *s = &m.m[k];
+			if (s->col != i)
+				continue;
+			const char *nm = vms_mcol_name(&m, s);
+			putf(out, "%s\t", c.name);
+			puts_(out, nm);
+			puts_(out, vms_mfams[s->fam].type == VMS_MT_COUNTER ? "_total{" : "{");
+			puts_(out, s->labels);
+			puts_(out, "}\n");
+			any = true;
+		}
+		if (any)
+			continue;
+		unsigned g = vms_catalog_group(ci.group, strlen(ci.group));
+		const struct vms_colid id = {(uint8_t)g, (uint16_t)vms_catalog_field(g, ci.field), ci.entity, ci.sub,
+					     ci.field};
+		struct vms_mcol tmp[VMS_MMAP_MAX];
+		int k = vms_metrics_map(&id, c.key, c.scale, user_hz, m.names, tmp);
+		for (int j = 0; j < k; j++) {
+			free(tmp[j].labels);
+			free(tmp[j].name);
+		}
+		const struct vms_mexcl *x = k > 0 ? NULL : vms_metrics_excluded(&id);
+		puts_(out, c.name);
+		if (k > 0)
+			puts_(out, "\t-\tfiltered\n");
+		else if (x) {
+			puts_(out, "\t-\texcluded: ");
+			puts_(out, x->why);
+			puts_(out, "\n");
+		} else
+			puts_(out, "\t-\tunmapped\n");
+	}
+	vms_metrics_free(&m);
+	return out->oom ? -ENOMEM : 0;
+}
+
 double vms_mcol_value(const struct vms_mcol *s, const uint64_t *v, const uint64_t *meta)
 {
 	if (!(s->col & VMS_MCOL_META) && !v)
@@ -766,11 +1164,16 @@ double vms_mcol_value(const struct vms_mcol *s, const uint64_t *v, const uint64_
 	uint64_t raw = s->col & VMS_MCOL_META ? meta[s->col & ~VMS_MCOL_META] : v[s->col];
 	if (raw == VMS_NONE)
 		return NAN;
-	if (s->age) {
+	if (s->match && raw != s->want)
+		return NAN; /* another state's series */
+	if (s->age || s->timedout) {
 		uint64_t t = meta[VMS_MMETA_TIME];
 		if (t == VMS_NONE)
 			return NAN;
-		return ((double)t - (double)raw) / 1e9;
+		double age = ((double)t - (double)raw) / 1e9;
+		if (s->timedout)
+			return age > VMS_SLOW_TIMEOUT_S ? 1 : 0;
+		return age;
 	}
 	return (double)raw * s->mul / s->div;
 }
@@ -813,8 +1216,10 @@ int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uin
 	for (uint32_t i = 0; i < m->nm;) {
 		uint32_t j = i;
 		const struct vms_mfam *f = &vms_mfams[m->m[i].fam];
+		const char *fname = vms_mcol_name(m, &m->m[i]);
 		bool counter = f->type == VMS_MT_COUNTER, any = false;
-		for (; j < m->nm && m->m[j].fam == m->m[i].fam; j++) {
+		const char *tname = counter ? "counter" : f->type == VMS_MT_GAUGE ? "gauge" : om ? "unknown" : "untyped";
+		for (; j < m->nm && m->m[j].fam == m->m[i].fam && !strcmp(vms_mcol_name(m, &m->m[j]), fname); j++) {
 			const struct vms_mcol *s = &m->m[j];
 			double x = vms_mcol_value(s, v, meta);
 			if (isnan(x))
@@ -823,16 +1228,15 @@ int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uin
 				/* OpenMetrics names the counter family without _total;
 				 * 0.0.4 names it as its samples */
 				const char *sfx = counter && !om ? "_total" : "";
-				putf(out, "# HELP %s%s ", f->name, sfx);
+				putf(out, "# HELP %s%s ", fname, sfx);
 				put_help(out, f->help, om);
-				putf(out, "\n# TYPE %s%s %s\n", f->name, sfx, counter ? "counter" : "gauge");
-				size_t nl = strlen(f->name), ul = strlen(f->unit);
-				if (om && ul && nl > ul && f->name[nl - ul - 1] == '_' &&
-				    strcmp(f->name + nl - ul, f->unit) == 0)
-					putf(out, "# UNIT %s %s\n", f->name, f->unit);
+				putf(out, "\n# TYPE %s%s %s\n", fname, sfx, tname);
+				size_t nl = strlen(fname), ul = strlen(f->unit);
+				if (om && ul && nl > ul && fname[nl - ul - 1] == '_' && strcmp(fname + nl - ul, f->unit) == 0)
+					putf(out, "# UNIT %s %s\n", fname, f->unit);
 				any = true;
 			}
-			puts_(out, f->name);
+			puts_(out, fname);
 			if (counter)
 				puts_(out, "_total");
 			if (s->labels[0]) {
@@ -842,7 +1246,7 @@ int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uin
 			}
 			puts_(out, " ");
 			uint64_t raw = s->col & VMS_MCOL_META ? meta[s->col & ~VMS_MCOL_META] : v[s->col];
-			if (!s->age && s->mul == 1 && s->div == 1)
+			if (!s->age && !s->timedout && s->mul == 1 && s->div == 1)
 				putf(out, "%llu", (unsigned long long)raw);
 			else
 				put_double(out, x);

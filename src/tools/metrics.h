@@ -29,6 +29,7 @@ struct vms_reader;
 enum vms_mtype {
 	VMS_MT_COUNTER = 1, /* name without "_total"; samples get it */
 	VMS_MT_GAUGE = 2,
+	VMS_MT_UNTYPED = 3, /* as node_exporter's vmstat: untyped (OpenMetrics unknown), no suffix */
 };
 
 struct vms_mfam {
@@ -52,9 +53,36 @@ struct vms_mcol {
 	uint16_t fam;
 	bool hold;      /* a slow value: the last known one stands until the next */
 	bool age;       /* the value is (frame time - raw) / 1e9: an age in seconds */
+	bool timedout;  /* the value is 1 when that age is over VMS_SLOW_TIMEOUT_S, else 0 */
+	bool match;     /* present only while raw == want (one series per state) */
+	uint8_t want;
 	double mul, div;
 	char *labels;   /* 'k="v",k2="v2"', escaped; "" for none */
+	char *name;     /* the family's name for this sample (node_vmstat_KEY), or NULL */
 };
+
+/* libvirt_domain_timed_out: the slow values are older than this (3 times
+ * the default sources.libvirt.refresh) */
+#define VMS_SLOW_TIMEOUT_S 180
+
+/* What export exposes: the name set, and the families kept. */
+enum vms_names {
+	VMS_NAMES_CURRENT = 0, /* node_exporter >= 1.9, the maintained libvirt exporter (2023 on) */
+	VMS_NAMES_LEGACY = 1,  /* vmsampler 1.x's: node_exporter 1.5, kumina's libvirt exporter */
+};
+struct vms_mopts {
+	uint8_t names;              /* enum vms_names */
+	bool no_per_cpu;            /* leave out the per-CPU series (the all-CPU ones stay) */
+	const char *const *include; /* family globs: only these (none: all) */
+	unsigned ninclude;
+	const char *const *exclude; /* family globs: not these */
+	unsigned nexclude;
+};
+
+/* The name of family fam in a name set. */
+const char *vms_mfam_name(unsigned fam, unsigned names);
+/* Does a glob name a family?  (Its name, or a counter's with _total.) */
+bool vms_mfam_glob_ok(const char *glob);
 
 #define VMS_MCOL_META 0x80000000u
 
@@ -72,6 +100,7 @@ enum vms_mmeta {
 	VMS_MMETA_READ,        /* frames the exporter read */
 	VMS_MMETA_RMISSED,     /* frames the exporter missed (overwritten in the ring) */
 	VMS_MMETA_UNMAPPED,    /* columns of the schema no family takes */
+	VMS_MMETA_FILTERED,    /* samples the options left out */
 	/* export's judgement of its input (VMS_NONE where not judged) */
 	VMS_MMETA_SOURCE_UP,   /* 1 frames come, 0 none for a while (stale) */
 	VMS_MMETA_FRAME_AGE,   /* ns since the newest frame's time */
@@ -94,14 +123,21 @@ struct vms_metrics {
 	uint32_t nm;
 	uint32_t ncols;     /* the schema's columns */
 	uint32_t unmapped;  /* columns left out (no family knows them) */
+	uint32_t filtered;  /* samples left out by the options (--include, --exclude, --no-per-cpu) */
+	uint8_t names;      /* enum vms_names */
 };
+
+/* The exposed family name of sample s of m. */
+const char *vms_mcol_name(const struct vms_metrics *m, const struct vms_mcol *s);
 
 struct vms_colid;
 /* Map one column (its identity, entity key and scale as in the schema) to
- * *out (labels allocated): 1 mapped, 0 not mapped, -ENOMEM.  A column
- * that yields two samples (vm.NAME.slow_t: a time and an age) gives the
- * second in out[1] (out must have room for 2) and returns 2. */
-int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, double user_hz,
+ * out[] (labels allocated) in name set `names`: the number of samples (0:
+ * not mapped), or -ENOMEM.  A column may yield several (vm.NAME.slow_t: a
+ * time, an age and the timed-out flag; vm.NAME.state: one per state):
+ * out must have room for VMS_MMAP_MAX. */
+#define VMS_MMAP_MAX 8
+int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, double user_hz, unsigned names,
 		    struct vms_mcol *out);
 /* A Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*, metric) or label
  * name ([a-zA-Z_][a-zA-Z0-9_]*); names starting with "__" are reserved
@@ -120,9 +156,28 @@ static inline bool vms_mname_ok(const char *s, bool metric)
 	}
 	return true;
 }
-/* The samples of the reader's current schema: 0 or -ENOMEM. */
-int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz);
+/* The i-th family renamed in --names legacy: its legacy name and *fam, or NULL. */
+const char *vms_metrics_legacy_name(unsigned i, unsigned *fam);
+/* The samples of the reader's current schema (opts NULL: the defaults):
+ * 0 or -ENOMEM. */
+int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz,
+		      const struct vms_mopts *opts);
+
+/* Columns no family takes on purpose: group, field ("" every field of the
+ * group), why.  vmsampler(1) EXPORT lists them; the coverage test checks
+ * that every other column of a run maps to a family. */
+struct vms_mexcl {
+	uint8_t group;
+	const char *field;
+	const char *why;
+};
+extern const struct vms_mexcl vms_mexcl[];
+extern const unsigned vms_nmexcl;
+/* The exclusion entry of an identity, or NULL. */
+const struct vms_mexcl *vms_metrics_excluded(const struct vms_colid *id);
 void vms_metrics_free(struct vms_metrics *m);
+/* A deep copy (labels and names): 0, or -ENOMEM with *dst freeable. */
+int vms_metrics_copy(struct vms_metrics *dst, const struct vms_metrics *src);
 
 /* Following a stream frame by frame (what an exporter keeps): the samples
  * of the current schema, the values with the slow ones held (a sample
@@ -139,6 +194,7 @@ struct vms_mstate {
 	uint64_t frames;    /* taken */
 	bool fresh;         /* m is new since the caller last cleared it */
 	double user_hz;
+	struct vms_mopts opts; /* set after vms_mstate_init (zero: the defaults) */
 };
 void vms_mstate_init(struct vms_mstate *st, double user_hz);
 /* Take the reader's current frame: 0 or -ENOMEM. */
@@ -174,6 +230,12 @@ enum vms_expo vms_expo_negotiate(const char *accept);
  * family that has a sample; OpenMetrics ends with "# EOF".  0 or -ENOMEM. */
 int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uint64_t *meta,
 		       enum vms_expo fmt, bool stamp, struct vms_mbuf *out);
+
+/* What export makes of each column of the reader's current schema, one
+ * line each: "COLUMN\tFAMILY{LABELS}" per sample, "COLUMN\t-\tfiltered"
+ * (the options left it out), "COLUMN\t-\texcluded: WHY" (vms_mexcl) or
+ * "COLUMN\t-\tunmapped".  0 or -ENOMEM. */
+int vms_metrics_list(const struct vms_reader *r, double user_hz, const struct vms_mopts *o, struct vms_mbuf *out);
 
 /* The value of sample s as the exposition prints it (NAN: absent). */
 double vms_mcol_value(const struct vms_mcol *s, const uint64_t *v, const uint64_t *meta);

@@ -23,6 +23,16 @@ F(NODE_FORKS, "node_forks", COUNTER, "", "",
   "Total number of forks.", "stat.processes")
 F(SOFTIRQS, "vmsampler_softirqs", COUNTER, "", "",
   "Total number of softirqs serviced, all vectors (the softirq line of /proc/stat).", "stat.softirq")
+/* ---- /proc/softirqs and /proc/interrupts (the irq source) ---- */
+F(NODE_SOFTIRQS, "node_softirqs", COUNTER, "", "vector",
+  "Number of softirq calls.", "softirq.all.VECTOR (vector: node_exporter's lower-case name, IRQ_POLL block_iopoll)")
+F(NODE_SOFTIRQS_CPU, "node_softirqs_functions", COUNTER, "", "cpu,type",
+  "Softirq counts per CPU.", "softirq.N.VECTOR")
+F(INTR_ALL, "vmsampler_interrupts_all", COUNTER, "", "type",
+  "Interrupts of one vector on every CPU (/proc/interrupts; type: the line's name, sum: every vector).",
+  "intr.all.VECTOR, intr.all.sum")
+F(INTR_CPU, "vmsampler_interrupts", COUNTER, "", "cpu,type",
+  "Interrupts of one vector on one CPU (/proc/interrupts; type sum: every vector).", "intr.N.VECTOR, intr.N.sum")
 F(NODE_PROCS_RUNNING, "node_procs_running", GAUGE, "", "",
   "Number of processes in runnable state.", "stat.procs_running")
 F(NODE_PROCS_BLOCKED, "node_procs_blocked", GAUGE, "", "",
@@ -49,7 +59,7 @@ F(NODE_PSI_MEM_SOME, "node_pressure_memory_waiting_seconds", COUNTER, "seconds",
   "Total time in seconds that processes have waited for memory", "psi.memory.some.total / 1e6")
 F(NODE_PSI_MEM_FULL, "node_pressure_memory_stalled_seconds", COUNTER, "seconds", "",
   "Total time in seconds no process could make progress due to memory congestion", "psi.memory.full.total / 1e6")
-F(PSI_IRQ_FULL, "vmsampler_pressure_irq_stalled_seconds", COUNTER, "seconds", "",
+F(PSI_IRQ_FULL, "node_pressure_irq_stalled_seconds", COUNTER, "seconds", "",
   "Total time in seconds no process could run because the CPU was busy with interrupts (PSI irq full).",
   "psi.irq.full.total / 1e6")
 /* ---- /proc/meminfo: node_exporter's meminfo collector, every field a
@@ -127,6 +137,10 @@ MEMN(HugePages_Rsvd)
 MEMN(HugePages_Surp)
 #undef MEMB
 #undef MEMN
+/* ---- /proc/vmstat: node_exporter's vmstat collector, node_vmstat_KEY
+ * (untyped, no suffix) for every key the vmstat source reads ---- */
+F(NODE_VMSTAT, "node_vmstat", UNTYPED, "", "",
+  "/proc/vmstat information field KEY (the family is node_vmstat_KEY).", "vmstat.KEY")
 /* ---- /proc/diskstats ---- */
 F(DISK_RD_IOS, "node_disk_reads_completed", COUNTER, "", "device",
   "The total number of reads completed successfully.", "disk.DEV.rd_ios")
@@ -210,15 +224,15 @@ F(PERF_ALL_ENABLED, "vmsampler_perf_all_time_enabled_seconds", COUNTER, "seconds
 F(PERF_ALL_RUNNING, "vmsampler_perf_all_time_running_seconds", COUNTER, "seconds", "group",
   "Time the CPUs' perf_event groups were counting, summed.", "perf.all.[tp_|hw_]time_running / 1e9")
 /* ---- libvirt, per host ---- */
-F(DOMAINS, "libvirt_domains_number", GAUGE, "", "",
+F(DOMAINS, "libvirt_domains", GAUGE, "", "",
   "Number of domains.", "virt.domains (running VMs in the frame)")
 F(LV_CONNECTED, "vmsampler_libvirt_connected", GAUGE, "", "",
   "1 while vmsampler's agent is connected to libvirt, else 0.", "virt.connected")
 F(LV_RESTARTS, "vmsampler_libvirt_agent_restarts", COUNTER, "", "",
   "Times vmsampler's libvirt agent was restarted.", "virt.agent_restarts")
 /* ---- per VM: labels domain (vmsampler's column name of the VM) and uuid ---- */
-F(DOM_STATE, "libvirt_domain_state_code", GAUGE, "", "domain,uuid",
-  "State of the domain.", "vm.NAME.state")
+F(DOM_STATE, "libvirt_domain_info_state", GAUGE, "", "domain,uuid,state_desc",
+  "Code of the domain state (one series, the current state's, with its description).", "vm.NAME.state")
 F(DOM_PATH, "vmsampler_domain_value_path", GAUGE, "", "domain,uuid",
   "Where the VM's values of this frame came from (bits, see vmsampler(1) vm.NAME.path).", "vm.NAME.path")
 F(DOM_CPU, "libvirt_domain_info_cpu_time_seconds", COUNTER, "seconds", "domain,uuid",
@@ -232,6 +246,19 @@ F(DOM_VCPU_TIME, "libvirt_domain_vcpu_time_seconds", COUNTER, "seconds", "domain
 F(DOM_VCPU_DELAY, "libvirt_domain_vcpu_delay_seconds", COUNTER, "seconds", "domain,uuid,vcpu",
   "Time the vcpu thread was enqueued by the host scheduler, but was waiting in the queue instead of running.",
   "vm.NAME.vcpuK.delay / 1e9")
+F(DOM_VCPU_PCPU, "vmsampler_domain_vcpu_cpu", GAUGE, "", "domain,uuid,vcpu",
+  "Host CPU the vCPU thread last ran on.", "vm.NAME.vcpuK.pcpu (held)")
+F(DOM_VCPU_ALLOWED, "vmsampler_domain_vcpu_allowed_cpus", GAUGE, "", "domain,uuid,vcpu",
+  "Host CPUs the vCPU thread's affinity allows (1: pinned).", "vm.NAME.vcpuK.allowed (held)")
+F(DOM_VCPU_ALLOWED_FIRST, "vmsampler_domain_vcpu_allowed_first_cpu", GAUGE, "", "domain,uuid,vcpu",
+  "Lowest host CPU the vCPU thread's affinity allows.", "vm.NAME.vcpuK.allowed_first (held)")
+F(DOM_INTF_WAIT, "vmsampler_domain_interference_wait_seconds", COUNTER, "seconds", "domain,uuid",
+  "Run delay of the domain's vCPUs the interference program saw.", "vm.NAME.intf.wait / 1e9")
+F(DOM_INTF_BEHIND, "vmsampler_domain_interference_seconds", COUNTER, "seconds", "domain,uuid,behind",
+  "Of that wait, the time behind other VMs, the VM's own threads, host processes, the kernel, or not placed.",
+  "vm.NAME.intf.{vms,own,host,kernel,unknown} / 1e9")
+F(DOM_INTF_BY, "vmsampler_domain_interference_by_vm_seconds", COUNTER, "seconds", "domain,uuid,other",
+  "Of that wait, the time behind one other VM (other: its name).", "vm.NAME.intf.by.OTHER / 1e9")
 F(DOM_VCPU_SLICES, "vmsampler_domain_vcpu_slices", COUNTER, "", "domain,uuid,vcpu",
   "Time slices the vCPU thread ran (its schedstat).", "vm.NAME.vcpuK.slices")
 F(DOM_NET_RX_BYTES, "libvirt_domain_interface_stats_receive_bytes", COUNTER, "bytes",
@@ -292,16 +319,16 @@ F(DOM_AVAILABLE, "libvirt_domain_memory_stats_available_bytes", GAUGE, "bytes", 
 F(DOM_USABLE, "libvirt_domain_memory_stats_usable_bytes", GAUGE, "bytes", "domain,uuid",
   "How much the balloon can be inflated without pushing the guest system to swap.",
   "vm.NAME.balloon.usable * 1024 (held)")
-F(DOM_LAST_UPDATE, "vmsampler_domain_memory_stats_last_update_timestamp_seconds", GAUGE, "seconds",
+F(DOM_LAST_UPDATE, "libvirt_domain_memory_stats_last_update_timestamp_seconds", GAUGE, "seconds",
   "domain,uuid", "When the guest last updated its balloon statistics, seconds since the epoch.",
   "vm.NAME.balloon.last_update (held)")
-F(DOM_DISK_CACHES, "libvirt_domain_memory_stats_disk_cache_bytes", GAUGE, "bytes", "domain,uuid",
+F(DOM_DISK_CACHES, "libvirt_domain_memory_stats_disk_caches_bytes", GAUGE, "bytes", "domain,uuid",
   "The amount of memory that can be quickly reclaimed without additional I/O.",
   "vm.NAME.balloon.disk_caches * 1024 (held)")
-F(DOM_HUGETLB_ALLOC, "vmsampler_domain_memory_stats_hugetlb_pgalloc", COUNTER, "", "domain,uuid",
+F(DOM_HUGETLB_ALLOC, "libvirt_domain_memory_stats_hugetlb_pgalloc", COUNTER, "", "domain,uuid",
   "Successful huge page allocations in the guest (balloon hugetlb_pgalloc).",
   "vm.NAME.balloon.hugetlb_pgalloc (held)")
-F(DOM_HUGETLB_FAIL, "vmsampler_domain_memory_stats_hugetlb_pgfail", COUNTER, "", "domain,uuid",
+F(DOM_HUGETLB_FAIL, "libvirt_domain_memory_stats_hugetlb_pgfail", COUNTER, "", "domain,uuid",
   "Failed huge page allocations in the guest (balloon hugetlb_pgfail).",
   "vm.NAME.balloon.hugetlb_pgfail (held)")
 F(DOM_BALLOON_RSS, "vmsampler_domain_balloon_rss_bytes", GAUGE, "bytes", "domain,uuid",
@@ -311,17 +338,17 @@ F(DOM_BLK_RD_REQS, "libvirt_domain_block_stats_read_requests", COUNTER, "", "dom
   "Number of read requests from a block device.", "vm.NAME.block.DEV.rd_reqs (held)")
 F(DOM_BLK_RD_BYTES, "libvirt_domain_block_stats_read_bytes", COUNTER, "bytes", "domain,uuid,target_device",
   "Number of bytes read from a block device, in bytes.", "vm.NAME.block.DEV.rd_bytes (held)")
-F(DOM_BLK_RD_TIME, "libvirt_domain_block_stats_read_seconds", COUNTER, "seconds", "domain,uuid,target_device",
+F(DOM_BLK_RD_TIME, "libvirt_domain_block_stats_read_time_seconds", COUNTER, "seconds", "domain,uuid,target_device",
   "Amount of time spent reading from a block device, in seconds.", "vm.NAME.block.DEV.rd_times / 1e9 (held)")
 F(DOM_BLK_WR_REQS, "libvirt_domain_block_stats_write_requests", COUNTER, "", "domain,uuid,target_device",
   "Number of write requests from a block device.", "vm.NAME.block.DEV.wr_reqs (held)")
 F(DOM_BLK_WR_BYTES, "libvirt_domain_block_stats_write_bytes", COUNTER, "bytes", "domain,uuid,target_device",
   "Number of bytes written from a block device, in bytes.", "vm.NAME.block.DEV.wr_bytes (held)")
-F(DOM_BLK_WR_TIME, "libvirt_domain_block_stats_write_seconds", COUNTER, "seconds", "domain,uuid,target_device",
+F(DOM_BLK_WR_TIME, "libvirt_domain_block_stats_write_time_seconds", COUNTER, "seconds", "domain,uuid,target_device",
   "Amount of time spent writing from a block device, in seconds.", "vm.NAME.block.DEV.wr_times / 1e9 (held)")
 F(DOM_BLK_FL_REQS, "libvirt_domain_block_stats_flush_requests", COUNTER, "", "domain,uuid,target_device",
   "Number of flush requests from a block device.", "vm.NAME.block.DEV.fl_reqs (held)")
-F(DOM_BLK_FL_TIME, "libvirt_domain_block_stats_flush_seconds", COUNTER, "seconds", "domain,uuid,target_device",
+F(DOM_BLK_FL_TIME, "libvirt_domain_block_stats_flush_time_seconds", COUNTER, "seconds", "domain,uuid,target_device",
   "Amount of time spent flushing of a block device, in seconds.", "vm.NAME.block.DEV.fl_times / 1e9 (held)")
 F(DOM_BLK_ALLOC, "libvirt_domain_block_stats_allocation", GAUGE, "", "domain,uuid,target_device",
   "Offset of the highest written sector on a block device.", "vm.NAME.block.DEV.allocation (held)")
@@ -345,6 +372,116 @@ F(DOM_SLOW_T, "vmsampler_domain_slow_timestamp_seconds", GAUGE, "seconds", "doma
 F(DOM_SLOW_AGE, "vmsampler_domain_slow_age_seconds", GAUGE, "seconds", "domain,uuid",
   "Age of the domain's slow values (balloon, block) at the frame's time.",
   "frame time - vm.NAME.slow_t (held), / 1e9")
+F(DOM_TIMED_OUT, "libvirt_domain_timed_out", GAUGE, "", "domain,uuid",
+  "1 while the domain's slow values (balloon, block) are older than 180 s (libvirt did not answer for them), else 0.",
+  "frame time - vm.NAME.slow_t (held) > 180 s")
+/* ---- a VM's cgroup: limits and throttling every tick, memory and
+ * pressure every sources.libvirt.detail_interval (held) ---- */
+F(CG_CPU_QUOTA, "vmsampler_domain_cgroup_cpu_quota_seconds", GAUGE, "seconds", "domain,uuid",
+  "CPU time the domain's cgroup may use per period (cpu.max); absent when unlimited.", "vm.NAME.cg.cpu_quota_us / 1e6")
+F(CG_CPU_PERIOD, "vmsampler_domain_cgroup_cpu_period_seconds", GAUGE, "seconds", "domain,uuid",
+  "The domain's cgroup CPU period (cpu.max).", "vm.NAME.cg.cpu_period_us / 1e6")
+F(CG_CPU_WEIGHT, "vmsampler_domain_cgroup_cpu_weight", GAUGE, "", "domain,uuid",
+  "CPU weight of the domain's cgroup (cpu.weight).", "vm.NAME.cg.cpu_weight")
+F(CG_CPU_SHARES, "vmsampler_domain_cgroup_cpu_shares", GAUGE, "", "domain,uuid",
+  "CPU shares of the domain's cgroup (cgroup v1 cpu.shares).", "vm.NAME.cg.cpu_shares")
+F(CG_PERIODS, "vmsampler_domain_cgroup_cpu_periods", COUNTER, "", "domain,uuid",
+  "Enforcement periods elapsed in the domain's cgroup (cpu.stat nr_periods).", "vm.NAME.cg.nr_periods")
+F(CG_THROTTLED_PERIODS, "vmsampler_domain_cgroup_cpu_throttled_periods", COUNTER, "", "domain,uuid",
+  "Periods in which the domain's cgroup was throttled (cpu.stat nr_throttled).", "vm.NAME.cg.nr_throttled")
+F(CG_THROTTLED, "vmsampler_domain_cgroup_cpu_throttled_seconds", COUNTER, "seconds", "domain,uuid",
+  "Time the domain's cgroup was throttled (cpu.stat throttled_usec).", "vm.NAME.cg.throttled / 1e9")
+F(CG_MEM_MAX, "vmsampler_domain_cgroup_memory_max_bytes", GAUGE, "bytes", "domain,uuid",
+  "Memory limit of the domain's cgroup (memory.max).", "vm.NAME.cg.mem_max")
+F(CG_MEM_HIGH, "vmsampler_domain_cgroup_memory_high_bytes", GAUGE, "bytes", "domain,uuid",
+  "Memory throttling threshold of the domain's cgroup (memory.high).", "vm.NAME.cg.mem_high")
+F(CG_MEM_EVENTS, "vmsampler_domain_cgroup_memory_events", COUNTER, "", "domain,uuid,event",
+  "Memory events of the domain's cgroup (memory.events: high, max, oom, oom_kill).",
+  "vm.NAME.cg.ev_{high,max,oom,oom_kill} (held)")
+F(CG_ANON, "vmsampler_domain_cgroup_memory_anon_bytes", GAUGE, "bytes", "domain,uuid",
+  "Anonymous memory of the domain's cgroup (memory.stat anon).", "vm.NAME.cg.anon (held)")
+F(CG_FILE, "vmsampler_domain_cgroup_memory_file_bytes", GAUGE, "bytes", "domain,uuid",
+  "Page cache of the domain's cgroup (memory.stat file).", "vm.NAME.cg.file (held)")
+F(CG_SWAP, "vmsampler_domain_cgroup_memory_swap_bytes", GAUGE, "bytes", "domain,uuid",
+  "Swap used by the domain's cgroup (memory.swap.current).", "vm.NAME.cg.swap (held)")
+F(CG_PGMAJFAULT, "vmsampler_domain_cgroup_memory_pgmajfault", COUNTER, "", "domain,uuid",
+  "Major page faults in the domain's cgroup (memory.stat pgmajfault).", "vm.NAME.cg.pgmajfault (held)")
+F(CG_PSI_CPU_SOME, "vmsampler_domain_pressure_cpu_waiting_seconds", COUNTER, "seconds", "domain,uuid",
+  "Time some of the domain's tasks waited for a CPU (its cgroup's cpu.pressure some).",
+  "vm.NAME.cg.psi.cpu.some.total / 1e6 (held)")
+F(CG_PSI_CPU_FULL, "vmsampler_domain_pressure_cpu_stalled_seconds", COUNTER, "seconds", "domain,uuid",
+  "Time all of the domain's tasks waited for a CPU (cpu.pressure full).", "vm.NAME.cg.psi.cpu.full.total / 1e6 (held)")
+F(CG_PSI_MEM_SOME, "vmsampler_domain_pressure_memory_waiting_seconds", COUNTER, "seconds", "domain,uuid",
+  "Time some of the domain's tasks waited for memory (memory.pressure some).",
+  "vm.NAME.cg.psi.memory.some.total / 1e6 (held)")
+F(CG_PSI_MEM_FULL, "vmsampler_domain_pressure_memory_stalled_seconds", COUNTER, "seconds", "domain,uuid",
+  "Time all of the domain's tasks waited for memory (memory.pressure full).",
+  "vm.NAME.cg.psi.memory.full.total / 1e6 (held)")
+F(CG_PSI_IO_SOME, "vmsampler_domain_pressure_io_waiting_seconds", COUNTER, "seconds", "domain,uuid",
+  "Time some of the domain's tasks waited for I/O (io.pressure some).", "vm.NAME.cg.psi.io.some.total / 1e6 (held)")
+F(CG_PSI_IO_FULL, "vmsampler_domain_pressure_io_stalled_seconds", COUNTER, "seconds", "domain,uuid",
+  "Time all of the domain's tasks waited for I/O (io.pressure full).", "vm.NAME.cg.psi.io.full.total / 1e6 (held)")
+/* ---- a VM's dirty rate (sources.libvirt.dirty_rate: held between) ---- */
+F(DIRTY_STATUS, "vmsampler_domain_dirtyrate_calc_status", GAUGE, "", "domain,uuid",
+  "Status of the domain's dirty-rate measurement (libvirt dirtyrate.calc_status).", "vm.NAME.dirtyrate.calc_status (held)")
+F(DIRTY_START, "vmsampler_domain_dirtyrate_calc_start_time_seconds", GAUGE, "seconds", "domain,uuid",
+  "When the domain's dirty-rate measurement began, seconds on QEMU's clock.",
+  "vm.NAME.dirtyrate.calc_start_time (held)")
+F(DIRTY_PERIOD, "vmsampler_domain_dirtyrate_calc_period_seconds", GAUGE, "seconds", "domain,uuid",
+  "Length of the domain's dirty-rate measurement.", "vm.NAME.dirtyrate.calc_period (held)")
+F(DIRTY_RATE, "vmsampler_domain_dirtyrate_bytes_per_second", GAUGE, "", "domain,uuid",
+  "Guest memory the domain dirtied per second, as libvirt measured it.",
+  "vm.NAME.dirtyrate.megabytes_per_second * 1048576 (held)")
+/* ---- a VM's migration job (virDomainGetJobStats while it runs): the
+ * maintained libvirt exporter's domain_job_info names where it has them ---- */
+F(MIG_JOB, "libvirt_domain_job_info_type", GAUGE, "", "domain,uuid",
+  "Code of the domain job type (virDomainJobType).", "vm.NAME.migration.job")
+F(MIG_ELAPSED, "libvirt_domain_job_info_time_elapsed_seconds", GAUGE, "seconds", "domain,uuid",
+  "Time elapsed since the start of the domain job.", "vm.NAME.migration.time_elapsed / 1000")
+F(MIG_REMAINING, "libvirt_domain_job_info_time_remaining_seconds", GAUGE, "seconds", "domain,uuid",
+  "Time remaining until the end of the domain job.", "vm.NAME.migration.time_remaining / 1000")
+F(MIG_SETUP, "vmsampler_domain_job_setup_time_seconds", GAUGE, "seconds", "domain,uuid",
+  "Time the migration took to set up.", "vm.NAME.migration.setup_time / 1000")
+F(MIG_DOWNTIME_EXP, "vmsampler_domain_job_downtime_expected_seconds", GAUGE, "seconds", "domain,uuid",
+  "Downtime the migration expects.", "vm.NAME.migration.downtime_expected / 1000")
+F(MIG_DOWNTIME, "vmsampler_domain_job_downtime_seconds", GAUGE, "seconds", "domain,uuid",
+  "Real downtime of the migration (at its end).", "vm.NAME.migration.downtime / 1000")
+F(MIG_DATA_TOTAL, "libvirt_domain_job_info_data_total_bytes", GAUGE, "bytes", "domain,uuid",
+  "Data total of the domain job.", "vm.NAME.migration.data_total")
+F(MIG_DATA_PROCESSED, "libvirt_domain_job_info_data_processed_bytes", GAUGE, "bytes", "domain,uuid",
+  "Data processed of the domain job.", "vm.NAME.migration.data_processed")
+F(MIG_DATA_REMAINING, "libvirt_domain_job_info_data_remaining_bytes", GAUGE, "bytes", "domain,uuid",
+  "Data remaining of the domain job.", "vm.NAME.migration.data_remaining")
+F(MIG_MEM_TOTAL, "libvirt_domain_job_info_memory_total_bytes", GAUGE, "bytes", "domain,uuid",
+  "Memory total of the domain job.", "vm.NAME.migration.memory_total")
+F(MIG_MEM_PROCESSED, "libvirt_domain_job_info_memory_processed_bytes", GAUGE, "bytes", "domain,uuid",
+  "Memory processed of the domain job.", "vm.NAME.migration.memory_processed")
+F(MIG_MEM_REMAINING, "libvirt_domain_job_info_memory_remaining_bytes", GAUGE, "bytes", "domain,uuid",
+  "Memory remaining of the domain job.", "vm.NAME.migration.memory_remaining")
+F(MIG_MEM_BPS, "vmsampler_domain_job_memory_bytes_per_second", GAUGE, "", "domain,uuid",
+  "Memory transfer rate of the migration, bytes per second.", "vm.NAME.migration.memory_bps")
+F(MIG_MEM_DIRTY, "vmsampler_domain_job_memory_dirty_rate_pages_per_second", GAUGE, "", "domain,uuid",
+  "Guest pages dirtied per second during the migration.", "vm.NAME.migration.memory_dirty_rate")
+F(MIG_MEM_ITER, "vmsampler_domain_job_memory_iteration", GAUGE, "", "domain,uuid",
+  "Passes the migration made over the guest's memory.", "vm.NAME.migration.memory_iteration")
+F(MIG_PAGE_SIZE, "vmsampler_domain_job_memory_page_size_bytes", GAUGE, "bytes", "domain,uuid",
+  "Page size of the migration's memory transfer.", "vm.NAME.migration.memory_page_size")
+F(MIG_MEM_CONSTANT, "vmsampler_domain_job_memory_constant_pages", COUNTER, "", "domain,uuid",
+  "Zero pages the migration sent as such.", "vm.NAME.migration.memory_constant")
+F(MIG_MEM_NORMAL, "vmsampler_domain_job_memory_normal_pages", COUNTER, "", "domain,uuid",
+  "Pages the migration transferred whole.", "vm.NAME.migration.memory_normal")
+F(MIG_MEM_NORMAL_BYTES, "vmsampler_domain_job_memory_normal_bytes", COUNTER, "bytes", "domain,uuid",
+  "Bytes of the pages the migration transferred whole.", "vm.NAME.migration.memory_normal_bytes")
+F(MIG_POSTCOPY, "vmsampler_domain_job_memory_postcopy_requests", COUNTER, "", "domain,uuid",
+  "Post-copy page requests of the migration.", "vm.NAME.migration.memory_postcopy_requests")
+F(MIG_DISK_TOTAL, "vmsampler_domain_job_disk_total_bytes", GAUGE, "bytes", "domain,uuid",
+  "Disk data the migration has to transfer.", "vm.NAME.migration.disk_total")
+F(MIG_DISK_PROCESSED, "vmsampler_domain_job_disk_processed_bytes", GAUGE, "bytes", "domain,uuid",
+  "Disk data the migration transferred.", "vm.NAME.migration.disk_processed")
+F(MIG_DISK_REMAINING, "vmsampler_domain_job_disk_remaining_bytes", GAUGE, "bytes", "domain,uuid",
+  "Disk data the migration has left.", "vm.NAME.migration.disk_remaining")
+F(MIG_DISK_BPS, "vmsampler_domain_job_disk_bytes_per_second", GAUGE, "", "domain,uuid",
+  "Disk transfer rate of the migration, bytes per second.", "vm.NAME.migration.disk_bps")
 F(DOM_PERF_EVENTS, "vmsampler_domain_perf_events", COUNTER, "", "domain,uuid,event",
   "perf_event count over the threads of the domain's QEMU, unscaled.", "vm.NAME.perf.EVENT")
 F(DOM_PERF_ENABLED, "vmsampler_domain_perf_time_enabled_seconds", COUNTER, "seconds", "domain,uuid,group",
@@ -387,6 +524,8 @@ F(EXPORT_MISSED, "vmsampler_export_frames_missed", COUNTER, "", "",
   "Frames overwritten in the ring before this exporter read them.", "the reader")
 F(EXPORT_UNMAPPED, "vmsampler_export_unmapped_columns", GAUGE, "", "",
   "Columns of the newest frame's schema that no metric family takes (left out).", "the schema")
+F(EXPORT_FILTERED, "vmsampler_export_filtered_series", GAUGE, "", "",
+  "Series of the newest frame's schema left out by --include, --exclude and --no-per-cpu.", "the options")
 F(EXPORT_UP, "vmsampler_export_source_up", GAUGE, "", "",
   "1 while the input brings frames; 0 when none was read for 3 intervals (at least 1 s): the "
   "sampler stopped or its file ended, and the input's own series are left out.", "the reader")

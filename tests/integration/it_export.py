@@ -22,7 +22,7 @@ the frame's wall time) and every guest:
   - libvirt_domain_memory_stats_rss_bytes = vm.N.mem.rss (QEMU's resident
     set; read every sources.libvirt.detail_interval, 5 s: a held value,
     and the file has it in at least every 5th frame);
-  - libvirt_domains_number = the number of guests in the frame;
+  - libvirt_domains = the number of guests in the frame;
 and at least 50 scraped frames were compared.  Everything started is
 stopped whatever happens; the guests are the session's.
 """
@@ -81,7 +81,7 @@ def main():
 
         rng = '[%ds]' % (int(time.time() - t0) + 5)
         seqs = dict(tx.one(tx.prom_series(pbase, 'vmsampler_frame_sequence' + rng)))
-        ndom = dict(tx.one(tx.prom_series(pbase, 'libvirt_domains_number' + rng)))
+        ndom = dict(tx.one(tx.prom_series(pbase, 'libvirt_domains' + rng)))
         rows = tx.dump_rows(run)
         per = {}
         for g in STABLE:
@@ -102,7 +102,7 @@ def main():
             row = rows.get(int(seq))
             c.ok(row is not None, 'frame %s scraped but not in the file' % seq)
             ng = sum(1 for k in row if k.startswith('vm.') and k.endswith('.cpu_time') and row[k] != '')
-            c.ok(float(ndom[ts]) == ng, 'seq %s: libvirt_domains_number %s, %d in the frame' % (seq, ndom[ts], ng))
+            c.ok(float(ndom[ts]) == ng, 'seq %s: libvirt_domains %s, %d in the frame' % (seq, ndom[ts], ng))
             for g in STABLE:
                 p = 'vm.%s.' % g
                 m = per[g]
