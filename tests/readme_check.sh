@@ -29,7 +29,7 @@ cp -r "$SRC/examples" "$work/"
 # the recorded runs the README's commands read (run from the top of the tree)
 mkdir -p "$work/tests/fixtures" && cp -r "$SRC/tests/fixtures/runs" "$work/tests/fixtures/"
 # every page of doc/ with commands, in the order a reader meets them
-DOC_PAGES="install statistics export analysis performance reliability testing"
+DOC_PAGES="install statistics export analysis interference performance reliability testing"
 pages=("$SRC/README.md")
 for p in $DOC_PAGES; do pages+=("$SRC/doc/$p.md"); done
 for f in "$SRC"/doc/*.md; do
