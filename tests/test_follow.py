@@ -283,6 +283,9 @@ class Follow(unittest.TestCase):
         # export read the stopped run to its end
         wait_for(lambda: gauge(scrape(port)[1], 'vmsampler_frame_sequence') == max(first_run), 5,
                  'the last frame of the first run')
+        # and so did tail: the new run truncates the file, and what a
+        # reader had not read by then is gone (the sampler's -o is its own)
+        wait_for(lambda: len(self.tailed(tail)) >= len(first_run), 10, 'tail to print the first run')
         s2 = self.sampler()
         def head_now():
             with open(self.out, 'rb') as f:
