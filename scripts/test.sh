@@ -14,6 +14,8 @@
 apt_install $BUILD_PKGS $TEST_PKGS
 need_libperf
 t0=$SECONDS
+# each stage says when it began (seconds since the start): where CI's time goes
+stage() { echo "== [$((SECONDS - t0)) s] $*"; }
 
 # CI must not skip what it can run: the e2e test fails if sysstat is missing
 export VMS_REQUIRE_E2E=1
@@ -22,7 +24,7 @@ export VMS_REQUIRE_PROMETHEUS=1
 # ... nor the tests on InfluxDB, Prometheus and VictoriaMetrics
 export VMS_REQUIRE_TSDB=1
 
-echo "== build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
+stage "build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
 build build -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Dexport=enabled -Dremote_write=enabled -Dbpf=enabled
 # the Python package's tests: matplotlib from Debian, pyarrow, pandas and
 # duckdb in a venv (from PyPI)
@@ -34,43 +36,43 @@ py_venv "$ROOT/build/pyvenv"
 VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 VMS_REQUIRE_NOALLOC=1 VMS_REQUIRE_PY=1 VMS_REQUIRE_BPF=1 \
 	meson test -C "$ROOT/build" --print-errorlogs --no-rebuild
 
-echo "== ASan+UBSan build: unit tests and fuzz corpora"
+stage "ASan+UBSan build: unit tests and fuzz corpora"
 build build-asan -Dwerror=true -Dtests=enabled -Dperf=enabled -Dlibvirt=enabled -Db_sanitize=address,undefined
 # (under ASan the sanitizer owns malloc: the no-allocation tests cannot
 # count, and their binaries report SKIP, their other tests having passed)
 VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 VMS_REQUIRE_BPF=1 \
 	meson test -C "$ROOT/build-asan" --print-errorlogs --no-rebuild --suite unit --suite fuzz
 
-echo "== ThreadSanitizer: the live ring's seqlock under the in-process stress test"
+stage "ThreadSanitizer: the live ring's seqlock under the in-process stress test"
 if [ ! -f "$ROOT/build-tsan/build.ninja" ]; then
 	meson setup "$ROOT/build-tsan" "$ROOT" -Dtests=enabled -Db_sanitize=thread -Db_lundef=false >/dev/null
 fi
 ninja -C "$ROOT/build-tsan" tests/stress_ring >/dev/null
 TSAN_OPTIONS=halt_on_error=1 VMS_STRESS_FRAMES=200000 "$ROOT/build-tsan/tests/stress_ring" threads
 
-echo "== build without libvirt and its unit tests"
+stage "build without libvirt and its unit tests"
 build build-nolibvirt -Dwerror=true -Dtests=enabled -Dlibvirt=disabled
 VMS_REQUIRE_PERF=1 VMS_REQUIRE_ROOT=1 VMS_REQUIRE_NOALLOC=1 \
 	meson test -C "$ROOT/build-nolibvirt" --print-errorlogs --no-rebuild --suite unit
 
-echo "== release build with everything (what run.sh makes), warnings as errors"
+stage "release build with everything (what run.sh makes), warnings as errors"
 build build-release --buildtype=release -Dwerror=true -Dperf=enabled -Dlibvirt=enabled -Dtests=disabled
 "$ROOT/build-release/vmsampler" -i 10ms -n 3 -o - >/dev/null
 
-echo "== the option combinations users try: debug/release/plain without tests, each feature off in turn"
+stage "the option combinations users try: debug/release/plain without tests, each feature off in turn"
 # scripts/build-matrix.sh: 11 configurations, each in its own directory
 # under build-matrix/, at -O0 but for release (what gcc inlines when it
 # optimizes is called there: libm's floor() did not link at -O0); about
 # 150 s of CPU from scratch (2 CPUs: ~80 s), a relink on a second run
 "$ROOT/scripts/build-matrix.sh" "$ROOT/build-matrix"
 
-echo "== scripts/install.sh into a temporary prefix; every command of the README and doc/ against it"
+stage "scripts/install.sh into a temporary prefix; every command of the README and doc/ against it"
 prefix=$(mktemp -d /tmp/vms-prefix.XXXXXX)
 "$ROOT/scripts/install.sh" "$prefix"
 bash "$ROOT/tests/readme_check.sh" "$prefix" | tail -n 1
 rm -rf "$prefix"
 
-echo "== minimal host-only build (no libvirt, no perf, no libcap-ng, no libsystemd, no zstd, no tests)"
+stage "minimal host-only build (no libvirt, no perf, no libcap-ng, no libsystemd, no zstd, no tests)"
 build build-min -Dwerror=true -Dlibvirt=disabled -Dperf=disabled -Dbpf=disabled -Dtests=disabled -Dman=disabled \
 	-Dcapng=disabled -Dsystemd=disabled -Dzstd=disabled --buildtype=release
 "$ROOT/build-min/vmsampler" -i 10ms -n 3 -o - >/dev/null
@@ -86,7 +88,7 @@ msg=$("$ROOT/build-min/vmsampler" --user nobody -n 1 -o - 2>&1 >/dev/null) || rc
 # exit 2, a .zst input says this build cannot read it
 VMS_BIN="$ROOT/build-min/vmsampler" python3 "$ROOT/tests/test_rotate.py" 2>&1 | tail -n 1
 
-echo "== static host-only build (-Dstatic=true), run in tests/vmlab's busybox guest (tests/static)"
+stage "static host-only build (-Dstatic=true), run in tests/vmlab's busybox guest (tests/static)"
 # the guest is booted by QEMU directly (no libvirt): tests/vmlab's kernel and
 # initramfs (make-guest.sh, run by the test when they are missing) with the
 # static vmsampler added; required here (VMS_REQUIRE_MINIMAL=1) unless the
@@ -99,26 +101,29 @@ meson test -C "$ROOT/build-static" --suite static --no-rebuild --verbose >"$log"
 	{ tail -n 60 "$log" >&2; exit 1; }
 grep -E '^(static: |kernel=)' "$log"  # the size and what the guest did, how long it took
 
-echo "== the unit files: systemd-analyze verify and security (offline)"
+stage "the unit files: systemd-analyze verify and security (offline)"
 systemd-analyze verify "$ROOT/build/vmsampler.service" "$ROOT/build/vmsampler-export.service" 2>&1 |
 	grep -v -e 'is not executable' -e "Command 'man " || true
 for u in vmsampler vmsampler-export; do
 	systemd-analyze security --offline=yes "$ROOT/build/$u.service" | tail -n 1
 done
 
-echo "== Debian packages: build from a clean clone, lintian, install, upgrade, purge"
-bash "$ROOT/tests/pkg/test_deb.sh"
+stage "Debian packages: build from a clean clone, lintian, install, upgrade, purge"
+debs=$(mktemp -d /tmp/vms-debs.XXXXXX)
+bash "$ROOT/tests/pkg/test_deb.sh" "$debs"
 
 # a guest (TCG) like the integration stage's, hence the same switch
 if [ "${VMS_SKIP_INTEGRATION:-0}" != 1 ]; then
-	echo "== vmsampler.service under a real systemd: a Debian 12 guest (TCG)"
-	bash "$ROOT/tests/pkg/systemd-guest.sh"
+	stage "vmsampler.service under a real systemd: a Debian 12 guest (TCG)"
+	# the same .debs (test_deb.sh built them from a clean clone of HEAD)
+	VMS_GUEST_DEBS=$debs bash "$ROOT/tests/pkg/systemd-guest.sh"
 fi
+rm -rf "$debs"
 
 if [ "${VMS_SKIP_INTEGRATION:-0}" = 1 ]; then
-	echo "== integration tests skipped (VMS_SKIP_INTEGRATION=1)"
+	stage "integration tests skipped (VMS_SKIP_INTEGRATION=1)"
 else
-	echo "== integration tests on real guests"
+	stage "integration tests on real guests"
 	t1=$SECONDS
 	need_root
 	"$ROOT/build/vmsampler" --version | grep -qx 'libvirt: yes' || {

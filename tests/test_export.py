@@ -71,11 +71,14 @@ def start(args, **kw):
     return p
 
 
-def stop_all():
-    for p in procs:
+def stop_all(which=None):
+    """SIGTERM to each process still running (of which, default: every
+    one this module started), then wait 10 s for each, SIGKILL the late"""
+    which = procs if which is None else which
+    for p in which:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
-    for p in procs:
+    for p in which:
         try:
             p.wait(timeout=10)
         except subprocess.TimeoutExpired:

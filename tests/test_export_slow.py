@@ -40,6 +40,7 @@ import time
 import unittest
 
 from test_py_lib import wait_for
+from test_export import stop_all
 
 SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
@@ -168,15 +169,7 @@ class Base(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        for p in cls.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in cls.procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_all(cls.procs)
         subprocess.run(['rm', '-rf', cls.tmp])
 
     def export(self, *args):

@@ -37,7 +37,7 @@ SRC = os.environ.get('VMS_SRCDIR', os.path.join(os.path.dirname(os.path.abspath(
 BIN = os.environ.get('VMS_BIN', os.path.join(SRC, 'build', 'vmsampler'))
 INTERVAL = '100ms'
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_export import wait_for  # noqa: E402
+from test_export import stop_all, wait_for  # noqa: E402
 NAME = re.compile(r'^run-\d{8}T\d{6}Z(_\d{3})?\.vms$')
 
 
@@ -125,15 +125,8 @@ class Follow(unittest.TestCase):
         self.procs = []
 
     def tearDown(self):
+        stop_all(self.procs)
         for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
             p.err.close()
             p.out.close()
         subprocess.run(['rm', '-rf', self.tmp])

@@ -13,12 +13,13 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 t0=$SECONDS
 W=${1:-$(mktemp -d /tmp/vms-deb.XXXXXX)}
+KEEP=${1:+1} # a WORKDIR given is the caller's: its .debs are kept for it
 PKGS="vmsampler libvmsampler0 libvmsampler-dev python3-vmsampler"
 fail() { echo "test_deb: FAIL: $*" >&2; exit 1; }
 ok() { echo "test_deb: ok: $*"; }
 cleanup() {
 	apt-get purge -y -q $PKGS >/dev/null 2>&1 || true
-	[ -n "${1:-}" ] || rm -rf "$W"
+	[ -n "$KEEP" ] || rm -rf "$W"
 }
 trap cleanup EXIT
 for p in $PKGS; do
