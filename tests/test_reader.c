@@ -10,7 +10,8 @@
  *     reader fell behind, zero-copy view invalidated by an overwrite,
  *     growth (the file is replaced, the reader reattaches and keeps its
  *     place), another version refused with a message, a snapshot in
- *     memory;
+ *     memory; a new run on the ring with another schema under the same
+ *     generation: the rates follow the new schema;
  *   - creation safety: symlink, foreign file, live ring refused; a stale
  *     ring replaced and its readers told; mode 0640;
  *   - a writer killed with SIGKILL: its frames stay readable, the reader
@@ -632,6 +633,72 @@ static void test_ring_create_safety_and_version(void **state)
 	vms_schema_unref(s);
 }
 
+/* A new run on the ring path whose schema differs under the same
+ * generation number: a reader computing rates renews its plan for the
+ * new schema (it must not keep the old run's plan because the new
+ * schema object happens to sit where the freed old one was).  Checked
+ * against a reader opened on the new run only. */
+static const struct colspec ring_cols_b[] = {
+	{"cpu.all.user", VMS_KIND_GAUGE, VMS_UNIT_COUNT, 0, 0},
+	{"cpu.all.idle", VMS_KIND_GAUGE, VMS_UNIT_COUNT, 0, 0},
+	{"load.1m", VMS_KIND_COUNTER, VMS_UNIT_COUNT, 64, 0},
+	{"vm.a.cpu_time", VMS_KIND_GAUGE, VMS_UNIT_NS, 0, 0},
+};
+
+static void rate_names(const struct vms_reader *r, char *buf, size_t n)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < vms_reader_nrates(r) && o < n; i++)
+		o += (size_t)snprintf(buf + o, n - o, "%s,", vms_reader_rate_name(r, i));
+}
+
+static void test_ring_new_run_renews_rates(void **state)
+{
+	(void)state;
+	struct vms_schema *a = mk_schema(1, ring_cols, 4);
+	struct vms_ring ring;
+	make_ring(&ring, tp("r4"), a, 8);
+	struct vms_reader *r, *fresh;
+	assert_int_equal(vms_reader_open(&r, tp("r4"), 0), 0);
+	assert_int_equal(vms_reader_rates_enable(r), 0);
+	for (int i = 0; i < 3; i++)
+		put(&ring, a);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(vms_reader_next(r), 1);
+	char old[1024], got[1024], want[1024];
+	rate_names(r, old, sizeof(old));
+	assert_true(vms_reader_nrates(r) > 0);
+	vms_ring_destroy(&ring);
+	vms_schema_unref(a);
+	struct vms_schema *b = mk_schema(1, ring_cols_b, 4);
+	make_ring(&ring, tp("r4"), b, 8);
+	for (int i = 0; i < 3; i++)
+		put(&ring, b);
+	assert_int_equal(vms_reader_open(&fresh, tp("r4"), 0), 0);
+	assert_int_equal(vms_reader_rates_enable(fresh), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(vms_reader_next(fresh), 1);
+		assert_int_equal(vms_reader_next(r), 1);
+		assert_int_equal(vms_reader_seq(r), vms_reader_seq(fresh));
+		rate_names(r, got, sizeof(got));
+		rate_names(fresh, want, sizeof(want));
+		assert_string_equal(got, want);
+		for (uint32_t k = 0; k < vms_reader_nrates(fresh); k++) {
+			double x, y;
+			int ex = vms_reader_rate(r, k, &x), ey = vms_reader_rate(fresh, k, &y);
+			assert_int_equal(ex, ey);
+			if (ex == 0)
+				assert_true(x == y);
+		}
+	}
+	assert_string_not_equal(got, old);
+	vms_reader_close(fresh);
+	vms_reader_close(r);
+	vms_ring_destroy(&ring);
+	vms_schema_unref(b);
+}
+
 static void test_ring_writer_killed(void **state)
 {
 	(void)state;
@@ -701,7 +768,7 @@ VMS_TESTS(
 	test_stream_frames_columns_rates, test_stream_damage_and_torn_tail, test_stream_follow,
 	test_stream_follow_name,
 	test_ring_read_fall_behind_view, test_ring_growth_reattach,
-	test_ring_create_safety_and_version, test_ring_writer_killed);
+	test_ring_create_safety_and_version, test_ring_new_run_renews_rates, test_ring_writer_killed);
 
 int main(void)
 {

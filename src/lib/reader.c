@@ -488,6 +488,17 @@ unsigned vms_reader_rate_flags(const struct vms_reader *r)
 
 /* ---- following a file by its name (VMS_READER_FOLLOW_NAME) ---------------------- */
 
+/* A new stream (another file, another run on the ring): its schemas are
+ * new objects, the old ones freed, and one may sit where an old one was:
+ * nothing may be compared against the old ones (the rate plan is renewed
+ * for the new objects) and no interval runs across. */
+static void new_stream(struct vms_reader *r)
+{
+	r->last_sch = NULL;
+	vms_rate_stream_restart(&r->st);
+	r->st.sch = r->st.psch = NULL;
+}
+
 static const char *base_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -613,9 +624,8 @@ static int name_open(struct vms_reader *r, const char *path)
 	/* a new stream: its schemas are new objects (the old ones are freed:
 	 * nothing may compare against them) and no interval runs across */
 	r->cur = NULL;
-	r->sch = r->last_sch = NULL;
-	vms_rate_stream_restart(&r->st);
-	r->st.sch = r->st.psch = NULL; /* its plan is renewed for the new objects */
+	r->sch = NULL;
+	new_stream(r);
 	r->eof = false;
 	r->flags &= ~VMS_READER_NEW_ONLY;
 	return file_setup(r);
@@ -796,8 +806,7 @@ static int ring_reattach(struct vms_reader *r)
 		/* another writer started over: seqs and generations restart */
 		vms_schema_unref_n(r->schemas, r->nschemas);
 		r->nschemas = 0;
-		vms_rate_stream_restart(&r->st);
-		r->last_sch = NULL;
+		new_stream(r);
 		r->flags &= ~VMS_READER_NEW_ONLY;
 		ring_start(r);
 	}
