@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -334,6 +336,11 @@ pid_t test_spin_on(int cpu)
 	pid_t p = fork();
 	assert_true(p >= 0);
 	if (p == 0) {
+		/* dies with the test: a spinner left behind (the test killed
+		 * by a timeout while it was stopped) would hold what the test
+		 * had open -- a BPF program attached host-wide -- for good */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
+			_exit(1);
 		if (cpu >= 0) {
 			unsigned long one[MASK_WORDS] = {0};
 			one[cpu / WORD_BITS] = 1ul << (cpu % WORD_BITS);

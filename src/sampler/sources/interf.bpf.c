@@ -182,6 +182,13 @@ static void wait_begin(__u32 tid, __u32 cpu, __u64 now)
 	t->wait_start = now;
 }
 
+/* What every program returns: 1, the event goes on to perf.  A tracepoint
+ * program returning 0 filters the event out for every perf event on that
+ * tracepoint (perf_trace_run_bpf_submit): host-wide, the perf source's
+ * sched:sched_switch counters, `perf stat` and `perf sched record` would
+ * see none of these events while this program is attached. */
+#define PASS_ON 1
+
 SEC("tracepoint/sched/sched_switch")
 int on_switch(struct trace_event_raw_sched_switch *ctx)
 {
@@ -191,7 +198,7 @@ int on_switch(struct trace_event_raw_sched_switch *ctx)
 	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	struct interf_cpu *cs = bpf_map_lookup_elem(&cpus, &cpu);
 	if (!cs)
-		return 0;
+		return PASS_ON;
 
 	/* close prev's segment */
 	if (cs->seg_start) {
@@ -215,21 +222,21 @@ int on_switch(struct trace_event_raw_sched_switch *ctx)
 		charge_wait(t, t->wait_cpu, now, t->wait_cpu != cpu);
 		t->waiting = 0;
 	}
-	return 0;
+	return PASS_ON;
 }
 
 SEC("tracepoint/sched/sched_wakeup")
 int on_wakeup(struct trace_event_raw_sched_wakeup_template *ctx)
 {
 	wait_begin((__u32)ctx->pid, (__u32)ctx->target_cpu, bpf_ktime_get_ns());
-	return 0;
+	return PASS_ON;
 }
 
 SEC("tracepoint/sched/sched_wakeup_new")
 int on_wakeup_new(struct trace_event_raw_sched_wakeup_template *ctx)
 {
 	wait_begin((__u32)ctx->pid, (__u32)ctx->target_cpu, bpf_ktime_get_ns());
-	return 0;
+	return PASS_ON;
 }
 
 SEC("tracepoint/sched/sched_migrate_task")
@@ -238,10 +245,10 @@ int on_migrate(struct trace_event_raw_sched_migrate_task *ctx)
 	__u32 tid = (__u32)ctx->pid;
 	struct interf_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t || t->role != INTERF_VICTIM || !t->waiting || t->wait_cpu != (__u32)ctx->orig_cpu)
-		return 0;
+		return PASS_ON;
 	__u64 now = bpf_ktime_get_ns();
 	charge_wait(t, t->wait_cpu, now, true);
 	t->wait_cpu = (__u32)ctx->dest_cpu;
 	t->wait_start = now;
-	return 0;
+	return PASS_ON;
 }
