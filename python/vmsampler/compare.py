@@ -12,9 +12,12 @@ One row per quantity and entity, with the columns of report --format csv
 a_n, a_p50, a_p95, a_max (and b_), rel, rank and uuid: the same numbers
 as the C command on the same input (the same rates, src/lib/rates.c, here
 rates.py; the same circular block bootstrap, src/tools/stats.c, with the
-same splitmix64 draws: the same seed gives the same interval), for the
-quantities rates.py computes (not the host memory gauges, paging,
-swapping, caps, throttling and IPC).  A window is (FROM, TO): each None
+same splitmix64 draws: the same seed gives the same interval), every
+quantity of the C command: host CPU, queue, tasks, disks, interfaces,
+memory, paging, swapping and pressure, and per VM its CPU, run delay,
+throttling and cap, I/O, network and perf IPC (vm.ipc: each interval's
+instructions over its cycles, where the VM's perf counters have both).
+A window is (FROM, TO): each None
 (the start, the end), seconds from the first frame, or 'mark:TEXT' looked
 up in marks (text -> the mark's t_mono_ns, e.g. from dump --events).
 """
@@ -29,7 +32,8 @@ MIN_N = 5
 TOL_NS = 1000000
 
 # src/tools/compare.c qrules: quantity, prefix (None: the name exactly,
-# entity "host"), suffix
+# entity "host"), suffix; ROLES: the numerator (1) and denominator (2)
+# of a ratio
 QRULES = [('cpu.' + f, 'cpu.', '.' + f) for f in ('%usr', '%nice', '%sys', '%iowait', '%steal', '%irq', '%soft',
                                                   '%guest', '%idle')] + [
     ('queue.runq-sz', None, 'load.runnable'), ('queue.plist-sz', None, 'load.tasks'),
@@ -48,7 +52,9 @@ QRULES = [('cpu.' + f, 'cpu.', '.' + f) for f in ('%usr', '%nice', '%sys', '%iow
     ('pressure.%fmem', None, 'psi.memory.%full')] + [
     ('vm.' + q, 'vm.', s) for q, s in (('%cpu', '.%cpu'), ('%steal', '.%steal'), ('dlyms/s', '.dlyms/s'),
                                        ('%thrtl', '.%thrtl'), ('%cap', '.%cap'), ('rkB/s', '.io.rkB/s'),
-                                       ('wkB/s', '.io.wkB/s'), ('rxkB/s', '.rxkB/s'), ('txkB/s', '.txkB/s'))]
+                                       ('wkB/s', '.io.wkB/s'), ('rxkB/s', '.rxkB/s'), ('txkB/s', '.txkB/s'))] + [
+    ('vm.ipc', 'vm.', '.perf.instructions/s'), ('vm.ipc', 'vm.', '.perf.cycles/s')]
+ROLES = {'.perf.instructions/s': 1, '.perf.cycles/s': 2}
 QORDER = {}
 for _i, (_q, _p, _s) in enumerate(QRULES):
     QORDER.setdefault(_q, _i)
@@ -56,15 +62,22 @@ for _i, (_q, _p, _s) in enumerate(QRULES):
 
 def quantity_of(name):
     """(quantity, entity) of a rate column, or None (compare.c quantity_of)."""
+    r = _rule_of(name)
+    return r and r[:2]
+
+
+def _rule_of(name):
+    """(quantity, entity, role) of a rate column, or None: role 0 the
+    value, 1 and 2 a ratio's numerator and denominator."""
     for q, prefix, suffix in QRULES:
         if prefix is None:
             if name == suffix:
-                return q, 'host'
+                return q, 'host', 0
             continue
         if len(name) > len(prefix) + len(suffix) and name.startswith(prefix) and name.endswith(suffix):
             ent = name[len(prefix):len(name) - len(suffix)]
             if '.' not in ent:
-                return q, ent
+                return q, ent, ROLES.get(suffix, 0)
     return None
 
 
@@ -210,13 +223,22 @@ def _series(path, window, marks):
         if hi is not None and iv.t_mono_ns > hi[0] + hi[1]:
             continue
         nin += 1
+        parts = {}
         for name, v in iv.values.items():
-            qe = quantity_of(name)
-            if qe is None or v != v:
+            r = _rule_of(name)
+            if r is None or v != v:
                 continue
-            ser.setdefault(qe, []).append(v)
+            qe, role = r[:2], r[2]
             if qe[0].startswith('vm.') and qe[1] in iv.keys:
                 uuids[qe] = iv.keys[qe[1]]
+            if role:
+                parts.setdefault(qe, [None, None])[role - 1] = v
+                continue
+            ser.setdefault(qe, []).append(v)
+        # a ratio where both parts are in this interval (compare.c read_side)
+        for qe, (num, den) in parts.items():
+            if num is not None and den is not None and den > 0:
+                ser.setdefault(qe, []).append(num / den)
     return ser, uuids, nin
 
 
