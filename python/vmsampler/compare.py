@@ -173,6 +173,53 @@ def _replicate_means(np, x, L, states):
     return np.cumsum(vals, axis=1)[:, -1] / float(n)
 
 
+def norm_q(p):
+    """stats.c norm_q: the standard normal quantile of p in (0.5, 1)."""
+    lo, hi = 0.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 0.5 * math.erfc(-mid / math.sqrt(2.0)) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def t_quantile(p, nu):
+    """stats.c vms_stats_t_quantile: Student's t quantile."""
+    if nu < 2:
+        return math.tan(math.pi * (p - 0.5))
+    if nu < 3:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    z = norm_q(p)
+    z2 = z * z
+    g1 = (z2 + 1) * z / 4
+    g2 = ((5 * z2 + 16) * z2 + 3) * z / 96
+    g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384
+    g4 = ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160
+    return z + g1 / nu + g2 / (nu * nu) + g3 / (nu * nu * nu) + g4 / (nu * nu * nu * nu)
+
+
+def use_len(x):
+    """stats.c use_len: the data's block, at least ceil(n^(1/3)) unless x
+    is constant."""
+    n = len(x)
+    L = block_len(x)
+    f = int(math.ceil(math.cbrt(n) - 1e-9))
+    return L if all(v == x[0] for v in x) or L >= f else f
+
+
+def _var_of(v):
+    m = 0.0
+    for x in v:
+        m += x
+    m /= len(v)
+    s = 0.0
+    for x in v:
+        s += (x - m) * (x - m)
+    return s / len(v)
+
+
 def boot_diff(a, b, B=1000, seed=1, level=0.95, block_a=0, block_b=0):
     """stats.c vms_stats_boot_diff: (delta, lo, hi, La, Lb, real)."""
     import numpy as np
@@ -182,15 +229,23 @@ def boot_diff(a, b, B=1000, seed=1, level=0.95, block_a=0, block_b=0):
     delta = _sum(b) / nb - _sum(a) / na
     if na < MIN_N or nb < MIN_N:
         return delta, math.nan, math.nan, 0, 0, False
-    La = min(block_a or block_len(a), na)
-    Lb = min(block_b or block_len(b), nb)
+    La = min(block_a or use_len(a), na)
+    Lb = min(block_b or use_len(b), nb)
     r = np.arange(B, dtype=np.uint64)
     with np.errstate(over='ignore'):
         sa = np.uint64(seed & MASK) ^ (np.uint64(GOLDEN) * (np.uint64(2) * r + np.uint64(1)))
         sb = np.uint64(seed & MASK) ^ (np.uint64(GOLDEN) * (np.uint64(2) * r + np.uint64(2)))
-    d = np.sort(_replicate_means(np, b, Lb, sb) - _replicate_means(np, a, La, sa))
+    ma, mb = _replicate_means(np, a, La, sa), _replicate_means(np, b, Lb, sb)
+    d = np.sort(mb - ma)
+    # the small-sample widening (stats.c)
+    va, vb, c = _var_of(ma.tolist()), _var_of(mb.tolist()), 1.0
+    if va + vb > 0:
+        fa, fb = float(max(1, na // La - 1)), float(max(1, nb // Lb - 1))
+        nu = (va + vb) * (va + vb) / (va * va / fa + vb * vb / fb)
+        p = 1 - (1 - level) / 2
+        c = t_quantile(p, nu) / norm_q(p)
     k = int(math.floor(B * (1 - level) / 2 + 1e-9))
-    lo, hi = float(d[k]), float(d[B - 1 - k])
+    lo, hi = delta + c * (float(d[k]) - delta), delta + c * (float(d[B - 1 - k]) - delta)
     return delta, lo, hi, La, Lb, lo > 0 or hi < 0
 
 
