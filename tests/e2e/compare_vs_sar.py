@@ -39,10 +39,13 @@ A test whose load does not show in sar (10 points of the 25) is tried
 again, twice at most, then a SKIP (a failure with VMS_REQUIRE_E2E).
 
 Length: 3 runs of 20 s (idle, marked, idle again; before: 4 runs and 81
-intervals, ~99 s): the load window has 9 or 10 intervals instead of 20,
-which widens its interval about 2.4 times (twice the t factor, sqrt(2)
-the fewer values): it still resolves a change of a few points, the
-load's is 25.
+intervals, ~99 s): the load window has 9 or 10 intervals instead of 20.
+Its side's interval is about 1.5 times wider for the fewer values
+(sqrt(20 / 9)) and the short-series factor t(nu) / z grows from 1.14-1.31
+to up to 2.2 (stats.c; 2 degrees of freedom for 9 values in blocks of 3),
+so the difference the checks can call real is about 2.5 to 3 times
+larger: a few points (here CI [14.2, 25.1] for a delta of 19.6 on a busy
+host), where the load's is 25.
 
 Needs: sysstat (sadc, sar).  Exit 77 (skip) when it is missing and
 VMS_REQUIRE_E2E is not set."""
