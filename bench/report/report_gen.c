@@ -6,7 +6,7 @@
  * it.
  *
  *   report_gen [-n FRAMES] [-m VMS] [-i INTERVAL_MS] [-c CPUS] [-s SEED]
- *              [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] OUT.vms
+ *              [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] [--perf] OUT.vms
  *
  * Defaults: 86,400 frames at 1000 ms (24 h), 60 VMs of 2 vCPUs, a host of
  * 32 CPUs with 4 disks and 3 interfaces: about 2,400 columns, named as the
@@ -26,7 +26,14 @@
  * and one new VM appears after a VM_DEFINED event.  Deterministic for a
  * seed.  -t: the first frame's wall time, seconds since the epoch (default
  * 2026-11-23T00:00:00Z; tests replay a run "now"); --stop-frames: how long
- * the first VM that stops stays stopped (default frames/100 + 1).  Prints the path and the number of frames and columns. */
+ * the first VM that stops stays stopped (default frames/100 + 1); --perf:
+ * each VM also has the perf source's hardware counters, as `sources.perf.vm:
+ * [instructions, cycles]` declares them (vm.<name>.perf.instructions,
+ * cycles, hw_time_enabled, hw_time_running, every frame, never
+ * multiplexed), cycles at 2.4 GHz of its CPU time and instructions at an
+ * IPC of its own (0.5 to 2.1) with noise per interval: report --compare's
+ * vm.ipc on a file that a host without a PMU cannot record.  Prints the
+ * path and the number of frames and columns. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -82,6 +89,8 @@ struct vm {
 	uint64_t net[8]; /* rx_bytes rx_packets rx_errs rx_drop tx_bytes tx_packets tx_errs tx_drop */
 	uint64_t io[2];
 	uint64_t rss, cgmem;
+	uint64_t perf[4]; /* instructions cycles hw_time_enabled hw_time_running */
+	double ipc;
 	uint64_t balloon[VMS_VM_NBALLOON];
 	uint64_t state, path, slow_t;
 	bool slow; /* this frame has its slow values */
@@ -89,6 +98,7 @@ struct vm {
 
 static struct {
 	unsigned ncpu, nvm, nvcpu;
+	bool perf;
 	uint64_t cpu[10];
 	uint64_t stat[6]; /* ctxt processes intr softirq procs_running procs_blocked */
 	uint64_t load[5]; /* 1m 5m 15m (x100) runnable tasks */
@@ -115,6 +125,7 @@ static uint32_t ncs, capcs;
 
 static void col(struct vms_schema_builder *b, const struct vms_coldef *d, uint64_t *v, struct vm *vm,
 		bool slow, const char *fmt, ...) VMS_PRINTF(6, 7);
+static void col_src(const struct vms_coldef *d, uint64_t *v, struct vm *vm, bool slow);
 
 static void col(struct vms_schema_builder *b, const struct vms_coldef *d, uint64_t *v, struct vm *vm,
 		bool slow, const char *fmt, ...)
@@ -128,6 +139,22 @@ static void col(struct vms_schema_builder *b, const struct vms_coldef *d, uint64
 		fprintf(stderr, "report_gen: schema: %s\n", strerror(-b->err));
 		exit(1);
 	}
+	col_src(d, v, vm, slow);
+}
+
+/* a column declared by its identity (as the perf source declares its own) */
+static void col_id(struct vms_schema_builder *b, const struct vms_coldef *d, uint64_t *v, struct vm *vm,
+		   unsigned group, const char *entity, const char *field)
+{
+	if (vms_schema_addc(b, d, group, entity, NULL, field) < 0) {
+		fprintf(stderr, "report_gen: schema: %s\n", strerror(-b->err));
+		exit(1);
+	}
+	col_src(d, v, vm, false);
+}
+
+static void col_src(const struct vms_coldef *d, uint64_t *v, struct vm *vm, bool slow)
+{
 	if (ncs == capcs) {
 		capcs = capcs ? capcs * 2 : 1024;
 		cs = realloc(cs, capcs * sizeof(*cs));
@@ -220,7 +247,19 @@ static struct vms_schema *declare(uint32_t gen, int64_t t_real)
 #undef VC
 #undef COL
 	}
-	vms_schema_builder_source(&b, 5);
+	for (unsigned i = 0; H.perf && i < H.nvm; i++) {
+		struct vm *v = &H.vm[i];
+		static const char *const pf[4] = {"instructions", "cycles", "hw_time_enabled", "hw_time_running"};
+		if (!v->running)
+			continue;
+		vms_schema_builder_source(&b, 5);
+		for (int k = 0; k < 4; k++) {
+			struct vms_coldef d = {.kind = VMS_KIND_COUNTER, .unit = k < 2 ? VMS_UNIT_COUNT : VMS_UNIT_NS,
+					       .wrap_bits = 64, .key = v->uuid};
+			col_id(&b, &d, &v->perf[k], v, VMS_G_VMPERF, v->name, pf[k]);
+		}
+	}
+	vms_schema_builder_source(&b, 6);
 	col(&b, CD(COUNTER, COUNT, 64), &H.parse_errors, NULL, false, "vms.parse_errors");
 	if (vms_schema_finish(&b, gen, t_real, &s) < 0) {
 		fprintf(stderr, "report_gen: schema: %s\n", strerror(ENOMEM));
@@ -239,6 +278,7 @@ static void vm_reset(struct vm *v)
 	memset(v->vs, 0, sizeof(v->vs));
 	memset(v->net, 0, sizeof(v->net));
 	memset(v->io, 0, sizeof(v->io));
+	memset(v->perf, 0, sizeof(v->perf));
 	v->rss = (uint64_t)(1 + next() % 8) << 30;
 	v->balloon[0] = v->balloon[1] = (uint64_t)(2 + next() % 14) << 20; /* KiB */
 }
@@ -272,6 +312,7 @@ static void init(void)
 			 (unsigned long long)(next() & 0xffffffffffffull));
 		v->nvcpu = H.nvcpu;
 		v->weight = 0.2 + unif();
+		v->ipc = H.perf ? 0.5 + 1.6 * unif() : 0;
 		v->running = true;
 		v->state = 1;
 		v->path = 31;
@@ -385,6 +426,13 @@ static void advance(double t, double dt, unsigned frame)
 		v->net[5] += tp;
 		v->io[0] += near(dt * 4096 * (1 + 200 * day * unif()));
 		v->io[1] += near(dt * 4096 * (1 + 100 * day * unif()));
+		if (H.perf) {
+			uint64_t cyc = near((double)(g + emu) * 2.4);
+			v->perf[0] += near((double)cyc * v->ipc * (0.9 + 0.2 * unif()));
+			v->perf[1] += cyc;
+			v->perf[2] += (uint64_t)(dt * 1e9);
+			v->perf[3] += (uint64_t)(dt * 1e9);
+		}
 		v->rss += (next() % 3) * 4096;
 		v->cgmem = v->rss + ((uint64_t)64 << 20);
 		/* the slow path: one frame in 60 for each VM */
@@ -411,7 +459,7 @@ static void advance(double t, double dt, unsigned frame)
 static void usage(void)
 {
 	fprintf(stderr, "usage: report_gen [-n FRAMES] [-m VMS] [-i INTERVAL_MS] [-c CPUS] [-s SEED]\n"
-			"                  [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] OUT.vms\n");
+			"                  [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] [--perf] OUT.vms\n");
 	exit(2);
 }
 
@@ -441,6 +489,8 @@ int main(int argc, char **argv)
 			p = &stop_frames;
 		else if (!strcmp(argv[i], "--no-events"))
 			events = false;
+		else if (!strcmp(argv[i], "--perf"))
+			H.perf = true;
 		else if (argv[i][0] == '-' || out)
 			usage();
 		else
@@ -481,6 +531,7 @@ int main(int argc, char **argv)
 		snprintf(v->uuid, sizeof(v->uuid), "0e0e0e0e-0000-4000-8000-%012u", newvm + 1);
 		v->nvcpu = H.nvcpu;
 		v->weight = 1;
+		v->ipc = 1.2;
 		v->state = 1;
 		v->path = 31;
 		H.nvm++;

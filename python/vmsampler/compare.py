@@ -12,9 +12,12 @@ One row per quantity and entity, with the columns of report --format csv
 a_n, a_p50, a_p95, a_max (and b_), rel, rank and uuid: the same numbers
 as the C command on the same input (the same rates, src/lib/rates.c, here
 rates.py; the same circular block bootstrap, src/tools/stats.c, with the
-same splitmix64 draws: the same seed gives the same interval), for the
-quantities rates.py computes (not the host memory gauges, paging,
-swapping, caps, throttling and IPC).  A window is (FROM, TO): each None
+same splitmix64 draws: the same seed gives the same interval), every
+quantity of the C command: host CPU, queue, tasks, disks, interfaces,
+memory, paging, swapping and pressure, and per VM its CPU, run delay,
+throttling and cap, I/O, network and perf IPC (vm.ipc: each interval's
+instructions over its cycles, where the VM's perf counters have both).
+A window is (FROM, TO): each None
 (the start, the end), seconds from the first frame, or 'mark:TEXT' looked
 up in marks (text -> the mark's t_mono_ns, e.g. from dump --events).
 """
@@ -29,7 +32,8 @@ MIN_N = 5
 TOL_NS = 1000000
 
 # src/tools/compare.c qrules: quantity, prefix (None: the name exactly,
-# entity "host"), suffix
+# entity "host"), suffix; ROLES: the numerator (1) and denominator (2)
+# of a ratio
 QRULES = [('cpu.' + f, 'cpu.', '.' + f) for f in ('%usr', '%nice', '%sys', '%iowait', '%steal', '%irq', '%soft',
                                                   '%guest', '%idle')] + [
     ('queue.runq-sz', None, 'load.runnable'), ('queue.plist-sz', None, 'load.tasks'),
@@ -48,7 +52,9 @@ QRULES = [('cpu.' + f, 'cpu.', '.' + f) for f in ('%usr', '%nice', '%sys', '%iow
     ('pressure.%fmem', None, 'psi.memory.%full')] + [
     ('vm.' + q, 'vm.', s) for q, s in (('%cpu', '.%cpu'), ('%steal', '.%steal'), ('dlyms/s', '.dlyms/s'),
                                        ('%thrtl', '.%thrtl'), ('%cap', '.%cap'), ('rkB/s', '.io.rkB/s'),
-                                       ('wkB/s', '.io.wkB/s'), ('rxkB/s', '.rxkB/s'), ('txkB/s', '.txkB/s'))]
+                                       ('wkB/s', '.io.wkB/s'), ('rxkB/s', '.rxkB/s'), ('txkB/s', '.txkB/s'))] + [
+    ('vm.ipc', 'vm.', '.perf.instructions/s'), ('vm.ipc', 'vm.', '.perf.cycles/s')]
+ROLES = {'.perf.instructions/s': 1, '.perf.cycles/s': 2}
 QORDER = {}
 for _i, (_q, _p, _s) in enumerate(QRULES):
     QORDER.setdefault(_q, _i)
@@ -56,15 +62,22 @@ for _i, (_q, _p, _s) in enumerate(QRULES):
 
 def quantity_of(name):
     """(quantity, entity) of a rate column, or None (compare.c quantity_of)."""
+    r = _rule_of(name)
+    return r and r[:2]
+
+
+def _rule_of(name):
+    """(quantity, entity, role) of a rate column, or None: role 0 the
+    value, 1 and 2 a ratio's numerator and denominator."""
     for q, prefix, suffix in QRULES:
         if prefix is None:
             if name == suffix:
-                return q, 'host'
+                return q, 'host', 0
             continue
         if len(name) > len(prefix) + len(suffix) and name.startswith(prefix) and name.endswith(suffix):
             ent = name[len(prefix):len(name) - len(suffix)]
             if '.' not in ent:
-                return q, ent
+                return q, ent, ROLES.get(suffix, 0)
     return None
 
 
@@ -160,6 +173,53 @@ def _replicate_means(np, x, L, states):
     return np.cumsum(vals, axis=1)[:, -1] / float(n)
 
 
+def norm_q(p):
+    """stats.c norm_q: the standard normal quantile of p in (0.5, 1)."""
+    lo, hi = 0.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 0.5 * math.erfc(-mid / math.sqrt(2.0)) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def t_quantile(p, nu):
+    """stats.c vms_stats_t_quantile: Student's t quantile."""
+    if nu < 2:
+        return math.tan(math.pi * (p - 0.5))
+    if nu < 3:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    z = norm_q(p)
+    z2 = z * z
+    g1 = (z2 + 1) * z / 4
+    g2 = ((5 * z2 + 16) * z2 + 3) * z / 96
+    g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384
+    g4 = ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160
+    return z + g1 / nu + g2 / (nu * nu) + g3 / (nu * nu * nu) + g4 / (nu * nu * nu * nu)
+
+
+def use_len(x):
+    """stats.c use_len: the data's block, at least ceil(n^(1/3)) unless x
+    is constant."""
+    n = len(x)
+    L = block_len(x)
+    f = int(math.ceil(math.cbrt(n) - 1e-9))
+    return L if all(v == x[0] for v in x) or L >= f else f
+
+
+def _var_of(v):
+    m = 0.0
+    for x in v:
+        m += x
+    m /= len(v)
+    s = 0.0
+    for x in v:
+        s += (x - m) * (x - m)
+    return s / len(v)
+
+
 def boot_diff(a, b, B=1000, seed=1, level=0.95, block_a=0, block_b=0):
     """stats.c vms_stats_boot_diff: (delta, lo, hi, La, Lb, real)."""
     import numpy as np
@@ -169,15 +229,23 @@ def boot_diff(a, b, B=1000, seed=1, level=0.95, block_a=0, block_b=0):
     delta = _sum(b) / nb - _sum(a) / na
     if na < MIN_N or nb < MIN_N:
         return delta, math.nan, math.nan, 0, 0, False
-    La = min(block_a or block_len(a), na)
-    Lb = min(block_b or block_len(b), nb)
+    La = min(block_a or use_len(a), na)
+    Lb = min(block_b or use_len(b), nb)
     r = np.arange(B, dtype=np.uint64)
     with np.errstate(over='ignore'):
         sa = np.uint64(seed & MASK) ^ (np.uint64(GOLDEN) * (np.uint64(2) * r + np.uint64(1)))
         sb = np.uint64(seed & MASK) ^ (np.uint64(GOLDEN) * (np.uint64(2) * r + np.uint64(2)))
-    d = np.sort(_replicate_means(np, b, Lb, sb) - _replicate_means(np, a, La, sa))
+    ma, mb = _replicate_means(np, a, La, sa), _replicate_means(np, b, Lb, sb)
+    d = np.sort(mb - ma)
+    # the small-sample widening (stats.c)
+    va, vb, c = _var_of(ma.tolist()), _var_of(mb.tolist()), 1.0
+    if va + vb > 0:
+        fa, fb = float(max(1, na // La - 1)), float(max(1, nb // Lb - 1))
+        nu = (va + vb) * (va + vb) / (va * va / fa + vb * vb / fb)
+        p = 1 - (1 - level) / 2
+        c = t_quantile(p, nu) / norm_q(p)
     k = int(math.floor(B * (1 - level) / 2 + 1e-9))
-    lo, hi = float(d[k]), float(d[B - 1 - k])
+    lo, hi = delta + c * (float(d[k]) - delta), delta + c * (float(d[B - 1 - k]) - delta)
     return delta, lo, hi, La, Lb, lo > 0 or hi < 0
 
 
@@ -210,13 +278,22 @@ def _series(path, window, marks):
         if hi is not None and iv.t_mono_ns > hi[0] + hi[1]:
             continue
         nin += 1
+        parts = {}
         for name, v in iv.values.items():
-            qe = quantity_of(name)
-            if qe is None or v != v:
+            r = _rule_of(name)
+            if r is None or v != v:
                 continue
-            ser.setdefault(qe, []).append(v)
+            qe, role = r[:2], r[2]
             if qe[0].startswith('vm.') and qe[1] in iv.keys:
                 uuids[qe] = iv.keys[qe[1]]
+            if role:
+                parts.setdefault(qe, [None, None])[role - 1] = v
+                continue
+            ser.setdefault(qe, []).append(v)
+        # a ratio where both parts are in this interval (compare.c read_side)
+        for qe, (num, den) in parts.items():
+            if num is not None and den is not None and den > 0:
+                ser.setdefault(qe, []).append(num / den)
     return ser, uuids, nin
 
 

@@ -58,6 +58,10 @@ struct vms_boot_ci {
 
 #define VMS_BOOT_MIN_N 5 /* fewer values in a series: no interval */
 
+/* The quantile p (in (0.5, 1)) of Student's t with nu degrees of freedom:
+ * exact below 3, a Cornish-Fisher expansion above (within 0.004). */
+double vms_stats_t_quantile(double p, double nu);
+
 /* Circular block bootstrap percentile interval of mean(b) - mean(a):
  * a and b are resampled independently (two runs, or two windows far
  * enough apart), replicate r of series s (0 a, 1 b) from the splitmix64
@@ -65,8 +69,14 @@ struct vms_boot_ci {
  * 1)); a replicate of a series of n values with blocks of L takes
  * ceil(n / L) starts floor(unif * n) and the values at (start + i) mod
  * n, i < L, in order, cut to n; its mean is summed in that order.  The
- * interval is [d(k), d(B - 1 - k)] of the B sorted differences, k =
- * floor(B (1 - level) / 2).  NaN values must have been left out.  0,
+ * interval is delta + c (d(k) - delta), delta + c (d(B - 1 - k) - delta)
+ * of the B sorted differences d, k = floor(B (1 - level) / 2), c = t(p,
+ * nu) / z(p), p = 1 - (1 - level) / 2, nu the Welch-Satterthwaite degrees
+ * of freedom of the two sides' replicate-mean variances (each the mean
+ * square about their mean, summed in order) with max(1, floor(n / L) - 1)
+ * each (c = 1 when both variances are 0).  The block length, unless
+ * given, is vms_stats_block_len(), at least ceil(n^(1/3)) for a series
+ * that is not constant.  NaN values must have been left out.  0,
  * -EINVAL (a bad option), -ENOMEM. */
 int vms_stats_boot_diff(const double *a, size_t na, const double *b, size_t nb,
 			const struct vms_boot_opt *opt, struct vms_boot_ci *out);

@@ -7,8 +7,10 @@ sadc records side by side with vmsampler (both at 1 s on the same whole
 seconds, as e2e/vs_sar.py does), so the load that is there, ours and
 whatever else the machine runs, is measured by both:
 
-  - known difference: an idle run and a run with a busy loop at a 50 %
-    duty cycle of one CPU (busy 5 ms, asleep 5 ms): the comparison's
+  - known difference: an idle run and the load window of a second run
+    with a busy loop at a 50 % duty cycle of one CPU (busy 5 ms, asleep
+    5 ms) between two marks (report --compare IDLE MARKED --window ..
+    --window "mark:load on..mark:load off"): the comparison's
     cpu.%usr (all) difference is within 2 points of the difference of
     sar -u's %user rows of the same intervals, and is marked real; the
     load runs at nice -10 where it may (root), so that other work on the
@@ -17,13 +19,16 @@ whatever else the machine runs, is measured by both:
     points of the 25 expected), so
     that a machine too loaded to show it fails loudly rather than
     passing on noise;
-  - a marker-bounded load window within one run (vmsampler mark): the
-    windows ..mark:load on and mark:load on..mark:load off, against the
-    sar rows of the same intervals (found from dump --rates and dump
-    --events), within 2 points, real;
+  - a marker-bounded load window within one run (vmsampler mark), the
+    same run: the windows ..mark:load on and mark:load on..mark:load off,
+    against the sar rows of the same intervals (found from dump --rates
+    and dump --events), within 2 points, real;
   - two idle runs: the share of the host's rate quantities marked real
     (the false-positive rate where nothing was changed; nominal 5 %) is
-    printed and must stay under 30 %.  Only when both runs are idle (sar:
+    printed and must stay under 20 % (doc/statistics.md, "Comparing
+    runs": on seeded series of 20 intervals the bootstrap marks 5 % of
+    iid and 15 % of AR(1) 0.5 null comparisons real; two runs a minute
+    apart also differ for real where the hypervisor's steal moved).  Only when both runs are idle (sar:
     at most 10 % busy): on a machine busy with other work the next run is
     not the same as this one, and changes marked real are real (on
     2026-11-28, a load average of 19: 14 of 33, among them cswch/s -1128
@@ -31,7 +36,16 @@ whatever else the machine runs, is measured by both:
     series in tests/test_stats.c.
 
 A test whose load does not show in sar (10 points of the 25) is tried
-again, three times at most, then a SKIP (a failure with VMS_REQUIRE_E2E).
+again, twice at most, then a SKIP (a failure with VMS_REQUIRE_E2E).
+
+Length: 3 runs of 20 s (idle, marked, idle again; before: 4 runs and 81
+intervals, ~99 s): the load window has 9 or 10 intervals instead of 20.
+Its side's interval is about 1.5 times wider for the fewer values
+(sqrt(20 / 9)) and the short-series factor t(nu) / z grows from 1.14-1.31
+to up to 2.2 (stats.c; 2 degrees of freedom for 9 values in blocks of 3),
+so the difference the checks can call real is about 2.5 to 3 times
+larger: a few points (here CI [14.2, 25.1] for a delta of 19.6 on a busy
+host), where the load's is 25.
 
 Needs: sysstat (sadc, sar).  Exit 77 (skip) when it is missing and
 VMS_REQUIRE_E2E is not set."""
@@ -47,6 +61,7 @@ import time
 
 SADC = "/usr/lib/sysstat/sadc"
 N = 21  # frames / sadc records: 20 intervals of 1 s
+MARK_ON, MARK_OFF = 8.5, 18.5  # s into the marked run
 DUTY = ("import time\n"
         "while True:\n"
         "    t = time.monotonic() + 0.005\n"
@@ -91,7 +106,7 @@ def record(tmp, name, n=N, marks=None):
         if os.path.exists(f):
             os.unlink(f)
     subprocess.run([VMS, "-q", "-n", "1", "-o", "/dev/null"], check=True)
-    t0 = int(time.time()) + 2
+    t0 = int(time.time() + 0.8) + 1
     time.sleep(max(0.0, t0 - 0.7 - time.time()))
     v = subprocess.Popen([VMS, "-q", "--align", "1s", "-i", "1s", "-n", str(n), "-o", out, "--ring", ring])
     time.sleep(max(0.0, t0 - 0.03 - time.time()))
@@ -108,7 +123,7 @@ def record(tmp, name, n=N, marks=None):
     return out, sa
 
 
-def sar_usr(sa):
+def sar_usr(sa, n=N):
     """sar -u's %user of each interval row, in order."""
     out = subprocess.run(["sar", "-f", sa, "-u"], capture_output=True, text=True, env=ENV, check=True).stdout
     head, rows = None, []
@@ -121,7 +136,7 @@ def sar_usr(sa):
             continue
         if head and p[1] == "all":
             rows.append(float(dict(zip(head, p[1:]))["%user"]))
-    if len(rows) != N - 1 and len(rows) != 30:
+    if len(rows) != n - 1:
         fail("sar -u %s: %d rows" % (sa, len(rows)))
     return rows
 
@@ -163,7 +178,7 @@ def check_usr(what, j, sar_a, sar_b):
         fail("%s: a difference of %.2f points (sar) not marked real" % (what, ref))
 
 
-TRIES = 3
+TRIES = 2
 
 
 def tries(what, attempt):
@@ -182,7 +197,8 @@ def tries(what, attempt):
     sys.exit(77)
 
 
-IDLE_BUSY = 10.0  # % of the CPUs busy (sar -u) above which a run is not idle
+IDLE_BUSY = 10.0
+FPR_MAX = 0.20  # % of the CPUs busy (sar -u) above which a run is not idle
 
 
 def sar_idle(sa):
@@ -211,20 +227,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         idle = []
 
-        def two_runs():
-            # two runs: idle, then the duty-cycle load
-            idle[:] = record(tmp, "idle")
-            load = duty_load()
-            try:
-                time.sleep(1)
-                busy, sa_busy = record(tmp, "busy")
-            finally:
-                load.kill()
-                load.wait()
-            check_usr("two runs", compare("--compare", idle[0], busy), sar_usr(idle[1]), sar_usr(sa_busy))
+        idle[:] = record(tmp, "idle")
 
-        def marked_window():
-            # one run, the load between two marks
+        def marked_runs():
+            # a second run, the load between two marks: against the idle
+            # run (two runs) and within itself (two windows)
             procs = []
 
             def start():
@@ -237,8 +244,8 @@ def main():
                 procs.clear()
 
             try:
-                marked, sa_marked = record(tmp, "marked", n=31, marks=[(9.5, "load on", start),
-                                                                        (20.5, "load off", stop)])
+                marked, sa_marked = record(tmp, "marked", marks=[(MARK_ON, "load on", start),
+                                                                 (MARK_OFF, "load off", stop)])
             finally:
                 stop()
             # the intervals of each window, from dump's times and marks
@@ -254,11 +261,12 @@ def main():
             ia = [i for i in range(len(rates)) if ends[i + 1] <= on]
             ib = [i for i in range(len(rates)) if ends[i] >= on and ends[i + 1] <= off]
             su = sar_usr(sa_marked)
+            j = compare("--compare", idle[0], marked, "--window", "..", "--window", "mark:load on..mark:load off")
+            check_usr("two runs", j, sar_usr(idle[1]), [su[i] for i in ib])
             j = compare(marked, "--window", "..mark:load on", "--window", "mark:load on..mark:load off")
             check_usr("marked window", j, [su[i] for i in ia], [su[i] for i in ib])
 
-        tries("two runs", two_runs)
-        tries("marked window", marked_window)
+        tries("marked run", marked_runs)
 
         # two idle runs: how much is marked real where nothing changed
         idle2, sa_idle2 = record(tmp, "idle2")
@@ -283,7 +291,7 @@ def main():
                 fail(msg)
             print("SKIP: " + msg)
             sys.exit(77)
-        if len(real) > 0.30 * len(rated):
+        if len(real) > FPR_MAX * len(rated):
             fail("%d of %d marked real between two idle runs" % (len(real), len(rated)))
     print("PASS")
 
