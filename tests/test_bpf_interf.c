@@ -466,7 +466,9 @@ static void test_source_columns(void **state)
 	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
 	assert_int_equal(drv_declare(d), 0);
 	assert_int_equal(drv_sample(d), 0);
-	assert_int_equal(val(d, "vm.a.intf.wait"), 0);
+	/* from 0: not its old account (seconds); a stopped task can still be
+	 * put on a run queue for an instant (6 ns seen at a load of 20) */
+	assert_true(val(d, "vm.a.intf.wait") < 1000000);
 	assert_int_equal(col(d, "vm.v.intf.by.a"), -ENOENT);
 	assert_true(val(d, "vm.v.intf.vms") < v_by_vms || v_by_vms == 0);
 	drv_close(d);
