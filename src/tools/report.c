@@ -48,6 +48,7 @@
 #include "log.h"
 #include "rates.h"
 #include "reader_int.h"
+#include "report_intf.h"
 #include "sink.h"
 #include "tool.h"
 
@@ -57,6 +58,7 @@ static const char usage_text[] =
 	"       vmsampler report --ring PATH [OPTIONS]\n"
 	"       vmsampler report --compare A.vms B.vms [--window W] [--format FMT]\n"
 	"       vmsampler report FILE.vms --window W1 --window W2 [--format FMT]\n"
+	"       vmsampler report --interference FILE.vms [--window W] [--format FMT]\n"
 	"What sar prints, from a binary stream (FILE '-' reads standard input) or a\n"
 	"live ring: CPU, queue, tasks and interrupts, disks, interfaces, paging,\n"
 	"swapping, memory, swap space and pressure (and VMs),\n"
@@ -1555,6 +1557,8 @@ int vms_report_main(int argc, char **argv)
 	const char *ring = NULL;
 	int c;
 
+	if (vms_report_intf_wanted(argc, argv))
+		return vms_report_intf_main(argc, argv);
 	if (vms_compare_wanted(argc, argv))
 		return vms_compare_main(argc, argv);
 
