@@ -75,6 +75,7 @@ struct victim {
 struct cell {
 	uint32_t v, c; /* victim, culprit VM (cnames) */
 	double ns;
+	bool seen; /* a term in the window */
 };
 
 /* what a selected plan column adds to */
@@ -164,7 +165,7 @@ static int cell_get(struct intf *X, uint32_t v, const char *culprit_vm)
 	if (!n)
 		return -ENOMEM;
 	X->cell = n;
-	X->cell[X->ncell] = (struct cell){v, c, 0};
+	X->cell[X->ncell] = (struct cell){v, c, 0, false};
 	return (int)X->ncell++;
 }
 
@@ -255,6 +256,7 @@ static void add_terms(struct intf *X)
 			break;
 		case W_CELL:
 			X->cell[x->idx].ns += t->n;
+			X->cell[x->idx].seen = true;
 			break;
 		case W_DELAY:
 			X->v[x->idx].delay += t->n;
@@ -345,7 +347,7 @@ static unsigned parts_of(const struct intf *X, uint32_t v, struct part *p)
 	unsigned n = 0;
 	double named = 0;
 	for (uint32_t i = 0; i < X->ncell; i++)
-		if (X->cell[i].v == v) {
+		if (X->cell[i].v == v && X->cell[i].seen) {
 			p[n++] = (struct part){X->cname[X->cell[i].c], X->cell[i].ns};
 			named += X->cell[i].ns;
 		}
