@@ -23,22 +23,25 @@ or before its end; a counter that goes back adds nothing.  Checked:
   - usage and input errors: one line, exit 2 (or 1 for a file without
     the columns).
 
-With root and a BPF program that loads (VMS_REQUIRE_BPF=1 makes its skip
-a failure), a run of the real sampler with the interference source beside
-a busy loop: the report's parts of each VM add up to that VM's run delay
-(its vCPUs' schedstat) within 2 %.  (No VM is needed for the program, but
-the sampler's victims are VMs: that part skips without a local libvirt
-domain, and is the integration test's, tests/integration/it_interference.py.)"""
+With --live (root and a BPF program that loads; without them a SKIP, a
+failure under VMS_REQUIRE_ROOT=1 / VMS_REQUIRE_BPF=1): the real sampler
+with the interference source for 6 s, tests/fake_agent's scenario pid
+making a busy loop pinned to CPU 0 a VM's vCPU beside another busy loop
+pinned to CPU 0 (a host process): the report's parts of the VM add up to
+its vCPU's run delay (schedstat) within 2 %, and the host is its culprit
+for more than 80 % of it."""
 import csv
 import io
 import json
 import os
 import re
+import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
-from test_py_lib import BIN, main, synthetic
+from test_py_lib import BIN, BUILD, main, skip_or_fail, synthetic
 
 FRAMES, VMS, PAIRS = 600, 5, 3
 DELAY = re.compile(r'\.vcpu[0-9]+\.delay$')  # a vCPU's run delay (schedstat)
@@ -252,5 +255,69 @@ class Synthetic(unittest.TestCase):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
 
+AGENT = os.path.join(BUILD, 'tests', 'fake_agent')
+
+
+class Live(unittest.TestCase):
+    """The real sampler with the interference source: tests/fake_agent's
+    scenario pid makes a busy loop pinned to CPU 0 a VM's only vCPU, and a
+    second busy loop pinned to CPU 0 (a host process) takes half of that
+    CPU from it.  Run with --live (root, the BPF program: skips otherwise,
+    failures with VMS_REQUIRE_ROOT=1 / VMS_REQUIRE_BPF=1)."""
+
+    def test_sum_rule(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        conf = os.path.join(tmp.name, 'live.yaml')
+        with open(conf, 'w') as f:
+            f.write('sources:\n  libvirt:\n    agent: "%s"\n    uri: "fake:pid"\n'
+                    '  interference:\n    enabled: true\n' % AGENT)
+        loop = ['taskset', '-c', '0', 'sh', '-c', 'while :; do :; done']
+        victim = subprocess.Popen(loop)
+        hog = subprocess.Popen(loop)
+        try:
+            out = os.path.join(tmp.name, 'live.vms')
+            p = subprocess.run([BIN, '-c', conf, '-i', '500ms', '-n', '12', '-o', out], capture_output=True,
+                               text=True, timeout=60,
+                               env=dict(os.environ, TZ='UTC', FAKE_AGENT_PID=str(victim.pid)))
+        finally:
+            for x in (victim, hog):
+                x.kill()
+                x.wait()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = vms('report', '--interference', out, '--format', 'json', check=False)
+        if r.returncode == 1 and 'no interference columns' in r.stderr:
+            skip_or_fail('the interference program did not load here: %s' % p.stderr.strip(), 'VMS_REQUIRE_BPF')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        self.assertEqual([v['victim'] for v in j['victims']], ['standin'])
+        v = j['victims'][0]
+        parts = {c['culprit']: c['seconds'] for c in v['culprits']}
+        print('live: %.1f s, run delay %.3f s, account %.3f s, parts %s' % (
+            j['seconds'], v['run_delay_seconds'], v['wait_seconds'], parts))
+        # the victim waited: about half of CPU 0 went to the hog
+        self.assertGreater(v['run_delay_seconds'], 0.2 * j['seconds'])
+        # the sum rule: the parts add up to the vCPU's schedstat run delay
+        self.assertAlmostEqual(sum(parts.values()), v['wait_seconds'], delta=1e-6)
+        self.assertLess(abs(v['wait_seconds'] / v['run_delay_seconds'] - 1), 0.02)
+        # and the hog, a host process, is the culprit
+        self.assertGreater(parts['host'] / v['wait_seconds'], 0.8)
+
+
+def live():
+    if os.geteuid() != 0:
+        skip_or_fail('test_report_intf --live: loading a BPF program needs root', 'VMS_REQUIRE_ROOT')
+    for need, what in ((AGENT, 'tests/fake_agent'), ):
+        if not os.access(need, os.X_OK):
+            skip_or_fail('test_report_intf --live: %s is not built' % what, 'VMS_REQUIRE_BPF')
+    if not shutil.which('taskset'):
+        skip_or_fail('test_report_intf --live: no taskset', 'VMS_REQUIRE_BPF')
+    res = unittest.main(module='__main__', argv=[sys.argv[0], 'Live'], verbosity=2, exit=False).result
+    sys.exit(0 if res.wasSuccessful() else 1)
+
+
 if __name__ == '__main__':
+    if '--live' in sys.argv:
+        live()
+    sys.argv[1:] = ['Synthetic']
     main('VMS_REQUIRE_PY')
