@@ -91,6 +91,8 @@ static const char usage_text[] =
 	"      --seed=N      the bootstrap's seed (default 1)\n"
 	"      --replicates=N  bootstrap replicates (default 1000)\n"
 	"      --level=P     the interval's confidence (default 0.95)\n"
+	"      --interference  whom each VM's vCPUs waited behind, over the run or\n"
+	"                    one --window (report --interference --help)\n"
 	"  -h, --help        show this help\n"
 	"\n"
 	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged or\n"
