@@ -668,6 +668,77 @@ static void test_map(void **state)
 }
 
 /* Every family is in the man page's EXPORT section with its type. */
+/* The interference bucket of export (--interference-top 1) over a run
+ * whose rankings change (report_gen --interference: each VM's culprits
+ * start even, ordered by name, and the largest passes the others): the
+ * series shown change, and every domain's bucket never goes down. */
+static void test_intf_bucket_monotonic(void **state)
+{
+	(void)state;
+	const char *b = getenv("VMS_BUILD");
+	char gen[1024], cmd[3072], path[1100];
+	snprintf(gen, sizeof(gen), "%s/report_gen", b ? b : "build");
+	if (access(gen, X_OK) != 0)
+		vms_skip(NULL, "report_gen is not built");
+	char *dir = tmpdir_make();
+	snprintf(path, sizeof(path), "%s/intf.vms", dir);
+	snprintf(cmd, sizeof(cmd), "'%s' -n 300 -m 8 -i 1000 --interference 7 --no-events '%s' >/dev/null", gen, path);
+	assert_int_equal(system(cmd), 0);
+	struct vms_reader *rd;
+	assert_int_equal(vms_reader_open(&rd, path, 0), 0);
+	struct vms_mstate st;
+	vms_mstate_init(&st, HZ);
+	st.opts.intf_top_set = true;
+	st.opts.intf_top = 1;
+	char dom[8][64] = {{0}}, shown[8][64] = {{0}};
+	double last[8] = {0};
+	unsigned ndom = 0, changes = 0, buckets = 0;
+	static const char bk[] = "vmsampler_domain_interference_by_other_vms_seconds_total{domain=\"";
+	static const char by[] = "vmsampler_domain_interference_by_vm_seconds_total{domain=\"";
+	while (vms_reader_next(rd) > 0) {
+		assert_int_equal(vms_mstate_take(&st, rd), 0);
+		struct vms_mbuf o = {0};
+		assert_int_equal(vms_metrics_expose(&st.m, st.cur, st.meta, VMS_EXPO_PROM, false, &o), 0);
+		char *save = NULL;
+		for (char *ln = strtok_r(o.p, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+			bool isb = strncmp(ln, bk, sizeof(bk) - 1) == 0, isv = strncmp(ln, by, sizeof(by) - 1) == 0;
+			if (!isb && !isv)
+				continue;
+			char *d = ln + (isb ? sizeof(bk) : sizeof(by)) - 1, *q = strchr(d, '"');
+			assert_non_null(q);
+			unsigned k;
+			for (k = 0; k < ndom && (strlen(dom[k]) != (size_t)(q - d) || strncmp(dom[k], d, (size_t)(q - d)) != 0);
+			     k++)
+				;
+			if (k == ndom) {
+				assert_true(ndom < 8);
+				snprintf(dom[ndom++], sizeof(dom[0]), "%.*s", (int)(q - d), d);
+			}
+			if (isb) {
+				double v = strtod(strstr(ln, "} ") + 2, NULL);
+				assert_true(v >= last[k]);
+				last[k] = v;
+				buckets++;
+			} else {
+				char *x = strstr(ln, "other=\"");
+				assert_non_null(x);
+				x += 7;
+				char now[64];
+				snprintf(now, sizeof(now), "%.*s", (int)(strchr(x, '"') - x), x);
+				changes += shown[k][0] && strcmp(shown[k], now) != 0;
+				snprintf(shown[k], sizeof(shown[0]), "%s", now);
+			}
+		}
+		vms_mbuf_free(&o);
+	}
+	assert_int_equal(ndom, 8);
+	assert_true(buckets >= 8 * 299);
+	assert_true(changes > 0); /* the ranking was made again */
+	vms_mstate_free(&st);
+	vms_reader_close(rd);
+	tmpdir_free(dir);
+}
+
 static void test_manpage_lists_every_family(void **state)
 {
 	(void)state;
@@ -694,4 +765,4 @@ static void test_manpage_lists_every_family(void **state)
 }
 
 VMS_TEST_MAIN(NULL, NULL, test_values_against_dump, test_held_across_schemas, test_openmetrics, test_no_timestamps, test_negotiate, test_map,
-	      test_manpage_lists_every_family)
+	      test_intf_bucket_monotonic, test_manpage_lists_every_family)

@@ -32,8 +32,18 @@
  * cycles, hw_time_enabled, hw_time_running, every frame, never
  * multiplexed), cycles at 2.4 GHz of its CPU time and instructions at an
  * IPC of its own (0.5 to 2.1) with noise per interval: report --compare's
- * vm.ipc on a file that a host without a PMU cannot record.  Prints the
- * path and the number of frames and columns. */
+ * vm.ipc on a file that a host without a PMU cannot record.
+ *
+ * --interference P: the interference source's columns too (doc/
+ * interference.md): per running VM vm.NAME.intf.{wait,vms,own,host,kernel,
+ * unknown} and vm.NAME.intf.by.OTHER for the next P running VMs in the
+ * list, an account within 1.5 % of the VM's vCPU run delay (which grows
+ * by 5 % of each vCPU more), whose parts add up to wait exactly; a VM that
+ * starts again starts its account from 0, and the other VMs' columns by it
+ * start from 0 too while their vms goes on; MARK events "intf-a" and
+ * "intf-b" at a quarter and three quarters of the run
+ * (tests/test_report_intf.py).
+ * Prints the path and the number of frames and columns. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -94,11 +104,14 @@ struct vm {
 	uint64_t balloon[VMS_VM_NBALLOON];
 	uint64_t state, path, slow_t;
 	bool slow; /* this frame has its slow values */
+	uint64_t intf[6]; /* wait vms own host kernel unknown (ns) */
+	uint64_t by[MAXV]; /* behind VM j (ns) */
 };
 
 static struct {
 	unsigned ncpu, nvm, nvcpu;
 	bool perf;
+	unsigned intf_pairs; /* --interference P; 0: no interference columns */
 	uint64_t cpu[10];
 	uint64_t stat[6]; /* ctxt processes intr softirq procs_running procs_blocked */
 	uint64_t load[5]; /* 1m 5m 15m (x100) runnable tasks */
@@ -260,6 +273,21 @@ static struct vms_schema *declare(uint32_t gen, int64_t t_real)
 		}
 	}
 	vms_schema_builder_source(&b, 6);
+	for (unsigned i = 0; H.intf_pairs && i < H.nvm; i++) {
+		struct vm *v = &H.vm[i];
+		static const char *const f[6] = {"wait", "vms", "own", "host", "kernel", "unknown"};
+		struct vms_coldef d = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_NS, .wrap_bits = 64, .key = v->uuid};
+		if (!v->running)
+			continue;
+		for (unsigned k = 0; k < 6; k++)
+			col(&b, &d, &v->intf[k], v, false, "vm.%s.intf.%s", v->name, f[k]);
+		for (unsigned j = 1; j <= H.intf_pairs && j < H.nvm; j++) {
+			struct vm *o = &H.vm[(i + j) % H.nvm];
+			if (o->running)
+				col(&b, &d, &v->by[o - H.vm], v, false, "vm.%s.intf.by.%s", v->name, o->name);
+		}
+	}
+	vms_schema_builder_source(&b, 6);
 	col(&b, CD(COUNTER, COUNT, 64), &H.parse_errors, NULL, false, "vms.parse_errors");
 	if (vms_schema_finish(&b, gen, t_real, &s) < 0) {
 		fprintf(stderr, "report_gen: schema: %s\n", strerror(ENOMEM));
@@ -277,6 +305,11 @@ static void vm_reset(struct vm *v)
 	memset(v->vd, 0, sizeof(v->vd));
 	memset(v->vs, 0, sizeof(v->vs));
 	memset(v->net, 0, sizeof(v->net));
+	memset(v->intf, 0, sizeof(v->intf));
+	memset(v->by, 0, sizeof(v->by));
+	/* the program dropped its entries as a culprit too */
+	for (unsigned i = 0; i < H.nvm; i++)
+		H.vm[i].by[v - H.vm] = 0;
 	memset(v->io, 0, sizeof(v->io));
 	memset(v->perf, 0, sizeof(v->perf));
 	v->rss = (uint64_t)(1 + next() % 8) << 30;
@@ -317,6 +350,37 @@ static void init(void)
 		v->state = 1;
 		v->path = 31;
 		vm_reset(v);
+	}
+}
+
+/* The interference account of VM v over an interval in which its vCPUs
+ * waited dsum ns (schedstat): within 1.5 % of it, split over the next
+ * intf_pairs running VMs (the first the largest), its own threads, the
+ * host, the kernel and, now and then, unknown; the parts add up to wait. */
+static void account(struct vm *v, uint64_t dsum, unsigned frame)
+{
+	double w = (double)dsum * (0.985 + 0.03 * unif());
+	double fr[4] = {0.08, 0.12, 0.04, frame % 7 == 0 ? 0.005 : 0}; /* own host kernel unknown */
+	double wt[MAXV], wsum = 0;
+	unsigned i = (unsigned)(v - H.vm), np = 0;
+	for (unsigned j = 1; j <= H.intf_pairs && j < H.nvm; j++) {
+		const struct vm *o = &H.vm[(i + j) % H.nvm];
+		wt[j] = o->running ? (double)(H.intf_pairs + 1 - j) * (0.5 + unif()) : 0;
+		wsum += wt[j];
+		np += o->running;
+	}
+	if (!np)
+		fr[1] += 0.755; /* no neighbour: the host */
+	for (unsigned k = 0; k < 4; k++) {
+		uint64_t x = near(w * fr[k]);
+		v->intf[2 + k] += x;
+		v->intf[0] += x;
+	}
+	for (unsigned j = 1; np && j <= H.intf_pairs && j < H.nvm; j++) {
+		uint64_t x = near(w * 0.755 * wt[j] / wsum);
+		v->by[(i + j) % H.nvm] += x;
+		v->intf[1] += x;
+		v->intf[0] += x;
 	}
 }
 
@@ -412,11 +476,18 @@ static void advance(double t, double dt, unsigned frame)
 		v->cpu_time += g + emu;
 		v->cpu_user += near((g + emu) * 0.9);
 		v->cpu_system = v->cpu_time - v->cpu_user;
+		uint64_t dsum = 0;
 		for (unsigned k = 0; k < v->nvcpu; k++) {
 			v->vt[k] += g / v->nvcpu;
-			v->vd[k] += near(dt * 1e9 * 0.08 * day * day * unif());
+			uint64_t dd = near(dt * 1e9 * 0.08 * day * day * unif());
+			if (H.intf_pairs)
+				dd += near(dt * 1e9 * 0.05 * (0.5 + unif()));
+			v->vd[k] += dd;
+			dsum += dd;
 			v->vs[k] += near(dt * (50 + 1000 * day * unif()));
 		}
+		if (H.intf_pairs)
+			account(v, dsum, frame);
 		uint64_t rp = near(dt * (10 + 3000 * day * share * H.nvm * unif())),
 			 tp = near(dt * (10 + 2500 * day * share * H.nvm * unif()));
 		v->net[0] += rp * (64 + next() % 1400);
@@ -459,14 +530,15 @@ static void advance(double t, double dt, unsigned frame)
 static void usage(void)
 {
 	fprintf(stderr, "usage: report_gen [-n FRAMES] [-m VMS] [-i INTERVAL_MS] [-c CPUS] [-s SEED]\n"
-			"                  [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] [--perf] OUT.vms\n");
+			"                  [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] [--perf]\n"
+			"                  [--interference P] OUT.vms\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long frames = 86400, vms = 60, iv_ms = 1000, cpus = 32, vcpus = 2, seed = 1, start_s = 1795392000,
-		      stop_frames = 0;
+		      stop_frames = 0, pairs = 0;
 	bool events = true;
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -487,6 +559,8 @@ int main(int argc, char **argv)
 			p = &start_s;
 		else if (!strcmp(argv[i], "--stop-frames"))
 			p = &stop_frames;
+		else if (!strcmp(argv[i], "--interference"))
+			p = &pairs;
 		else if (!strcmp(argv[i], "--no-events"))
 			events = false;
 		else if (!strcmp(argv[i], "--perf"))
@@ -510,6 +584,7 @@ int main(int argc, char **argv)
 	H.ncpu = (unsigned)cpus;
 	H.nvm = (unsigned)vms;
 	H.nvcpu = (unsigned)vcpus;
+	H.intf_pairs = pairs < MAXV ? (unsigned)pairs : MAXV - 1;
 	init();
 
 	struct vms_sink s = {.ops = &vms_sink_bin, .path = out, .force = true};
@@ -575,6 +650,13 @@ int main(int argc, char **argv)
 				vm_reset(v);
 			}
 			changed = true;
+			if ((r = vms_sink_bin.event(&s, &ev)) < 0)
+				break;
+		}
+		if (H.intf_pairs && (k == frames / 4 || k == frames * 3 / 4)) {
+			struct vms_event ev = {.type = VMS_EV_MARK, .gen = gen, .before_seq = k + 1,
+					       .t_mono_ns = t_mono - 500, .t_real_ns = t_real - 500};
+			snprintf(ev.subject, sizeof(ev.subject), "%s", k == frames / 4 ? "intf-a" : "intf-b");
 			if ((r = vms_sink_bin.event(&s, &ev)) < 0)
 				break;
 		}

@@ -853,3 +853,6 @@ def _records_of(stream):
             raise FormatError('ring schema area: payload CRC mismatch', p, 1)
         yield typ, pl
         p += 16 + ln
+
+
+from .interference import interference, interference_heatmap, interference_stack, interference_timeline  # noqa: E402,F401

@@ -56,7 +56,7 @@ static const char usage_text[] =
 	"                        [--listen ADDR:PORT ...]\n"
 	"       vmsampler export --file FILE.vms --list-columns\n"
 	"  with each: [--names current|legacy] [--include GLOB]... [--exclude GLOB]...\n"
-	"             [--no-per-cpu]\n"
+	"             [--no-per-cpu] [--interference-top N]\n"
 	"Serve the newest frame of a live ring (vmsampler --ring PATH) or of a binary\n"
 	"stream that is still being written as Prometheus metrics on\n"
 	"http://ADDR:PORT/metrics, until SIGINT or SIGTERM.  Names, units and labels\n"
@@ -121,6 +121,9 @@ static const char usage_text2[] =
 	"                         after the includes)\n"
 	"      --no-per-cpu       leave out the per-CPU series (node_cpu_seconds_total,\n"
 	"                         perf's per CPU); the all-CPU families stay\n"
+	"      --interference-top=N  per domain, a series for each of the N other VMs\n"
+	"                         it waited behind longest (default 3), the rest summed\n"
+	"                         in vmsampler_domain_interference_by_other_vms_seconds\n"
 	"      --list-columns     print what each column of FILE becomes (a series,\n"
 	"                         filtered, or excluded and why) and exit\n"
 	"  -h, --help             show this help\n"
@@ -831,7 +834,7 @@ int vms_export_main(int argc, char **argv)
 {
 	enum { OPT_CERT = 256, OPT_KEY, OPT_AUTH, OPT_CURSOR, OPT_BATCH, OPT_BEARER, OPT_RWAUTH, OPT_CA,
 	       OPT_NOFOLLOW, OPT_HEADER_TIMEOUT, OPT_LABEL, OPT_TIMESTAMPS, OPT_NAMES, OPT_INCLUDE, OPT_EXCLUDE,
-	       OPT_NO_PER_CPU, OPT_LIST };
+	       OPT_NO_PER_CPU, OPT_LIST, OPT_INTF_TOP };
 	static const struct option opts[] = {
 		{"ring", required_argument, NULL, 'r'},
 		{"file", required_argument, NULL, 'f'},
@@ -853,6 +856,7 @@ int vms_export_main(int argc, char **argv)
 		{"include", required_argument, NULL, OPT_INCLUDE},
 		{"exclude", required_argument, NULL, OPT_EXCLUDE},
 		{"no-per-cpu", no_argument, NULL, OPT_NO_PER_CPU},
+		{"interference-top", required_argument, NULL, OPT_INTF_TOP},
 		{"list-columns", no_argument, NULL, OPT_LIST},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -957,6 +961,14 @@ int vms_export_main(int argc, char **argv)
 		case OPT_NO_PER_CPU:
 			mo.no_per_cpu = true;
 			break;
+		case OPT_INTF_TOP: {
+			uint64_t n;
+			if (vms_tool_parse_u64(optarg, &n) < 0 || n > 1000)
+				return vms_tool_usage("export", "--interference-top wants a number from 0 to 1000", optarg);
+			mo.intf_top = (unsigned)n;
+			mo.intf_top_set = true;
+			break;
+		}
 		case OPT_LIST:
 			list = true;
 			break;

@@ -791,6 +791,7 @@ void vms_metrics_free(struct vms_metrics *m)
 	for (uint32_t i = 0; i < m->nm; i++) {
 		free(m->m[i].labels);
 		free(m->m[i].name);
+		free(m->m[i].fold);
 	}
 	free(m->m);
 	memset(m, 0, sizeof(*m));
@@ -829,14 +830,117 @@ int vms_metrics_copy(struct vms_metrics *dst, const struct vms_metrics *src)
 		*o = src->m[k];
 		o->labels = strdup(src->m[k].labels);
 		o->name = src->m[k].name ? strdup(src->m[k].name) : NULL;
-		if (!o->labels || (src->m[k].name && !o->name)) {
+		o->fold = src->m[k].nfold ? malloc(src->m[k].nfold * sizeof(*o->fold)) : NULL;
+		if (o->fold)
+			memcpy(o->fold, src->m[k].fold, src->m[k].nfold * sizeof(*o->fold));
+		if (!o->labels || (src->m[k].name && !o->name) || (src->m[k].nfold && !o->fold)) {
 			free(o->labels);
 			free(o->name);
+			free(o->fold);
 			return -ENOMEM;
 		}
 		dst->nm = k + 1;
 	}
 	return 0;
+}
+
+/* The current frame's value of column col for ranking (a missing one
+ * ranks last). */
+static uint64_t rank_value(const struct vms_frame *f, uint32_t col)
+{
+	return f && col < f->ncols && f->v[col] != VMS_NONE ? f->v[col] : 0;
+}
+
+static const struct vms_frame *rank_frame;
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct vms_mcol *x = a, *y = b;
+	uint64_t u = rank_value(rank_frame, x->col), v = rank_value(rank_frame, y->col);
+	if (u != v)
+		return u > v ? -1 : 1;
+	return strcmp(x->labels, y->labels);
+}
+
+/* Each domain's culprit VMs beyond its top `top` (by their counters in
+ * the reader's current frame) become one bucket sample (metrics.h). */
+static int fold_intf(struct vms_metrics *m, const struct vms_reader *r, const struct vms_mopts *opts)
+{
+	unsigned top = opts && opts->intf_top_set ? opts->intf_top : VMS_INTF_TOP_DEFAULT;
+	/* the by-VM samples, grouped by domain (the column's entity) */
+	uint32_t first = 0;
+	while (first < m->nm && m->m[first].fam != FAM_DOM_INTF_BY)
+		first++;
+	uint32_t end = first;
+	while (end < m->nm && m->m[end].fam == FAM_DOM_INTF_BY)
+		end++;
+	if (end == first)
+		return 0;
+	/* (the samples are in column order, and a domain's pairs are
+	 * contiguous columns: one run per domain) */
+	rank_frame = vms_reader_frame(r);
+	uint32_t w = first; /* where the kept ones go */
+	uint32_t grp = 0;
+	struct vms_mcol *bucket = calloc(end - first, sizeof(*bucket));
+	uint32_t nb = 0;
+	int err = 0;
+	if (!bucket)
+		return -ENOMEM;
+	for (uint32_t i = first; i < end;) {
+		struct vms_reader_colid a, b;
+		uint32_t j = i + 1;
+		if (vms_reader_col_id(r, m->m[i].col, &a) < 0)
+			a.entity = "";
+		while (j < end && vms_reader_col_id(r, m->m[j].col, &b) == 0 && strcmp(a.entity, b.entity) == 0)
+			j++;
+		uint32_t n = j - i;
+		qsort(&m->m[i], n, sizeof(*m->m), by_rank);
+		uint32_t keep = n < top ? n : top;
+		grp++;
+		for (uint32_t k = 0; k < n; k++)
+			m->m[i + k].grp = grp;
+		for (uint32_t k = 0; k < keep; k++)
+			m->m[w++] = m->m[i + k];
+		if (keep < n) {
+			struct vms_mcol *o = &bucket[nb];
+			struct vms_reader_col c;
+			struct lbuf l = {.n = 0};
+			l.b[0] = '\0';
+			*o = m->m[i + keep];
+			o->fam = FAM_DOM_INTF_BY_OTHER;
+			o->name = NULL;
+			o->nfold = n - keep - 1;
+			o->fold = o->nfold ? malloc(o->nfold * sizeof(*o->fold)) : NULL;
+			label_z(&l, "domain", a.entity);
+			label_z(&l, "uuid", vms_reader_col_info(r, o->col, &c) == 0 ? c.key : "");
+			o->labels = strdup(l.b);
+			for (uint32_t k = 0; k < o->nfold && o->fold; k++)
+				o->fold[k] = m->m[i + keep + 1 + k].col;
+			bool ok = o->labels && (!o->nfold || o->fold);
+			if (!ok)
+				err = -ENOMEM;
+			if (ok && kept(m, o, opts)) {
+				nb++;
+			} else {
+				m->filtered += ok;
+				free(o->labels);
+				free(o->fold);
+				memset(o, 0, sizeof(*o));
+			}
+			for (uint32_t k = keep; k < n; k++) {
+				free(m->m[i + k].labels);
+				free(m->m[i + k].name);
+			}
+		}
+		i = j;
+	}
+	/* close the gap, then the buckets at the end (build sorts by family) */
+	memmove(&m->m[w], &m->m[end], (m->nm - end) * sizeof(*m->m));
+	m->nm -= end - w;
+	memcpy(&m->m[m->nm], bucket, nb * sizeof(*bucket));
+	m->nm += nb;
+	free(bucket);
+	return err;
 }
 
 int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz,
@@ -906,6 +1010,12 @@ int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double 
 		m->nm++;
 	}
 	qsort(m->m, m->nm, sizeof(*m->m), by_family);
+	int e = fold_intf(m, r, opts);
+	if (e < 0) {
+		vms_metrics_free(m);
+		return e;
+	}
+	qsort(m->m, m->nm, sizeof(*m->m), by_family);
 	return 0;
 }
 
@@ -934,6 +1044,73 @@ void vms_mstate_free(struct vms_mstate *st)
 	st->hold = NULL;
 	st->ncols = 0;
 	st->fresh = false;
+}
+
+/* The buckets of m (just built for the reader's frame) go on from the
+ * values the old ones of the same labels had at the last frame (st->cur,
+ * st->m): their offset makes up for the counters that left them. */
+static void carry_buckets(const struct vms_mstate *st, struct vms_metrics *m, const struct vms_reader *r)
+{
+	const struct vms_frame *f = vms_reader_frame(r);
+	for (uint32_t k = 0; k < m->nm && st->cur; k++) {
+		struct vms_mcol *b = &m->m[k];
+		if (b->fam != FAM_DOM_INTF_BY_OTHER)
+			continue;
+		const struct vms_mcol *o = NULL;
+		for (uint32_t i = 0; i < st->m.nm && !o; i++)
+			if (st->m.m[i].fam == FAM_DOM_INTF_BY_OTHER && strcmp(st->m.m[i].labels, b->labels) == 0)
+				o = &st->m.m[i];
+		if (!o || !f)
+			continue;
+		/* the old bucket's raw value at the last frame, and the new one's now */
+		uint64_t was = o->foff, now = 0;
+		bool ok = o->col < st->ncols && st->cur[o->col] != VMS_NONE;
+		if (ok)
+			was += st->cur[o->col];
+		for (uint32_t i = 0; ok && i < o->nfold; i++) {
+			ok = o->fold[i] < st->ncols && st->cur[o->fold[i]] != VMS_NONE;
+			was += ok ? st->cur[o->fold[i]] : 0;
+		}
+		ok = ok && b->col < f->ncols && f->v[b->col] != VMS_NONE;
+		now = ok ? f->v[b->col] : 0;
+		for (uint32_t i = 0; ok && i < b->nfold; i++) {
+			ok = b->fold[i] < f->ncols && f->v[b->fold[i]] != VMS_NONE;
+			now += ok ? f->v[b->fold[i]] : 0;
+		}
+		if (ok && was > now)
+			b->foff = was - now;
+	}
+}
+
+/* Should the interference ranking be made again at frame f: does a
+ * culprit in a domain's bucket now pass the smallest of its top N by more
+ * than 1/8? */
+static bool intf_rerank(const struct vms_metrics *m, const struct vms_frame *f)
+{
+	uint32_t first = 0, end;
+	while (first < m->nm && m->m[first].fam != FAM_DOM_INTF_BY)
+		first++;
+	for (end = first; end < m->nm && m->m[end].fam == FAM_DOM_INTF_BY; end++)
+		;
+	for (uint32_t k = 0; k < m->nm; k++) {
+		const struct vms_mcol *b = &m->m[k];
+		if (b->fam != FAM_DOM_INTF_BY_OTHER)
+			continue;
+		uint64_t top = 0; /* the largest culprit in the bucket */
+		for (uint32_t x = 0; x <= b->nfold; x++) {
+			uint32_t c = x ? b->fold[x - 1] : b->col;
+			if (c < f->ncols && f->v[c] != VMS_NONE && f->v[c] > top)
+				top = f->v[c];
+		}
+		for (uint32_t i = first; i < end; i++) {
+			const struct vms_mcol *s = &m->m[i];
+			if (s->grp != b->grp || s->col >= f->ncols || f->v[s->col] == VMS_NONE)
+				continue;
+			if (top > f->v[s->col] + f->v[s->col] / 8)
+				return true;
+		}
+	}
+	return false;
 }
 
 /* A new schema: its samples, and the held values carried over by name. */
@@ -975,6 +1152,7 @@ static int new_schema(struct vms_mstate *st, const struct vms_reader *r)
 			}
 		}
 	}
+	carry_buckets(st, &m, r);
 	vms_mstate_free(st);
 	st->m = m;
 	st->fresh = true;
@@ -987,7 +1165,7 @@ static int new_schema(struct vms_mstate *st, const struct vms_reader *r)
 
 int vms_mstate_take(struct vms_mstate *st, const struct vms_reader *r)
 {
-	if (vms_reader_schema_changed(r) || !st->cur) {
+	if (vms_reader_schema_changed(r) || !st->cur || intf_rerank(&st->m, vms_reader_frame(r))) {
 		int e = new_schema(st, r);
 		if (e < 0)
 			return e;
@@ -1121,7 +1299,10 @@ int vms_metrics_list(const struct vms_reader *r, double user_hz, const struct vm
 		bool any = false;
 		for (uint32_t k = 0; k < m.nm; k++) {
 			const struct vms_mcol *s = &m.m[k];
-			if (s->col != i)
+			bool folded = false;
+			for (uint32_t f = 0; f < s->nfold && !folded; f++)
+				folded = s->fold[f] == i;
+			if (s->col != i && !folded)
 				continue;
 			const char *nm = vms_mcol_name(&m, s);
 			putf(out, "%s\t", c.name);
@@ -1164,6 +1345,16 @@ double vms_mcol_value(const struct vms_mcol *s, const uint64_t *v, const uint64_
 	uint64_t raw = s->col & VMS_MCOL_META ? meta[s->col & ~VMS_MCOL_META] : v[s->col];
 	if (raw == VMS_NONE)
 		return NAN;
+	if (s->nfold || s->foff) {
+		/* the bucket: absent when one of its counters is */
+		double sum = (double)raw + (double)s->foff;
+		for (uint32_t k = 0; k < s->nfold; k++) {
+			if (v[s->fold[k]] == VMS_NONE)
+				return NAN;
+			sum += (double)v[s->fold[k]];
+		}
+		return sum * s->mul / s->div;
+	}
 	if (s->match && raw != s->want)
 		return NAN; /* another state's series */
 	if (s->age || s->timedout) {
@@ -1246,7 +1437,7 @@ int vms_metrics_expose(const struct vms_metrics *m, const uint64_t *v, const uin
 			}
 			puts_(out, " ");
 			uint64_t raw = s->col & VMS_MCOL_META ? meta[s->col & ~VMS_MCOL_META] : v[s->col];
-			if (!s->age && !s->timedout && s->mul == 1 && s->div == 1)
+			if (!s->age && !s->timedout && !s->nfold && !s->foff && s->mul == 1 && s->div == 1)
 				putf(out, "%llu", (unsigned long long)raw);
 			else
 				put_double(out, x);

@@ -57,6 +57,12 @@ struct vms_mcol {
 	bool match;     /* present only while raw == want (one series per state) */
 	uint8_t want;
 	double mul, div;
+	uint32_t *fold; /* more columns summed into this sample (the interference
+			 * bucket: a domain's culprits beyond its top N), or NULL */
+	uint32_t nfold;
+	uint64_t foff;  /* the bucket: added to its sum, so that it never goes
+			 * down when its members change (vms_mstate) */
+	uint32_t grp;   /* the interference samples: their domain (1, 2, ...), 0: none */
 	char *labels;   /* 'k="v",k2="v2"', escaped; "" for none */
 	char *name;     /* the family's name for this sample (node_vmstat_KEY), or NULL */
 };
@@ -77,7 +83,12 @@ struct vms_mopts {
 	unsigned ninclude;
 	const char *const *exclude; /* family globs: not these */
 	unsigned nexclude;
+	/* --interference-top N: per domain, the N other VMs it waited behind
+	 * longest get a series each, the rest one bucket (not set: the default) */
+	bool intf_top_set;
+	unsigned intf_top;
 };
+#define VMS_INTF_TOP_DEFAULT 3
 
 /* The name of family fam in a name set. */
 const char *vms_mfam_name(unsigned fam, unsigned names);
@@ -159,7 +170,16 @@ static inline bool vms_mname_ok(const char *s, bool metric)
 /* The i-th family renamed in --names legacy: its legacy name and *fam, or NULL. */
 const char *vms_metrics_legacy_name(unsigned i, unsigned *fam);
 /* The samples of the reader's current schema (opts NULL: the defaults):
- * 0 or -ENOMEM. */
+ * 0 or -ENOMEM.  The culprit VMs of each domain's interference
+ * (vm.NAME.intf.by.OTHER) are ranked by their counters in the reader's
+ * current frame: the top N keep their series, the others are summed into
+ * one sample of vmsampler_domain_interference_by_other_vms_seconds, so
+ * that a host of V VMs has at most V x (N + 1) of these series.  Following
+ * a stream (vms_mstate), the ranking is made again when a culprit outside
+ * the top N passes one inside it by more than 1/8 (and at each new
+ * generation); the bucket then goes on from the value it had (at most one
+ * interval of its members' growth is not counted), so it never goes
+ * down. */
 int vms_metrics_build(struct vms_metrics *m, const struct vms_reader *r, double user_hz,
 		      const struct vms_mopts *opts);
 

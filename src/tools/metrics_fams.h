@@ -258,7 +258,11 @@ F(DOM_INTF_BEHIND, "vmsampler_domain_interference_seconds", COUNTER, "seconds", 
   "Of that wait, the time behind other VMs, the VM's own threads, host processes, the kernel, or not placed.",
   "vm.NAME.intf.{vms,own,host,kernel,unknown} / 1e9")
 F(DOM_INTF_BY, "vmsampler_domain_interference_by_vm_seconds", COUNTER, "seconds", "domain,uuid,other",
-  "Of that wait, the time behind one other VM (other: its name).", "vm.NAME.intf.by.OTHER / 1e9")
+  "Of that wait, the time behind one other VM (other: its name); the top N of the domain (export --interference-top).",
+  "vm.NAME.intf.by.OTHER / 1e9")
+F(DOM_INTF_BY_OTHER, "vmsampler_domain_interference_by_other_vms_seconds", COUNTER, "seconds", "domain,uuid",
+  "Of that wait, the time behind the other VMs that are not among the domain's top N.",
+  "the sum of vm.NAME.intf.by.OTHER beyond the top N / 1e9")
 F(DOM_VCPU_SLICES, "vmsampler_domain_vcpu_slices", COUNTER, "", "domain,uuid,vcpu",
   "Time slices the vCPU thread ran (its schedstat).", "vm.NAME.vcpuK.slices")
 F(DOM_NET_RX_BYTES, "libvirt_domain_interface_stats_receive_bytes", COUNTER, "bytes",

@@ -48,6 +48,7 @@
 #include "log.h"
 #include "rates.h"
 #include "reader_int.h"
+#include "report_intf.h"
 #include "sink.h"
 #include "tool.h"
 
@@ -57,6 +58,7 @@ static const char usage_text[] =
 	"       vmsampler report --ring PATH [OPTIONS]\n"
 	"       vmsampler report --compare A.vms B.vms [--window W] [--format FMT]\n"
 	"       vmsampler report FILE.vms --window W1 --window W2 [--format FMT]\n"
+	"       vmsampler report --interference FILE.vms [--window W] [--format FMT]\n"
 	"What sar prints, from a binary stream (FILE '-' reads standard input) or a\n"
 	"live ring: CPU, queue, tasks and interrupts, disks, interfaces, paging,\n"
 	"swapping, memory, swap space and pressure (and VMs),\n"
@@ -89,6 +91,8 @@ static const char usage_text[] =
 	"      --seed=N      the bootstrap's seed (default 1)\n"
 	"      --replicates=N  bootstrap replicates (default 1000)\n"
 	"      --level=P     the interval's confidence (default 0.95)\n"
+	"      --interference  whom each VM's vCPUs waited behind, over the run or\n"
+	"                    one --window (report --interference --help)\n"
 	"  -h, --help        show this help\n"
 	"\n"
 	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged or\n"
@@ -1555,6 +1559,8 @@ int vms_report_main(int argc, char **argv)
 	const char *ring = NULL;
 	int c;
 
+	if (vms_report_intf_wanted(argc, argv))
+		return vms_report_intf_main(argc, argv);
 	if (vms_compare_wanted(argc, argv))
 		return vms_compare_main(argc, argv);
 
