@@ -6,10 +6,11 @@ Grafana dashboards over vmsampler export's current names.
   - `promtool check rules` of rules.yaml and alerts.yaml (Debian's
     prometheus package ships promtool); every alert has a runbook;
   - `promtool test rules` of dist/mixin/tests/: alerts_recorded_test.yaml,
-    whose input series come from the recorded vmlab run (regenerated here
+    whose input series come from recorded vmlab runs (regenerated here
     by gen-recorded.py from `vmsampler dump` and `export --list-columns` of
-    the fixture and compared with the committed file), and
-    alerts_synthetic_test.yaml for what that recording does not reach;
+    the fixtures and compared with the committed file: the vCPU run delay
+    alert on the 3 + 3 busy run, the throttling alert on the capped one),
+    and alerts_synthetic_test.yaml for what those recordings do not reach;
   - every dashboard panel's query, run against a real Prometheus (started
     here on 127.0.0.1, a free port, a temporary TSDB) holding the recorded
     vmlab runs (tests/fixtures/runs: the 3 + 3 busy guests; a busy guest
@@ -82,7 +83,7 @@ class Rules(unittest.TestCase):
             self.assertTrue(a['annotations'].get('runbook'), a['alert'])
 
     def test_recorded_series_up_to_date(self):
-        r = L.run([sys.executable, os.path.join(MIXIN, 'tests', 'gen-recorded.py'), BIN, FIXTURE])
+        r = L.run([sys.executable, os.path.join(MIXIN, 'tests', 'gen-recorded.py'), BIN, FIXTURE, CAP])
         with open(os.path.join(MIXIN, 'tests', 'alerts_recorded_test.yaml')) as f:
             self.assertEqual(r.stdout, f.read(), 'dist/mixin/tests/alerts_recorded_test.yaml is stale: regenerate')
 
