@@ -3,7 +3,9 @@
 """A fleet of hosts into one time-series engine (issue 25 items 2, 6, 8),
 with the real receivers from Debian started here on 127.0.0.1 on free
 ports with temporary directories (test_tsdb's servers): VictoriaMetrics
-1.79 and Prometheus 2.42 (--web.enable-remote-write-receiver).
+1.79 and Prometheus 2.42 (--web.enable-remote-write-receiver); with
+VMS_VICTORIA=PATH, the VictoriaMetrics binary at PATH instead (v1.151
+built from its Go module: doc/export.md, "A fleet").
 
 Hosts are real samplers, each reading a proc root of its own whose
 sys/kernel/hostname names it (the HOST record takes the hostname from the
@@ -59,7 +61,7 @@ SECONDS = int(os.environ.get('VMS_FLEET_SECONDS', '120' if FULL else '20'))
 
 
 def check_prereqs():
-    miss = [b for b in ('prometheus', 'victoria-metrics') if not shutil.which(b)]
+    miss = [b for b in ('prometheus', test_tsdb.VICTORIA) if not shutil.which(b)]
     if miss:
         test_tsdb.skip_or_fail('no %s (Debian packages prometheus, victoria-metrics)' % ', '.join(miss))
     r = subprocess.run([BIN, 'export', '--file', '/nonexistent', '--remote-write', 'http://127.0.0.1:9/',
@@ -374,9 +376,7 @@ def restart_victoria(vm):
     # its WAL before it answers: SIGKILL loses nothing.
     vm.proc.terminate()
     vm.proc.wait(30)
-    vm.spawn(['victoria-metrics', '-storageDataPath=' + vm.dir + '/data',
-              '-httpListenAddr=127.0.0.1:%d' % vm.port, '-retentionPeriod=100y'])
-    vm.wait_ready('/health')
+    vm.start()
 
 
 def restart_prometheus(prom):
@@ -506,7 +506,7 @@ class Fleet(ServerCase):
         fetch(vm.url('/internal/force_flush'))
         dur = t_stop - t_start
         res = {
-            'hosts': HOSTS, 'seconds': round(dur, 1), 'frames': nframes, 'series': series,
+            'victoria_metrics': vm.version(), 'hosts': HOSTS, 'seconds': round(dur, 1), 'frames': nframes, 'series': series,
             'samples': int(samples), 'samples_per_s': round(samples / dur),
             'vm_cpu_s': round(rx_cpu['vm'], 2), 'prom_cpu_s': round(rx_cpu['prom'], 2),
             'vm_cpu_us_per_sample': round(rx_cpu['vm'] / samples * 1e6, 2),
@@ -554,7 +554,7 @@ class SixtyVMs(ServerCase):
         nser = json.loads(body)['data'][0]
         samples = nser * frames  # an upper bound: slow values are pushed at every frame (held)
         rx_cpu = cpu_s(vm.proc.pid) - cpu0
-        res = {'frames': frames, 'series': nser, 'export_cpu_ms_per_frame': round(ex_cpu / frames * 1e3, 3),
+        res = {'victoria_metrics': vm.version(), 'frames': frames, 'series': nser, 'export_cpu_ms_per_frame': round(ex_cpu / frames * 1e3, 3),
                'export_maxrss_kib': rss, 'export_wall_s': round(wall, 1),
                'vm_cpu_us_per_sample': round(rx_cpu / samples * 1e6, 3),
                'vm_disk_bytes_per_sample': round(du(vm.dir + '/data') / samples, 3)}

@@ -67,7 +67,7 @@ def skip_or_fail(why):
 
 
 def check_prereqs():
-    miss = [b for b in ('influxd', 'prometheus', 'victoria-metrics', 'jq') if not shutil.which(b)]
+    miss = [b for b in ('influxd', 'prometheus', VICTORIA, 'jq') if not shutil.which(b)]
     if miss:
         skip_or_fail('no %s (Debian packages influxdb, prometheus, victoria-metrics, jq: scripts/lib.sh '
                      'TEST_PKGS)' % ', '.join(miss))
@@ -335,12 +335,27 @@ class Prometheus(Server):
         return json.loads(body)['data']['result']
 
 
+# Debian's victoria-metrics (1.79) unless VMS_VICTORIA names another binary
+# (VictoriaMetrics v1.151 built from its Go module: doc/export.md, "A fleet")
+VICTORIA = os.environ.get('VMS_VICTORIA') or 'victoria-metrics'
+
+
 class Victoria(Server):
     def __init__(self):
         super().__init__('victoria-metrics')
-        self.spawn(['victoria-metrics', '-storageDataPath=' + self.dir + '/data',
+        self.start()
+
+    def start(self):
+        """(Re)start on the same port and data directory."""
+        self.spawn([VICTORIA, '-storageDataPath=' + self.dir + '/data',
                     '-httpListenAddr=127.0.0.1:%d' % self.port, '-retentionPeriod=100y'])
         self.wait_ready('/health')
+
+    def version(self):
+        """Its vm_app_version{short_version} ('' when the build set none)."""
+        st, body = fetch(self.url('/metrics'))
+        m = re.search(r'vm_app_version\{[^}]*short_version="([^"]*)"', body.decode())
+        return m.group(1) if st == 200 and m else ''
 
     def series(self, names='vmsampler_.+'):
         """{(name, labels): [(t_ms, value)]} of the series whose names
