@@ -341,14 +341,15 @@ VICTORIA = os.environ.get('VMS_VICTORIA') or 'victoria-metrics'
 
 
 class Victoria(Server):
-    def __init__(self):
+    def __init__(self, *flags):
         super().__init__('victoria-metrics')
+        self.flags = list(flags)
         self.start()
 
     def start(self):
         """(Re)start on the same port and data directory."""
         self.spawn([VICTORIA, '-storageDataPath=' + self.dir + '/data',
-                    '-httpListenAddr=127.0.0.1:%d' % self.port, '-retentionPeriod=100y'])
+                    '-httpListenAddr=127.0.0.1:%d' % self.port, '-retentionPeriod=100y'] + self.flags)
         self.wait_ready('/health')
 
     def version(self):
