@@ -927,48 +927,38 @@ bool vms_compare_wanted(int argc, char **argv)
 
 int vms_compare_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"compare", no_argument, NULL, 'C'},
-		{"window", required_argument, NULL, 'W'},
-		{"format", required_argument, NULL, 'F'},
-		{"json", no_argument, NULL, 'j'},
-		{"seed", required_argument, NULL, 's'},
-		{"replicates", required_argument, NULL, 'B'},
-		{"level", required_argument, NULL, 'L'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct cmp C = {.out = stdout, .opt = {.B = 1000, .seed = 1, .level = 0.95}};
-	bool compare = false;
+	bool compare = false, json = false;
 	const char *win[2] = {NULL, NULL};
 	unsigned nwin = 0;
+	const struct vms_tool_opt opts[] = {
+		{"compare", no_argument, 'C', NULL, &compare},
+		{"window", required_argument, 'W', NULL, NULL},
+		{"format", required_argument, 'F', NULL, NULL},
+		{"json", no_argument, 'j', NULL, &json},
+		{"seed", required_argument, 's', NULL, NULL},
+		{"replicates", required_argument, 'B', NULL, NULL},
+		{"level", required_argument, 'L', NULL, NULL},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char *const help[] = {usage_text, NULL};
+	static const char *const formats[] = {"text", "csv", "json", NULL};
+	struct vms_tool_cmd cmd = {.tool = "report", .shortopts = ":h", .opts = opts, .help = help};
+	struct cmp C = {.out = stdout, .opt = {.B = 1000, .seed = 1, .level = 0.95}};
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0) {
 		uint64_t v;
 		char *e;
 		switch (c) {
-		case 'C':
-			compare = true;
-			break;
 		case 'W':
 			if (nwin == 2)
 				return vms_tool_usage("report", "--window at most twice", optarg);
 			win[nwin++] = optarg;
 			break;
 		case 'F':
-			if (strcmp(optarg, "text") == 0)
-				C.format = F_TEXT;
-			else if (strcmp(optarg, "csv") == 0)
-				C.format = F_CSV;
-			else if (strcmp(optarg, "json") == 0)
-				C.format = F_JSON;
-			else
+			if ((c = vms_tool_pick(optarg, formats)) < 0)
 				return vms_tool_usage("report", "--format wants text, csv or json", optarg);
-			break;
-		case 'j':
-			C.format = F_JSON;
+			C.format = c;
+			json = false;
 			break;
 		case 's':
 			if (vms_tool_parse_u64(optarg, &C.opt.seed) < 0)
@@ -985,13 +975,12 @@ int vms_compare_main(int argc, char **argv)
 			if (errno || *e || !(C.opt.level >= 0.5 && C.opt.level < 1))
 				return vms_tool_usage("report", "--level wants a number in [0.5, 1)", optarg);
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return vms_tool_bad_option("report", c, argv);
 		}
 	}
+	if (c < 0)
+		return cmd.rc;
+	if (json)
+		C.format = F_JSON;
 	int nfiles = argc - optind;
 	if (compare && nfiles != 2)
 		return vms_tool_usage("report", "--compare wants two files, A and B", NULL);
@@ -1040,12 +1029,8 @@ int vms_compare_main(int argc, char **argv)
 		if (!C.a.nin || !C.b.nin)
 			vms_warn("no interval in %s%s%s", !C.a.nin ? "A" : "", !C.a.nin && !C.b.nin ? " and " : "",
 				 !C.b.nin ? "B" : "");
-		if (fflush(C.out) == EOF || ferror(C.out)) {
-			if (errno != EPIPE) {
-				vms_err("output: %s", strerror(errno));
-				rc = 1;
-			}
-		}
+		if (vms_tool_flush(C.out) < 0)
+			rc = 1;
 	}
 	free(C.rows);
 	side_free(&C.a);

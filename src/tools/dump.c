@@ -168,66 +168,32 @@ static int prescan(const char *in, struct vms_rates *rates)
 
 int vms_dump_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"rates", no_argument, NULL, 'r'},
-		{"events", no_argument, NULL, 'e'},
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, 'f'},
-		{"format", required_argument, NULL, 'F'},
-		{"host", required_argument, NULL, 'H'},
-		{"info", no_argument, NULL, 'I'},
-		{"json", no_argument, NULL, 'J'},
-		{"ring", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	const char *out = "-", *format = "csv", *host = NULL, *ring = NULL;
 	bool force = false, info = false, json = false;
 	bool rates_mode = false, events_mode = false;
+	const struct vms_tool_opt opts[] = {
+		{"rates", no_argument, 'r', NULL, &rates_mode},
+		{"events", no_argument, 'e', NULL, &events_mode},
+		{"output", required_argument, 'o', &out, NULL},
+		{"force", no_argument, 'f', NULL, &force},
+		{"format", required_argument, 'F', &format, NULL},
+		{"host", required_argument, 'H', &host, NULL},
+		{"info", no_argument, 'I', NULL, &info},
+		{"json", no_argument, 'J', NULL, &json},
+		{"ring", required_argument, 'R', &ring, NULL},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char *const help[] = {usage_text, NULL};
+	struct vms_tool_cmd cmd = {.tool = "dump", .shortopts = ":reo:fF:Ih", .opts = opts, .help = help};
 	int c;
-
-	optind = 1;
-	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, ":reo:fF:Ih", opts, NULL)) != -1) {
-		switch (c) {
-		case 'I':
-			info = true;
-			break;
-		case 'J':
-			json = true;
-			break;
-		case 'R':
-			ring = optarg;
-			break;
-		case 'F':
-			format = optarg;
-			break;
-		case 'H':
-			host = optarg;
-			break;
-		case 'r':
-			rates_mode = true;
-			break;
-		case 'e':
-			events_mode = true;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return vms_tool_bad_option("dump", c, argv);
-		}
-	}
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0)
+		;
+	if (c < 0)
+		return cmd.rc;
 	if (ring && optind != argc)
 		return vms_tool_usage("dump", "--ring RING and FILE exclude each other", NULL);
-	if (!ring && optind != argc - 1)
-		return vms_tool_usage("dump", optind == argc ? "missing FILE" : "more than one FILE", NULL);
+	if (!ring && vms_tool_one_operand("dump", argc, "FILE"))
+		return 2;
 	if (json && !info)
 		return vms_tool_usage("dump", "--json goes with --info (JSON lines of the frames: --format json)",
 				      NULL);

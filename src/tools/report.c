@@ -1537,30 +1537,29 @@ static void json_tail(struct report *R)
 
 int vms_report_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"interval", required_argument, NULL, 'i'},
-		{"from", required_argument, NULL, 'F'},
-		{"to", required_argument, NULL, 'T'},
-		{"summary", no_argument, NULL, 'S'},
-		{"vm", no_argument, NULL, 'V'},
-		{"json", no_argument, NULL, 'j'},
-		{"ring", required_argument, NULL, 'R'},
-		{"section", required_argument, NULL, 'X'},
-		{"cpu", required_argument, NULL, 'P'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct report R = {.out = stdout};
 	const char *file = NULL;
 	const char *ring = NULL;
+	const struct vms_tool_opt opts[] = {
+		{"interval", required_argument, 'i', NULL, NULL},
+		{"from", required_argument, 'F', NULL, NULL},
+		{"to", required_argument, 'T', NULL, NULL},
+		{"summary", no_argument, 'S', NULL, &R.summary},
+		{"vm", no_argument, 'V', NULL, &R.vm},
+		{"json", no_argument, 'j', NULL, &R.json},
+		{"ring", required_argument, 'R', &ring, NULL},
+		{"section", required_argument, 'X', NULL, NULL},
+		{"cpu", required_argument, 'P', NULL, NULL},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char *const help[] = {usage_text, NULL};
+	struct vms_tool_cmd cmd = {.tool = "report", .shortopts = ":i:hf:s:e:P:uqwIdn:rWB", .opts = opts, .help = help};
 	int c;
 
 	if (vms_compare_wanted(argc, argv))
 		return vms_compare_main(argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:hf:s:e:P:uqwIdn:rWB", opts, NULL)) != -1) {
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0) {
 		int sec = sar_section(c, optarg);
 		if (sec >= 0) {
 			R.only |= 1u << sec;
@@ -1602,25 +1601,10 @@ int vms_report_main(int argc, char **argv)
 			if (vms_report_parse_time(optarg, c == 'F' ? &R.from : &R.to) < 0)
 				return vms_tool_usage("report", c == 'F' ? "bad --from time" : "bad --to time", optarg);
 			break;
-		case 'S':
-			R.summary = true;
-			break;
-		case 'V':
-			R.vm = true;
-			break;
-		case 'j':
-			R.json = true;
-			break;
-		case 'R':
-			ring = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return vms_tool_bad_option("report", c, argv);
 		}
 	}
+	if (c < 0)
+		return cmd.rc;
 	if (file && optind < argc)
 		return vms_tool_usage("report", "more than one FILE", NULL);
 	if (ring && (optind < argc || file))

@@ -334,75 +334,41 @@ static void nap(uint64_t ns)
 int vms_tail_main(int argc, char **argv)
 {
 	enum { OPT_NEW = 256, OPT_NO_FOLLOW, OPT_HOST };
-	static const struct option opts[] = {
-		{"columns", required_argument, NULL, 'c'},
-		{"rates", no_argument, NULL, 'r'},
-		{"events", no_argument, NULL, 'e'},
-		{"count", required_argument, NULL, 'n'},
-		{"new", no_argument, NULL, OPT_NEW},
-		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
-		{"format", required_argument, NULL, 'F'},
-		{"host", required_argument, NULL, OPT_HOST},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct tail t = {0};
-	bool host_given = false;
-	unsigned flags = VMS_READER_FOLLOW_NAME;
-	bool follow = true, events = false;
+	bool events = false, new_only = false, no_follow = false;
+	const struct vms_tool_opt opts[] = {
+		{"columns", required_argument, 'c', &t.globs, NULL},
+		{"rates", no_argument, 'r', NULL, &t.rates},
+		{"events", no_argument, 'e', NULL, &events},
+		{"count", required_argument, 'n', NULL, NULL},
+		{"new", no_argument, OPT_NEW, NULL, &new_only},
+		{"no-follow", no_argument, OPT_NO_FOLLOW, NULL, &no_follow},
+		{"format", required_argument, 'F', NULL, NULL},
+		{"host", required_argument, OPT_HOST, &t.host, NULL},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char *const help[] = {usage_text, NULL};
+	/* in enum fmt's order; jsonl is json */
+	static const char *const formats[] = {"csv", "influx", "json", "jsonl", NULL};
+	struct vms_tool_cmd cmd = {.tool = "tail", .shortopts = ":c:ren:F:h", .opts = opts, .help = help};
 	uint64_t count = 0;
 	int c;
-
-	optind = 1;
-	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, ":c:ren:F:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			t.globs = optarg;
-			break;
-		case 'r':
-			t.rates = true;
-			break;
-		case 'e':
-			events = true;
-			break;
-		case 'n': {
-			uint64_t v;
-			if (vms_tool_parse_u64(optarg, &v) < 0)
-				return vms_tool_usage("tail", "--count needs a non-negative integer", optarg);
-			count = v;
-			break;
-		}
-		case 'F':
-			if (strcmp(optarg, "csv") == 0)
-				t.fmt = FMT_CSV;
-			else if (strcmp(optarg, "influx") == 0)
-				t.fmt = FMT_INFLUX;
-			else if (strcmp(optarg, "json") == 0 || strcmp(optarg, "jsonl") == 0)
-				t.fmt = FMT_JSON;
-			else
-				return vms_tool_usage("tail", "--format is csv, influx or json", optarg);
-			break;
-		case OPT_HOST:
-			t.host = optarg;
-			host_given = true;
-			break;
-		case OPT_NEW:
-			flags |= VMS_READER_NEW_ONLY;
-			break;
-		case OPT_NO_FOLLOW:
-			follow = false;
-			flags &= ~(VMS_READER_FOLLOW | VMS_READER_FOLLOW_NAME);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return fflush(stdout) == 0 ? 0 : 1;
-		default:
-			return vms_tool_bad_option("tail", c, argv);
-		}
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0) {
+		if (c == 'n' && vms_tool_parse_u64(optarg, &count) < 0)
+			return vms_tool_usage("tail", "--count needs a non-negative integer", optarg);
+		if (c == 'F' && (t.fmt = vms_tool_pick(optarg, formats)) < 0)
+			return vms_tool_usage("tail", "--format is csv, influx or json", optarg);
+		if (c == 'F' && t.fmt == 3)
+			t.fmt = FMT_JSON;
 	}
-	if (optind != argc - 1)
-		return vms_tool_usage("tail", optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
+	if (c < 0)
+		return cmd.rc;
+	bool host_given = t.host != NULL, follow = !no_follow;
+	unsigned flags = no_follow ? 0 : VMS_READER_FOLLOW_NAME;
+	if (new_only)
+		flags |= VMS_READER_NEW_ONLY;
+	if (vms_tool_one_operand("tail", argc, "RING or FILE"))
+		return 2;
 	if (events && (t.rates || t.globs))
 		return vms_tool_usage("tail", "--events excludes --rates and --columns", NULL);
 	if (events && t.fmt != FMT_CSV)
