@@ -166,72 +166,39 @@ static int prescan(const char *in, struct vms_rates *rates)
 	return r == -ENOMEM ? r : 0;
 }
 
-int vms_dump_main(int argc, char **argv)
-{
-	const char *out = "-", *format = "csv", *host = NULL, *ring = NULL;
-	bool force = false, info = false, json = false;
-	bool rates_mode = false, events_mode = false;
-	const struct vms_tool_opt opts[] = {
-		{"rates", no_argument, 'r', NULL, &rates_mode},
-		{"events", no_argument, 'e', NULL, &events_mode},
-		{"output", required_argument, 'o', &out, NULL},
-		{"force", no_argument, 'f', NULL, &force},
-		{"format", required_argument, 'F', &format, NULL},
-		{"host", required_argument, 'H', &host, NULL},
-		{"info", no_argument, 'I', NULL, &info},
-		{"json", no_argument, 'J', NULL, &json},
-		{"ring", required_argument, 'R', &ring, NULL},
-		{NULL, 0, 0, NULL, NULL},
-	};
-	static const char *const help[] = {usage_text, NULL};
-	struct vms_tool_cmd cmd = {.tool = "dump", .shortopts = ":reo:fF:Ih", .opts = opts, .help = help};
-	int c;
-	while ((c = vms_tool_next(&cmd, argc, argv)) > 0)
-		;
-	if (c < 0)
-		return cmd.rc;
-	if (ring && optind != argc)
-		return vms_tool_usage("dump", "--ring RING and FILE exclude each other", NULL);
-	if (!ring && vms_tool_one_operand("dump", argc, "FILE"))
-		return 2;
-	if (json && !info)
-		return vms_tool_usage("dump", "--json goes with --info (JSON lines of the frames: --format json)",
-				      NULL);
-	if (info) {
-		if (rates_mode || events_mode || strcmp(out, "-") != 0 || force || host || strcmp(format, "csv") != 0)
-			return vms_tool_usage("dump", "--info prints to standard output, without other options", NULL);
-		return dump_info(ring ? ring : argv[optind], json);
-	}
-	if (rates_mode && events_mode)
-		return vms_tool_usage("dump", "--rates and --events exclude each other", NULL);
-	const char *in = ring ? ring : argv[optind];
-	if (strcmp(format, "csv") != 0) {
-		if (strcmp(format, "influx") != 0 && strcmp(format, "json") != 0 && strcmp(format, "jsonl") != 0)
-			return vms_tool_usage("dump", "--format is csv, influx or json", format);
-		if (events_mode || strcmp(out, "-") != 0 || force)
-			return vms_tool_usage("dump", "--format influx and json go to standard output, without "
-					  "--events, -o or --force", NULL);
-		/* the same lines as tail --no-follow writes (lineproto.c) */
-		char *targv[10];
-		int n = 0;
-		targv[n++] = (char *)"tail";
-		targv[n++] = (char *)"--no-follow";
-		targv[n++] = (char *)"--format";
-		targv[n++] = (char *)format;
-		if (rates_mode)
-			targv[n++] = (char *)"--rates";
-		if (host) {
-			targv[n++] = (char *)"--host";
-			targv[n++] = (char *)host;
-		}
-		targv[n++] = (char *)"--";
-		targv[n++] = (char *)in;
-		targv[n] = NULL;
-		return vms_tail_main(n, targv);
-	}
-	if (host)
-		return vms_tool_usage("dump", "--host goes with --format influx", NULL);
+/* dump's options */
+struct dopts {
+	const char *out, *format, *host;
+	bool force, rates, events;
+};
 
+/* --format influx or json: the lines tail --no-follow writes (lineproto.c) */
+static int dump_lines(const struct dopts *o, const char *in)
+{
+	char *targv[10];
+	int n = 0;
+	targv[n++] = (char *)"tail";
+	targv[n++] = (char *)"--no-follow";
+	targv[n++] = (char *)"--format";
+	targv[n++] = (char *)o->format;
+	if (o->rates)
+		targv[n++] = (char *)"--rates";
+	if (o->host) {
+		targv[n++] = (char *)"--host";
+		targv[n++] = (char *)o->host;
+	}
+	targv[n++] = (char *)"--";
+	targv[n++] = (char *)in;
+	targv[n] = NULL;
+	return vms_tail_main(n, targv);
+}
+
+/* CSV of the frames, of their rates or of the events, from in to o->out:
+ * the exit status. */
+static int dump_run(const struct dopts *o, const char *in)
+{
+	const char *out = o->out;
+	bool force = o->force, rates_mode = o->rates, events_mode = o->events;
 	int r, rc = 0;
 	struct vms_reader *rd;
 	r = vms_reader_open(&rd, in, 0);
@@ -342,4 +309,56 @@ out:
 	}
 	vms_reader_close(rd);
 	return rc;
+}
+
+int vms_dump_main(int argc, char **argv)
+{
+	struct dopts o = {.out = "-", .format = "csv"};
+	const char *ring = NULL;
+	bool info = false, json = false;
+	const struct vms_tool_opt opts[] = {
+		{"rates", no_argument, 'r', NULL, &o.rates},
+		{"events", no_argument, 'e', NULL, &o.events},
+		{"output", required_argument, 'o', &o.out, NULL},
+		{"force", no_argument, 'f', NULL, &o.force},
+		{"format", required_argument, 'F', &o.format, NULL},
+		{"host", required_argument, 'H', &o.host, NULL},
+		{"info", no_argument, 'I', NULL, &info},
+		{"json", no_argument, 'J', NULL, &json},
+		{"ring", required_argument, 'R', &ring, NULL},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char *const help[] = {usage_text, NULL};
+	struct vms_tool_cmd cmd = {.tool = "dump", .shortopts = ":reo:fF:Ih", .opts = opts, .help = help};
+	int c;
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0)
+		;
+	if (c < 0)
+		return cmd.rc;
+	if (ring && optind != argc)
+		return vms_tool_usage("dump", "--ring RING and FILE exclude each other", NULL);
+	if (!ring && vms_tool_one_operand("dump", argc, "FILE"))
+		return 2;
+	if (json && !info)
+		return vms_tool_usage("dump", "--json goes with --info (JSON lines of the frames: --format json)",
+				      NULL);
+	if (info) {
+		if (o.rates || o.events || strcmp(o.out, "-") != 0 || o.force || o.host || strcmp(o.format, "csv") != 0)
+			return vms_tool_usage("dump", "--info prints to standard output, without other options", NULL);
+		return dump_info(ring ? ring : argv[optind], json);
+	}
+	if (o.rates && o.events)
+		return vms_tool_usage("dump", "--rates and --events exclude each other", NULL);
+	const char *in = ring ? ring : argv[optind];
+	if (strcmp(o.format, "csv") != 0) {
+		if (strcmp(o.format, "influx") != 0 && strcmp(o.format, "json") != 0 && strcmp(o.format, "jsonl") != 0)
+			return vms_tool_usage("dump", "--format is csv, influx or json", o.format);
+		if (o.events || strcmp(o.out, "-") != 0 || o.force)
+			return vms_tool_usage("dump", "--format influx and json go to standard output, without "
+					  "--events, -o or --force", NULL);
+		return dump_lines(&o, in);
+	}
+	if (o.host)
+		return vms_tool_usage("dump", "--host goes with --format influx", NULL);
+	return dump_run(&o, in);
 }

@@ -331,6 +331,83 @@ static void nap(uint64_t ns)
 	nanosleep(&ts, NULL); /* EINTR: a signal, the loop looks at stop */
 }
 
+/* Print what the reader gives until its end (without follow), count
+ * rows, a signal or a failure: the exit status. */
+static int run(struct tail *t, const char *in, bool events, bool follow, uint64_t count)
+{
+	int r, rc = 0;
+	bool ring = vms_reader_kind(t->rd) == VMS_READER_RING;
+	uint64_t iv = vms_reader_interval_ns(t->rd);
+	/* idle polls: a fraction of the interval, so a frame shows soon
+	 * after it is written, but never busy */
+	uint64_t pause = ring && iv ? iv / 4 : 100 * VMS_NSEC_PER_MSEC;
+	if (pause < VMS_NSEC_PER_MSEC)
+		pause = VMS_NSEC_PER_MSEC;
+	if (pause > 250 * VMS_NSEC_PER_MSEC)
+		pause = 250 * VMS_NSEC_PER_MSEC;
+
+	uint64_t rows = 0;
+	while (!stop) {
+		r = vms_reader_next(t->rd);
+		const char *note = vms_rdr_follow_note(t->rd);
+		if (note)
+			vms_info("%s", note);
+		if (r > 0 && events) {
+			if (r == 2) {
+				if (vms_event_row(stdout, vms_rdr_event(t->rd)) < 0 && errno == EPIPE)
+					break;
+				if (count && ++rows >= count)
+					break;
+				fflush(stdout);
+			}
+			continue;
+		}
+		if (r > 0) {
+			/* --new on a file skips the SCHEMA record: the first frame
+			 * read then reports no change, yet nothing is selected */
+			if ((vms_reader_schema_changed(t->rd) || !t->row) && (r = select_columns(t)) < 0) {
+				vms_err("%s", strerror(-r));
+				rc = 1;
+				break;
+			}
+			rows += (uint64_t)print_row(t);
+			if (count && rows >= count)
+				break;
+			continue;
+		}
+		if (fflush(stdout) == EOF) {
+			if (errno != EPIPE) {
+				vms_err("stdout: %s", strerror(errno));
+				rc = 1;
+			}
+			break;
+		}
+		if (r == 0 && (!follow || vms_reader_eof(t->rd))) {
+			if (vms_reader_error(t->rd)[0])
+				vms_warn("%s: %s", in, vms_reader_error(t->rd));
+			break;
+		}
+		if (r == 0) {
+			nap(pause);
+			continue;
+		}
+		if (r == -ESRCH) {
+			int st = vms_reader_writer(t->rd);
+			if (st == VMS_WRITER_EXITED) {
+				vms_info("%s: %s", in, vms_reader_error(t->rd));
+			} else {
+				vms_err("%s: %s", in, vms_reader_error(t->rd));
+				rc = 1;
+			}
+		} else {
+			vms_err("%s: %s", in, vms_reader_error(t->rd));
+			rc = 1;
+		}
+		break;
+	}
+	return rc;
+}
+
 int vms_tail_main(int argc, char **argv)
 {
 	enum { OPT_NEW = 256, OPT_NO_FOLLOW, OPT_HOST };
@@ -398,75 +475,7 @@ int vms_tail_main(int argc, char **argv)
 		vms_rdr_want_events(t.rd, true);
 		fputs(VMS_EVENT_HEADER, stdout);
 	}
-	bool ring = vms_reader_kind(t.rd) == VMS_READER_RING;
-	uint64_t iv = vms_reader_interval_ns(t.rd);
-	/* idle polls: a fraction of the interval, so a frame shows soon
-	 * after it is written, but never busy */
-	uint64_t pause = ring && iv ? iv / 4 : 100 * VMS_NSEC_PER_MSEC;
-	if (pause < VMS_NSEC_PER_MSEC)
-		pause = VMS_NSEC_PER_MSEC;
-	if (pause > 250 * VMS_NSEC_PER_MSEC)
-		pause = 250 * VMS_NSEC_PER_MSEC;
-
-	uint64_t rows = 0;
-	while (!stop) {
-		r = vms_reader_next(t.rd);
-		const char *note = vms_rdr_follow_note(t.rd);
-		if (note)
-			vms_info("%s", note);
-		if (r > 0 && events) {
-			if (r == 2) {
-				if (vms_event_row(stdout, vms_rdr_event(t.rd)) < 0 && errno == EPIPE)
-					break;
-				if (count && ++rows >= count)
-					break;
-				fflush(stdout);
-			}
-			continue;
-		}
-		if (r > 0) {
-			/* --new on a file skips the SCHEMA record: the first frame
-			 * read then reports no change, yet nothing is selected */
-			if ((vms_reader_schema_changed(t.rd) || !t.row) && (r = select_columns(&t)) < 0) {
-				vms_err("%s", strerror(-r));
-				rc = 1;
-				break;
-			}
-			rows += (uint64_t)print_row(&t);
-			if (count && rows >= count)
-				break;
-			continue;
-		}
-		if (fflush(stdout) == EOF) {
-			if (errno != EPIPE) {
-				vms_err("stdout: %s", strerror(errno));
-				rc = 1;
-			}
-			break;
-		}
-		if (r == 0 && (!follow || vms_reader_eof(t.rd))) {
-			if (vms_reader_error(t.rd)[0])
-				vms_warn("%s: %s", in, vms_reader_error(t.rd));
-			break;
-		}
-		if (r == 0) {
-			nap(pause);
-			continue;
-		}
-		if (r == -ESRCH) {
-			int st = vms_reader_writer(t.rd);
-			if (st == VMS_WRITER_EXITED) {
-				vms_info("%s: %s", in, vms_reader_error(t.rd));
-			} else {
-				vms_err("%s: %s", in, vms_reader_error(t.rd));
-				rc = 1;
-			}
-		} else {
-			vms_err("%s: %s", in, vms_reader_error(t.rd));
-			rc = 1;
-		}
-		break;
-	}
+	rc = run(&t, in, events, follow, count);
 	if (vms_reader_missed(t.rd))
 		vms_warn("%s: %llu frames were overwritten before they could be read", in,
 			 (unsigned long long)vms_reader_missed(t.rd));
