@@ -76,7 +76,8 @@ fi
 # 4: string searches on a name in the readers' code; a line saying
 # "without identity" is the fallback for a column the catalogue does not know
 for f in $(cd "$src" && echo src/lib/rates*.c src/lib/reader.c src/tools/report*.c src/tools/metrics.c \
-	src/tools/lineproto.c src/tools/tail.c src/tools/dump.c src/tools/rates_csv.c src/tools/export*.c); do
+	src/tools/lineproto.c src/tools/tail.c src/tools/dump.c src/tools/rates_csv.c src/tools/export*.c \
+	src/tools/compare.c); do
 	[ -e "$src/$f" ] || continue
 	hits=$(grep -nE '(strr?chr|strncmp|strstr|memchr|strtok|strspn|strcspn|sscanf|after|component|last_split)\([^;]*\bname\b' "$src/$f" |
 		grep -v 'without identity' | head -n 3)
