@@ -252,19 +252,19 @@ static struct vms_rate_col *add_of(struct builder *b, uint8_t op, int32_t a, con
 	return add(b, op, a, id->group, id->entity, id->sub, out);
 }
 
-/* A VMS_ROP_SUM column over num[0..nnum) and den[0..nden). */
-static void add_sum(struct builder *b, unsigned group, const char *entity, const char *out, const int32_t *num,
-		    unsigned nnum, const int32_t *den, unsigned nden, double mul)
+/* A column of operation op over the inputs num[0..nnum) and den[0..nden)
+ * (its own copy in xs), its first input a: NULL when out of memory. */
+static struct vms_rate_col *add_xs(struct builder *b, uint8_t op, int32_t a, unsigned group, const char *entity,
+				   const char *out, const int32_t *num, unsigned nnum, const int32_t *den,
+				   unsigned nden, double mul)
 {
-	if (!nnum)
-		return;
 	int32_t *xs = malloc((nnum + nden) * sizeof(*xs));
-	struct vms_rate_col *c = xs ? add(b, VMS_ROP_SUM, num[0], group, entity, NULL, out) : NULL;
+	struct vms_rate_col *c = xs ? add(b, op, a, group, entity, NULL, out) : NULL;
 	if (!c) {
 		free(xs);
 		if (!b->err)
 			b->err = -ENOMEM;
-		return;
+		return NULL;
 	}
 	memcpy(xs, num, nnum * sizeof(*xs));
 	if (nden)
@@ -273,6 +273,15 @@ static void add_sum(struct builder *b, unsigned group, const char *entity, const
 	c->nnum = (uint16_t)nnum;
 	c->nden = (uint16_t)nden;
 	c->mul = mul;
+	return c;
+}
+
+/* A VMS_ROP_SUM column over num[0..nnum) and den[0..nden). */
+static void add_sum(struct builder *b, unsigned group, const char *entity, const char *out, const int32_t *num,
+		    unsigned nnum, const int32_t *den, unsigned nden, double mul)
+{
+	if (nnum)
+		add_xs(b, VMS_ROP_SUM, num[0], group, entity, out, num, nnum, den, nden, mul);
 }
 
 /* "<field>/s" of column i: its Δ per second */
@@ -567,21 +576,10 @@ static void add_gexpr(struct builder *b, const char *out, const char *const *num
 			xs[n++] = minus ? ~x : x;
 			cnt[l]++;
 		}
-	int32_t *own = malloc(n * sizeof(*own));
-	struct vms_rate_col *c = own ? add(b, VMS_ROP_GEXPR, xs[0] < 0 ? ~xs[0] : xs[0], VMS_G_MEM, NULL, NULL, out)
-				     : NULL;
-	if (!c) {
-		free(own);
-		if (!b->err)
-			b->err = -ENOMEM;
-		return;
-	}
-	memcpy(own, xs, n * sizeof(*own));
-	c->xs = own;
-	c->nnum = (uint16_t)cnt[0];
-	c->nden = (uint16_t)cnt[1];
-	c->mul = mul;
-	c->field = decimals;
+	struct vms_rate_col *c = add_xs(b, VMS_ROP_GEXPR, xs[0] < 0 ? ~xs[0] : xs[0], VMS_G_MEM, NULL, out, xs,
+					cnt[0], xs + cnt[0], cnt[1], mul);
+	if (c)
+		c->field = decimals;
 }
 
 static void plan_mem(struct builder *b)

@@ -91,6 +91,19 @@ struct tail {
 
 static int select_lp(struct tail *t);
 
+/* t->row holds at least rowcap bytes: 0 or -ENOMEM */
+static int row_room(struct tail *t, size_t rowcap)
+{
+	if (rowcap <= t->rowcap)
+		return 0;
+	char *r = realloc(t->row, rowcap);
+	if (!r)
+		return -ENOMEM;
+	t->row = r;
+	t->rowcap = rowcap;
+	return 0;
+}
+
 /* Select the columns of the current schema and print a header if it
  * differs from the last one (CSV), or make the layout of the other
  * formats. */
@@ -144,15 +157,7 @@ static int select_columns(struct tail *t)
 	} else {
 		free(h);
 	}
-	size_t rowcap = VMS_CSV_META_MAX + 64 + (size_t)t->nsel * (VMS_CSV_VALUE_MAX + 40);
-	if (rowcap > t->rowcap) {
-		char *r = realloc(t->row, rowcap);
-		if (!r)
-			return -ENOMEM;
-		t->row = r;
-		t->rowcap = rowcap;
-	}
-	return 0;
+	return row_room(t, VMS_CSV_META_MAX + 64 + (size_t)t->nsel * (VMS_CSV_VALUE_MAX + 40));
 }
 
 /* influx's host tag without --host: the hostname the input recorded (its
@@ -220,15 +225,7 @@ static int select_lp(struct tail *t)
 	if (vms_lp_skipped(t->lp))
 		vms_warn("%u columns left out: their names hold a backslash or a control character, which line protocol cannot carry",
 			 vms_lp_skipped(t->lp));
-	size_t rowcap = vms_lp_max(t->lp, 2);
-	if (rowcap > t->rowcap) {
-		char *row = realloc(t->row, rowcap);
-		if (!row)
-			return -ENOMEM;
-		t->row = row;
-		t->rowcap = rowcap;
-	}
-	return 0;
+	return row_room(t, vms_lp_max(t->lp, 2));
 }
 
 /* The current frame as line protocol or JSON; 0 if it has none (the
