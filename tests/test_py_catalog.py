@@ -6,6 +6,10 @@ printed by tests/catalog_dump.c):
   - derive() gives, name by name, the identity vms_catalog_derive() gives:
     every column of the recorded runs (format 1.0), of a run recorded now,
     and names the catalogue does not know;
+  - rate_id() gives, name by name, the identity libvmsampler's rate plan
+    gives each rate column (`dump --rates`' names) of the recorded runs and
+    of a run recorded now, and names nothing when the catalogue does not
+    know the name's layout;
   - the loader reads the identities of a format 1.2 file (what the sources
     declared), and they are what derive() gives for each name (what a 1.0 or 1.1
     file's columns get);
@@ -74,6 +78,28 @@ class Catalog(unittest.TestCase):
             for s in vmsampler.schemas(p):
                 for col in s.cols:
                     self.assertTrue(col.id.group, col.name)
+
+    def test_rate_id_as_c(self):
+        host = os.path.join(self.tmp, 'host.vms')   # this host's /proc: meminfo, vmstat, (PSI)
+        subprocess.run([BIN, '-i', '10ms', '-n', '3', '-o', host], check=True, capture_output=True)
+        runs = [os.path.join(RUNS, f) for f in sorted(os.listdir(RUNS)) if f.endswith('.vms')] + [self.new, host]
+        n = 0
+        groups = set()
+        for p in runs:
+            out = subprocess.run([DUMP, '-r', p], capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines():
+                name, *want = line.split('\t')
+                self.assertEqual(catalog.rate_id(name), catalog.ColId(*want), name)
+                groups.add(want[0])
+                n += 1
+        self.assertGreater(n, 500)
+        # hosts' and VMs' groups, with and without entity and sub-entity
+        self.assertTrue({'cpu', 'stat', 'load', 'mem', 'vmstat', 'disk', 'net', 'vm', 'vcpu', 'vmnet', 'vmio'} <= groups,
+                        groups)
+        for odd in ('foo', 'cpu.x', 'vm.onlyname', 'vm..x', 'vm.a.vcpux.%run', 'vm.a.net.tap'):
+            self.assertEqual(catalog.rate_id(odd), catalog.ColId(), odd)
+        self.assertEqual(catalog.rate_id('net.eth0.100.rxkB/s'), catalog.ColId('net', 'eth0.100', '', 'rxkB/s'))
+        self.assertEqual(catalog.rate_id('vm.a.cg.psi.cpu.%some'), catalog.ColId('vmcg', 'a', '', 'psi.cpu.%some'))
 
     def test_declared_is_derived(self):
         with open(self.new, 'rb') as f:

@@ -144,3 +144,42 @@ def derive(name):
         if c is not None:
             return c
     return ColId()
+
+
+def rate_id(name):
+    """The identity of a rate column of the C tools (`vmsampler dump
+    --rates`, report): ColId(group, entity, sub, out), out being what the
+    rate is ('%usr', 'rkB/s', a gauge's field), as libvmsampler's rate
+    plan gives it (src/lib/rates_plan.c; the name is colname() of it).
+    The CSV carries names only: this is where they become identities.  A
+    host's entity may hold dots (a VLAN interface), its out none; a VM's
+    name holds none, a tap's or a disk's out none; the out of a VM's
+    column without sub may (its cgroup's psi.cpu.%some)."""
+    for gname, head, mid, has_ent, sub, _, _ in GROUPS:
+        if head == 'vm.' or not name.startswith(head) or len(name) <= len(head):
+            continue
+        rest = name[len(head):]
+        if not has_ent:
+            return ColId(gname, '', '', rest)
+        dot = rest.rfind('.')
+        return ColId(gname, rest[:dot], '', rest[dot + 1:]) if dot > 0 and rest[dot + 1:] else ColId()
+    if not name.startswith('vm.'):
+        return ColId()
+    vm, dot, rest = name[3:].partition('.')
+    if not vm or not dot or not rest:
+        return ColId()
+    best = None
+    for g in GROUPS:
+        if g[1] == 'vm.' and g[2] and rest.startswith(g[2]) and (best is None or len(g[2]) > len(best[2])):
+            best = g
+    if best is None:
+        return ColId('vm', vm, '', rest)
+    gname, _, mid, _, sub, _, _ = best
+    rest = rest[len(mid):]
+    if not sub:
+        return ColId(gname, vm, '', rest) if rest else ColId()
+    # a vCPU's digits end at the first dot; a tap's or a disk's name at the last
+    dot = rest.find('.') if sub == 2 else rest.rfind('.')
+    if dot <= 0 or not rest[dot + 1:] or (sub == 2 and not (rest[:dot].isascii() and rest[:dot].isdigit())):
+        return ColId()
+    return ColId(gname, vm, rest[:dot], rest[dot + 1:])

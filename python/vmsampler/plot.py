@@ -25,11 +25,10 @@ consecutive intervals, so that memory does not grow with the run.
 """
 
 import os
-import re
 
 import numpy as np
 
-from . import tool
+from . import catalog, tool
 from .binning import Binned
 
 CPU_FIELDS = ['%usr', '%nice', '%sys', '%iowait', '%irq', '%soft', '%steal', '%guest', '%gnice', '%idle']
@@ -37,32 +36,32 @@ CPU_COLORS = ['#1f77b4', '#aec7e8', '#d62728', '#ff7f0e', '#9467bd', '#c5b0d5', 
               '#98df8a', '#f0f0f0']
 
 from .panels import PANELS, TITLES  # noqa: E402  (the CLI lists them without numpy)
-LOAD_COLS = ['stat.procs_running', 'stat.procs_blocked', 'load.1m', 'load.5m', 'load.15m']
-LOAD_LABELS = {'stat.procs_running': 'stat.procs_running (run queue)',
-               'stat.procs_blocked': 'stat.procs_blocked'}
+# the load panel's columns, in its order: (group, field) of the catalogue
+LOAD_IDS = [('stat', 'procs_running'), ('stat', 'procs_blocked'), ('load', '1m'), ('load', '5m'), ('load', '15m')]
+LOAD_COLS = [catalog.colname(g, '', '', f) for g, f in LOAD_IDS]
+LOAD_LABELS = {LOAD_COLS[0]: LOAD_COLS[0] + ' (run queue)', LOAD_COLS[1]: LOAD_COLS[1]}
+CSWCH_IDS = [('stat', 'cswch/s'), ('stat', 'intr/s')]
 MAX_LINES = 8   # per-device panels: the busiest devices, by mean
 
-_RE = {
-    'disk-util': re.compile(r'^disk\.(.+)\.%util$'),
-    'disk-aqu': re.compile(r'^disk\.(.+)\.aqu-sz$'),
-    'net': re.compile(r'^net\.(.+)\.(rx|tx)kB/s$'),
-    'vm-cpu': re.compile(r'^vm\.([^.]+)\.%cpu$'),
-    'vm-steal': re.compile(r'^vm\.([^.]+)\.vcpu(\d+)\.%steal$'),
-}
+
+def _cpu_col(field):
+    """cpu.all's rate column of a percentage"""
+    return catalog.colname('cpu', 'all', '', field)
 
 
 def panel_of(name):
-    """The panel a rate column belongs to, or None."""
-    if name.startswith('cpu.all.') and name[8:] in CPU_FIELDS:
+    """The panel a rate column belongs to, or None: by its identity in the
+    catalogue (catalog.rate_id), not by the text of its name."""
+    i = catalog.rate_id(name)
+    gf = (i.group, i.field)
+    if i.group == 'cpu' and i.entity == 'all' and i.field in CPU_FIELDS:
         return 'cpu'
-    if name in LOAD_COLS:
+    if gf in LOAD_IDS:
         return 'load'
-    if name in ('stat.cswch/s', 'stat.intr/s'):
+    if gf in CSWCH_IDS:
         return 'cswch'
-    for p, rx in _RE.items():
-        if rx.match(name):
-            return p
-    return None
+    return {('disk', '%util'): 'disk-util', ('disk', 'aqu-sz'): 'disk-aqu', ('net', 'rxkB/s'): 'net',
+            ('net', 'txkB/s'): 'net', ('vm', '%cpu'): 'vm-cpu', ('vcpu', '%steal'): 'vm-steal'}.get(gf)
 
 
 def parse_panels(spec):
@@ -163,39 +162,36 @@ def build(data, title=None):
     edges = _dates(data.edges_us) if len(data.edges_us) else np.zeros(0)
     plan = []   # (panel, height in inches, what to draw)
     cols = [c for c in data.columns if data.has_values(c)]   # a column never with a value: as if absent
+    ids = {c: catalog.rate_id(c) for c in cols}
+    panel = {c: panel_of(c) for c in cols}
     for p in data.panels:
         if p == 'cpu':
-            fields = [f for f in CPU_FIELDS if 'cpu.all.' + f in cols]
+            fields = [f for f in CPU_FIELDS if _cpu_col(f) in cols]
             if fields:
                 plan.append((p, 2.6, fields))
-        elif p == 'load':
-            names = [c for c in LOAD_COLS if c in cols]
-            if names:
-                plan.append((p, 2.0, names))
-        elif p == 'cswch':
-            names = [c for c in ('stat.cswch/s', 'stat.intr/s') if c in cols]
+        elif p in ('load', 'cswch'):
+            want = LOAD_IDS if p == 'load' else CSWCH_IDS
+            names = sorted((c for c in cols if panel[c] == p), key=lambda c: want.index((ids[c].group, ids[c].field)))
             if names:
                 plan.append((p, 2.0, names))
         elif p in ('disk-util', 'disk-aqu'):
-            names = [c for c in cols if _RE[p].match(c)]
+            names = [c for c in cols if panel[c] == p]
             if names:
                 names.sort(key=lambda c: -np.nan_to_num(data.run_mean(c), nan=-1))
                 plan.append((p, 2.0, (names[:MAX_LINES], len(names))))
         elif p == 'net':
             ifs = {}
             for c in cols:
-                m = _RE['net'].match(c)
-                if m:
-                    ifs.setdefault(m.group(1), []).append(c)
+                if panel[c] == 'net':
+                    ifs.setdefault(ids[c].entity, []).append(c)
             if ifs:
                 order = sorted(ifs, key=lambda i: -sum(np.nan_to_num(data.run_mean(c)) for c in ifs[i]))
                 plan.append((p, 2.2, ([(i, sorted(ifs[i])) for i in order[:MAX_LINES]], len(ifs))))
         elif p in ('vm-cpu', 'vm-steal'):
             vms = {}
             for c in cols:
-                m = _RE[p].match(c)
-                if m:
-                    vms.setdefault(m.group(1), []).append(c)
+                if panel[c] == p:
+                    vms.setdefault(ids[c].entity, []).append(c)
             if vms:
                 rows = []
                 for vm, cs in vms.items():
@@ -229,11 +225,11 @@ def build(data, title=None):
         ax.grid(True, alpha=0.3, lw=0.5)
         ax.tick_params(labelsize=8)
         if p == 'cpu':
-            ys = [np.nan_to_num(data.series('cpu.all.' + f), nan=0.0) for f in what]
-            polys = ax.stackplot(x, ys, labels=['cpu.all.' + f for f in what],
+            ys = [np.nan_to_num(data.series(_cpu_col(f)), nan=0.0) for f in what]
+            polys = ax.stackplot(x, ys, labels=[_cpu_col(f) for f in what],
                                  colors=[CPU_COLORS[CPU_FIELDS.index(f)] for f in what], lw=0)
             for poly, f in zip(polys, what):
-                poly.set_gid('cpu.all.' + f)
+                poly.set_gid(_cpu_col(f))
             ax.set_ylim(0, 100)
             ax.set_ylabel('%', fontsize=8)
         elif p in ('load', 'cswch'):
@@ -255,7 +251,7 @@ def build(data, title=None):
             for k, (i, cs) in enumerate(ifaces):
                 color = 'C%d' % (k % 10)
                 for c in cs:
-                    ax.plot(x, data.series(c), lw=0.8, color=color, ls='-' if '.rxkB/s' in c else '--', label=c)
+                    ax.plot(x, data.series(c), lw=0.8, color=color, ls='-' if ids[c].field == 'rxkB/s' else '--', label=c)
             if total > len(ifaces):
                 ax.set_title(TITLES[p] + ' (the %d busiest of %d interfaces)' % (len(ifaces), total),
                              loc='left', fontsize=10)

@@ -27,10 +27,9 @@ import sys
 
 import numpy as np
 
-from . import tool
+from . import catalog, tool
 
 DEFAULT_METRICS = ['cpu.all.%busy', 'load.1m', 'stat.cswch/s', 'disk.*.%util']
-_VM_CPU = re.compile(r'^vm\.[^.]+\.%cpu$')
 _NUM = re.compile(r'[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?')
 
 
@@ -41,13 +40,25 @@ def _metric_list(metrics):
     return out
 
 
+def _vm_cpu(name):
+    """A VM's %cpu (its count is --by vms' label), by the column's identity."""
+    i = catalog.rate_id(name)
+    return i.group == 'vm' and i.field == '%cpu'
+
+
+def _cpu(name, field):
+    """The CPU's column `field` of a CPU's rate column `name`, else None."""
+    i = catalog.rate_id(name)
+    return catalog.colname('cpu', i.entity, '', field) if i.group == 'cpu' else None
+
+
 def _expand(globs, header):
     """The metrics (names) that the globs select, among the rate columns
     and the derived cpu.X.%busy, in the globs' order, then the header's."""
     avail = list(header)
     for h in header:
-        if h.startswith('cpu.') and h.endswith('.%idle') and h[:-6] + '.%iowait' in header:
-            avail.append(h[:-6] + '.%busy')
+        if catalog.rate_id(h).field == '%idle' and _cpu(h, '%iowait') in header:
+            avail.append(_cpu(h, '%busy'))
     out = []
     for g in globs:
         for a in avail:
@@ -66,12 +77,11 @@ class RunStats:
         globs = _metric_list(metrics)
 
         def select(name):
-            if _VM_CPU.match(name):
+            if _vm_cpu(name):
                 return True
             busy = None
-            for part in ('.%idle', '.%iowait'):  # a derived %busy needs both
-                if name.startswith('cpu.') and name.endswith(part):
-                    busy = name[:-len(part)] + '.%busy'
+            if catalog.rate_id(name).field in ('%idle', '%iowait'):  # a derived %busy needs both
+                busy = _cpu(name, '%busy')
             return any(fnmatch.fnmatchcase(name, g) or (busy and fnmatch.fnmatchcase(busy, g)) for g in globs)
 
         rs = tool.RateStream(path, select=select, vmsampler=vmsampler, warn=warn)
@@ -82,7 +92,7 @@ class RunStats:
         cols = rs.columns or []
         ix = {c: i for i, c in enumerate(cols)}
         data = np.vstack(chunks) if chunks else np.zeros((0, len(cols)))
-        vmcols = [ix[c] for c in cols if _VM_CPU.match(c)]
+        vmcols = [ix[c] for c in cols if _vm_cpu(c)]
         vm_counts = (~np.isnan(data[:, vmcols])).sum(axis=1) if vmcols else np.zeros(len(data), dtype=int)
         self.nrows = len(data)
         self.vms = _mode(vm_counts) if len(vm_counts) else 0
@@ -93,8 +103,7 @@ class RunStats:
             if m in ix:
                 x = data[:, ix[m]]
             else:  # cpu.X.%busy
-                base = m[:-6]
-                x = 100.0 - data[:, ix[base + '.%idle']] - data[:, ix[base + '.%iowait']]
+                x = 100.0 - data[:, ix[_cpu(m, '%idle')]] - data[:, ix[_cpu(m, '%iowait')]]
             x = x[~np.isnan(x)]
             if len(x):
                 p5, p95 = np.percentile(x, [5, 95])
@@ -235,7 +244,7 @@ def build(runs, by='vms', title=None):
             ax.set_xticks(range(len(cats)))
             ax.set_xticklabels(cats, fontsize=8, rotation=30 if max(len(c) for c in cats) > 6 else 0)
         ax.set_xlabel(XLABEL.get(by, by), fontsize=8)
-        if m.endswith('%busy') or m.endswith('%util'):
+        if catalog.rate_id(m).field in ('%busy', '%util'):
             ax.set_ylim(bottom=0)
     for k in range(len(metrics), nrow * ncol):
         axs[k // ncol][k % ncol].set_visible(False)

@@ -3,7 +3,8 @@
  *
  * Each side (a file, and a window in it or all of it) is read once with
  * libvmsampler's rates (the numbers of `dump --rates`, as report's): each
- * rate column the comparison knows (quantity_of) becomes a series of
+ * rate column the comparison knows (quantity_of, by its catalogue
+ * identity) becomes a series of
  * per-interval values of one (quantity, entity), kept with the interval
  * it belongs to; a window keeps the intervals that begin at or after its
  * start and end at or before its end (report's --from/--to: a row begins
@@ -25,6 +26,8 @@
 #include "grow.h"
 #include "lineproto.h"
 #include "log.h"
+#include "catalog.h"
+#include "rates.h"
 #include "reader_int.h"
 #include "report.h"
 #include "sink.h"
@@ -34,96 +37,69 @@
 
 /* ---- what is compared ---------------------------------------------------------- */
 
-/* The quantities, in the order they are printed: a rate column named
- * PREFIX ENTITY SUFFIX (ENTITY without a dot: not a vCPU's or a tap's) or
- * exactly NAME (prefix NULL, the entity "host").  role: 0 the value, 1
- * and 2 the numerator and denominator of a ratio (IPC). */
+/* The quantities, in the order they are printed, by the rate columns'
+ * catalogue identity (struct vms_rate_col, as report's sections): a rate
+ * column of group GROUP that is OUT and has no sub-entity (not a vCPU's,
+ * a tap's, a guest disk's).  ent NULL: each entity of the group is one
+ * (a CPU, disk, interface or VM); else the host's, that one entity ("" in
+ * a group without entities), shown as "host".  role: 0 the value, 1 and
+ * 2 the numerator and denominator of a ratio (IPC). */
 struct qrule {
 	const char *quantity;
-	const char *prefix, *suffix;
+	uint8_t group; /* enum vms_group */
+	const char *ent, *out;
 	uint8_t role;
 };
 
+#define E(q, g, o) {q, VMS_G_##g, NULL, o, 0}
+#define H(q, g, e, o) {q, VMS_G_##g, e, o, 0}
 static const struct qrule qrules[] = {
-	{"cpu.%usr", "cpu.", ".%usr", 0},
-	{"cpu.%nice", "cpu.", ".%nice", 0},
-	{"cpu.%sys", "cpu.", ".%sys", 0},
-	{"cpu.%iowait", "cpu.", ".%iowait", 0},
-	{"cpu.%steal", "cpu.", ".%steal", 0},
-	{"cpu.%irq", "cpu.", ".%irq", 0},
-	{"cpu.%soft", "cpu.", ".%soft", 0},
-	{"cpu.%guest", "cpu.", ".%guest", 0},
-	{"cpu.%idle", "cpu.", ".%idle", 0},
-	{"queue.runq-sz", NULL, "load.runnable", 0},
-	{"queue.plist-sz", NULL, "load.tasks", 0},
-	{"queue.ldavg-1", NULL, "load.1m", 0},
-	{"queue.blocked", NULL, "stat.procs_blocked", 0},
-	{"task.proc/s", NULL, "stat.proc/s", 0},
-	{"task.cswch/s", NULL, "stat.cswch/s", 0},
-	{"task.intr/s", NULL, "stat.intr/s", 0},
-	{"disk.tps", "disk.", ".tps", 0},
-	{"disk.rkB/s", "disk.", ".rkB/s", 0},
-	{"disk.wkB/s", "disk.", ".wkB/s", 0},
-	{"disk.aqu-sz", "disk.", ".aqu-sz", 0},
-	{"disk.await", "disk.", ".await", 0},
-	{"disk.%util", "disk.", ".%util", 0},
-	{"net.rxpck/s", "net.", ".rxpck/s", 0},
-	{"net.txpck/s", "net.", ".txpck/s", 0},
-	{"net.rxkB/s", "net.", ".rxkB/s", 0},
-	{"net.txkB/s", "net.", ".txkB/s", 0},
-	{"memory.kbmemused", NULL, "mem.kbmemused", 0},
-	{"memory.%memused", NULL, "mem.%memused", 0},
-	{"memory.kbavail", NULL, "mem.kbavail", 0},
-	{"memory.%commit", NULL, "mem.%commit", 0},
-	{"paging.fault/s", NULL, "vmstat.pgfault/s", 0},
-	{"paging.majflt/s", NULL, "vmstat.pgmajfault/s", 0},
-	{"paging.pgscank/s", NULL, "vmstat.pgscank/s", 0},
-	{"swapping.pswpin/s", NULL, "vmstat.pswpin/s", 0},
-	{"swapping.pswpout/s", NULL, "vmstat.pswpout/s", 0},
-	{"pressure.%scpu", NULL, "psi.cpu.%some", 0},
-	{"pressure.%sio", NULL, "psi.io.%some", 0},
-	{"pressure.%fio", NULL, "psi.io.%full", 0},
-	{"pressure.%smem", NULL, "psi.memory.%some", 0},
-	{"pressure.%fmem", NULL, "psi.memory.%full", 0},
-	{"vm.%cpu", "vm.", ".%cpu", 0},
-	{"vm.%steal", "vm.", ".%steal", 0},
-	{"vm.dlyms/s", "vm.", ".dlyms/s", 0},
-	{"vm.%thrtl", "vm.", ".%thrtl", 0},
-	{"vm.%cap", "vm.", ".%cap", 0},
-	{"vm.rkB/s", "vm.", ".io.rkB/s", 0},
-	{"vm.wkB/s", "vm.", ".io.wkB/s", 0},
-	{"vm.rxkB/s", "vm.", ".rxkB/s", 0},
-	{"vm.txkB/s", "vm.", ".txkB/s", 0},
-	{"vm.ipc", "vm.", ".perf.instructions/s", 1},
-	{"vm.ipc", "vm.", ".perf.cycles/s", 2},
+	E("cpu.%usr", CPU, "%usr"), E("cpu.%nice", CPU, "%nice"), E("cpu.%sys", CPU, "%sys"),
+	E("cpu.%iowait", CPU, "%iowait"), E("cpu.%steal", CPU, "%steal"), E("cpu.%irq", CPU, "%irq"),
+	E("cpu.%soft", CPU, "%soft"), E("cpu.%guest", CPU, "%guest"), E("cpu.%idle", CPU, "%idle"),
+	H("queue.runq-sz", LOAD, "", "runnable"), H("queue.plist-sz", LOAD, "", "tasks"),
+	H("queue.ldavg-1", LOAD, "", "1m"), H("queue.blocked", STAT, "", "procs_blocked"),
+	H("task.proc/s", STAT, "", "proc/s"), H("task.cswch/s", STAT, "", "cswch/s"),
+	H("task.intr/s", STAT, "", "intr/s"),
+	E("disk.tps", DISK, "tps"), E("disk.rkB/s", DISK, "rkB/s"), E("disk.wkB/s", DISK, "wkB/s"),
+	E("disk.aqu-sz", DISK, "aqu-sz"), E("disk.await", DISK, "await"), E("disk.%util", DISK, "%util"),
+	E("net.rxpck/s", NET, "rxpck/s"), E("net.txpck/s", NET, "txpck/s"), E("net.rxkB/s", NET, "rxkB/s"),
+	E("net.txkB/s", NET, "txkB/s"),
+	H("memory.kbmemused", MEM, "", "kbmemused"), H("memory.%memused", MEM, "", "%memused"),
+	H("memory.kbavail", MEM, "", "kbavail"), H("memory.%commit", MEM, "", "%commit"),
+	H("paging.fault/s", VMSTAT, "", "pgfault/s"), H("paging.majflt/s", VMSTAT, "", "pgmajfault/s"),
+	H("paging.pgscank/s", VMSTAT, "", "pgscank/s"), H("swapping.pswpin/s", VMSTAT, "", "pswpin/s"),
+	H("swapping.pswpout/s", VMSTAT, "", "pswpout/s"),
+	H("pressure.%scpu", PSI, "cpu", "%some"), H("pressure.%sio", PSI, "io", "%some"),
+	H("pressure.%fio", PSI, "io", "%full"), H("pressure.%smem", PSI, "memory", "%some"),
+	H("pressure.%fmem", PSI, "memory", "%full"),
+	E("vm.%cpu", VM, "%cpu"), E("vm.%steal", VM, "%steal"), E("vm.dlyms/s", VM, "dlyms/s"),
+	E("vm.%thrtl", VM, "%thrtl"), E("vm.%cap", VM, "%cap"), E("vm.rkB/s", VMIO, "rkB/s"),
+	E("vm.wkB/s", VMIO, "wkB/s"), E("vm.rxkB/s", VM, "rxkB/s"), E("vm.txkB/s", VM, "txkB/s"),
+	{"vm.ipc", VMS_G_VMPERF, NULL, "instructions/s", 1}, {"vm.ipc", VMS_G_VMPERF, NULL, "cycles/s", 2},
 };
+#undef E
+#undef H
 #define NRULES (sizeof(qrules) / sizeof(qrules[0]))
+
+/* A VM's quantity: its group is one of the catalogue's vm.<name>.* */
+static bool vm_group(unsigned g)
+{
+	return strcmp(vms_catalog[g].head, "vm.") == 0;
+}
 
 /* The one place that maps a rate column to what it measures: the rule
  * (index into qrules) and the entity (a CPU, disk, interface or VM
  * name, "host"), or -1 when the comparison leaves the column out. */
-static int quantity_of(const char *name, const char **ent, size_t *entlen)
+static int quantity_of(const struct vms_rate_col *c, const char **ent)
 {
-	size_t nl = strlen(name);
+	if (!c || c->sub[0])
+		return -1; /* a vCPU's, a tap's, a block device's */
 	for (unsigned i = 0; i < NRULES; i++) {
 		const struct qrule *q = &qrules[i];
-		if (!q->prefix) {
-			if (strcmp(name, q->suffix) == 0) {
-				*ent = "host";
-				*entlen = 4;
-				return (int)i;
-			}
+		if (c->group != q->group || strcmp(c->out, q->out) != 0 || (q->ent && strcmp(c->entity, q->ent) != 0))
 			continue;
-		}
-		size_t pl = strlen(q->prefix), sl = strlen(q->suffix);
-		if (nl <= pl + sl || strncmp(name, q->prefix, pl) != 0 || strcmp(name + nl - sl, q->suffix) != 0)
-			continue;
-		const char *e = name + pl;
-		size_t el = nl - pl - sl;
-		if (memchr(e, '.', el))
-			continue; /* a vCPU's, a tap's, a block device's */
-		*ent = e;
-		*entlen = el;
+		*ent = q->ent ? "host" : c->entity;
 		return (int)i;
 	}
 	return -1;
@@ -234,15 +210,13 @@ static int series_push(struct series *x, uint32_t iv, double v)
 }
 
 /* the key (UUID) of VM `name` in the current schema: any of its columns' */
-static const char *vm_key(struct vms_reader *rd, const char *name, size_t nl)
+static const char *vm_key(struct vms_reader *rd, const char *name)
 {
-	uint32_t nc = vms_reader_ncols(rd);
-	for (uint32_t i = 0; i < nc; i++) {
-		struct vms_reader_col c;
-		if (vms_reader_col_info(rd, i, &c) < 0 || !c.key[0])
-			continue;
-		if (strncmp(c.name, "vm.", 3) == 0 && strncmp(c.name + 3, name, nl) == 0 && c.name[3 + nl] == '.')
-			return c.key;
+	const struct vms_schema *sch = vms_rdr_schema(rd);
+	for (uint32_t i = 0; sch && i < sch->ncols; i++) {
+		const struct vms_col *c = &sch->cols[i];
+		if (c->key[0] && vm_group(c->group) && strcmp(c->entity, name) == 0)
+			return c->key;
 	}
 	return "";
 }
@@ -266,14 +240,13 @@ static int remap(struct side *S, struct vms_reader *rd, struct rmap *m)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		const char *ent;
-		size_t el;
-		int q = quantity_of(vms_reader_rate_name(rd, i), &ent, &el);
+		int q = quantity_of(vms_rdr_rate_col(rd, i), &ent);
 		m->ser[i] = -1;
 		m->role[i] = 0;
 		if (q < 0)
 			continue;
-		const char *uuid = strncmp(qrules[q].quantity, "vm.", 3) == 0 ? vm_key(rd, ent, el) : "";
-		int s = series_get(S, (unsigned)q, ent, el, uuid);
+		const char *uuid = vm_group(qrules[q].group) ? vm_key(rd, ent) : "";
+		int s = series_get(S, (unsigned)q, ent, strlen(ent), uuid);
 		if (s < 0)
 			return s;
 		m->ser[i] = s;
@@ -627,7 +600,7 @@ static void warnings(struct cmp *C)
 		if (side < 0)
 			continue;
 		const struct series *x = side ? &B->s[w->b] : &A->s[w->a];
-		if (strncmp(qrules[x->rule].quantity, "vm.", 3) == 0)
+		if (vm_group(qrules[x->rule].group))
 			continue; /* a VM in one run only: listed, not a warning */
 		if (!only[side]++)
 			first[side] = qrules[x->rule].quantity;
@@ -927,48 +900,38 @@ bool vms_compare_wanted(int argc, char **argv)
 
 int vms_compare_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"compare", no_argument, NULL, 'C'},
-		{"window", required_argument, NULL, 'W'},
-		{"format", required_argument, NULL, 'F'},
-		{"json", no_argument, NULL, 'j'},
-		{"seed", required_argument, NULL, 's'},
-		{"replicates", required_argument, NULL, 'B'},
-		{"level", required_argument, NULL, 'L'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct cmp C = {.out = stdout, .opt = {.B = 1000, .seed = 1, .level = 0.95}};
-	bool compare = false;
+	bool compare = false, json = false;
 	const char *win[2] = {NULL, NULL};
 	unsigned nwin = 0;
+	const struct vms_tool_opt opts[] = {
+		{"compare", no_argument, 'C', NULL, &compare},
+		{"window", required_argument, 'W', NULL, NULL},
+		{"format", required_argument, 'F', NULL, NULL},
+		{"json", no_argument, 'j', NULL, &json},
+		{"seed", required_argument, 's', NULL, NULL},
+		{"replicates", required_argument, 'B', NULL, NULL},
+		{"level", required_argument, 'L', NULL, NULL},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char *const help[] = {usage_text, NULL};
+	static const char *const formats[] = {"text", "csv", "json", NULL};
+	struct vms_tool_cmd cmd = {.tool = "report", .shortopts = ":h", .opts = opts, .help = help};
+	struct cmp C = {.out = stdout, .opt = {.B = 1000, .seed = 1, .level = 0.95}};
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0) {
 		uint64_t v;
 		char *e;
 		switch (c) {
-		case 'C':
-			compare = true;
-			break;
 		case 'W':
 			if (nwin == 2)
 				return vms_tool_usage("report", "--window at most twice", optarg);
 			win[nwin++] = optarg;
 			break;
 		case 'F':
-			if (strcmp(optarg, "text") == 0)
-				C.format = F_TEXT;
-			else if (strcmp(optarg, "csv") == 0)
-				C.format = F_CSV;
-			else if (strcmp(optarg, "json") == 0)
-				C.format = F_JSON;
-			else
+			if ((c = vms_tool_pick(optarg, formats)) < 0)
 				return vms_tool_usage("report", "--format wants text, csv or json", optarg);
-			break;
-		case 'j':
-			C.format = F_JSON;
+			C.format = c;
+			json = false;
 			break;
 		case 's':
 			if (vms_tool_parse_u64(optarg, &C.opt.seed) < 0)
@@ -985,13 +948,12 @@ int vms_compare_main(int argc, char **argv)
 			if (errno || *e || !(C.opt.level >= 0.5 && C.opt.level < 1))
 				return vms_tool_usage("report", "--level wants a number in [0.5, 1)", optarg);
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return vms_tool_bad_option("report", c, argv);
 		}
 	}
+	if (c < 0)
+		return cmd.rc;
+	if (json)
+		C.format = F_JSON;
 	int nfiles = argc - optind;
 	if (compare && nfiles != 2)
 		return vms_tool_usage("report", "--compare wants two files, A and B", NULL);
@@ -1040,12 +1002,8 @@ int vms_compare_main(int argc, char **argv)
 		if (!C.a.nin || !C.b.nin)
 			vms_warn("no interval in %s%s%s", !C.a.nin ? "A" : "", !C.a.nin && !C.b.nin ? " and " : "",
 				 !C.b.nin ? "B" : "");
-		if (fflush(C.out) == EOF || ferror(C.out)) {
-			if (errno != EPIPE) {
-				vms_err("output: %s", strerror(errno));
-				rc = 1;
-			}
-		}
+		if (vms_tool_flush(C.out) < 0)
+			rc = 1;
 	}
 	free(C.rows);
 	side_free(&C.a);

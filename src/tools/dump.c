@@ -166,106 +166,39 @@ static int prescan(const char *in, struct vms_rates *rates)
 	return r == -ENOMEM ? r : 0;
 }
 
-int vms_dump_main(int argc, char **argv)
+/* dump's options */
+struct dopts {
+	const char *out, *format, *host;
+	bool force, rates, events;
+};
+
+/* --format influx or json: the lines tail --no-follow writes (lineproto.c) */
+static int dump_lines(const struct dopts *o, const char *in)
 {
-	static const struct option opts[] = {
-		{"rates", no_argument, NULL, 'r'},
-		{"events", no_argument, NULL, 'e'},
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, 'f'},
-		{"format", required_argument, NULL, 'F'},
-		{"host", required_argument, NULL, 'H'},
-		{"info", no_argument, NULL, 'I'},
-		{"json", no_argument, NULL, 'J'},
-		{"ring", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *out = "-", *format = "csv", *host = NULL, *ring = NULL;
-	bool force = false, info = false, json = false;
-	bool rates_mode = false, events_mode = false;
-	int c;
+	char *targv[10];
+	int n = 0;
+	targv[n++] = (char *)"tail";
+	targv[n++] = (char *)"--no-follow";
+	targv[n++] = (char *)"--format";
+	targv[n++] = (char *)o->format;
+	if (o->rates)
+		targv[n++] = (char *)"--rates";
+	if (o->host) {
+		targv[n++] = (char *)"--host";
+		targv[n++] = (char *)o->host;
+	}
+	targv[n++] = (char *)"--";
+	targv[n++] = (char *)in;
+	targv[n] = NULL;
+	return vms_tail_main(n, targv);
+}
 
-	optind = 1;
-	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, ":reo:fF:Ih", opts, NULL)) != -1) {
-		switch (c) {
-		case 'I':
-			info = true;
-			break;
-		case 'J':
-			json = true;
-			break;
-		case 'R':
-			ring = optarg;
-			break;
-		case 'F':
-			format = optarg;
-			break;
-		case 'H':
-			host = optarg;
-			break;
-		case 'r':
-			rates_mode = true;
-			break;
-		case 'e':
-			events_mode = true;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return vms_tool_bad_option("dump", c, argv);
-		}
-	}
-	if (ring && optind != argc)
-		return vms_tool_usage("dump", "--ring RING and FILE exclude each other", NULL);
-	if (!ring && optind != argc - 1)
-		return vms_tool_usage("dump", optind == argc ? "missing FILE" : "more than one FILE", NULL);
-	if (json && !info)
-		return vms_tool_usage("dump", "--json goes with --info (JSON lines of the frames: --format json)",
-				      NULL);
-	if (info) {
-		if (rates_mode || events_mode || strcmp(out, "-") != 0 || force || host || strcmp(format, "csv") != 0)
-			return vms_tool_usage("dump", "--info prints to standard output, without other options", NULL);
-		return dump_info(ring ? ring : argv[optind], json);
-	}
-	if (rates_mode && events_mode)
-		return vms_tool_usage("dump", "--rates and --events exclude each other", NULL);
-	const char *in = ring ? ring : argv[optind];
-	if (strcmp(format, "csv") != 0) {
-		if (strcmp(format, "influx") != 0 && strcmp(format, "json") != 0 && strcmp(format, "jsonl") != 0)
-			return vms_tool_usage("dump", "--format is csv, influx or json", format);
-		if (events_mode || strcmp(out, "-") != 0 || force)
-			return vms_tool_usage("dump", "--format influx and json go to standard output, without "
-					  "--events, -o or --force", NULL);
-		/* the same lines as tail --no-follow writes (lineproto.c) */
-		char *targv[10];
-		int n = 0;
-		targv[n++] = (char *)"tail";
-		targv[n++] = (char *)"--no-follow";
-		targv[n++] = (char *)"--format";
-		targv[n++] = (char *)format;
-		if (rates_mode)
-			targv[n++] = (char *)"--rates";
-		if (host) {
-			targv[n++] = (char *)"--host";
-			targv[n++] = (char *)host;
-		}
-		targv[n++] = (char *)"--";
-		targv[n++] = (char *)in;
-		targv[n] = NULL;
-		return vms_tail_main(n, targv);
-	}
-	if (host)
-		return vms_tool_usage("dump", "--host goes with --format influx", NULL);
-
+/* CSV of the frames, of their rates or of the events, from in to o->out:
+ * the exit status. */
+static int dump_run(const struct dopts *o, const char *in)
+{
+	const char *out = o->out;
+	bool force = o->force, rates_mode = o->rates, events_mode = o->events;
 	int r, rc = 0;
 	struct vms_reader *rd;
 	r = vms_reader_open(&rd, in, 0);
@@ -376,4 +309,56 @@ out:
 	}
 	vms_reader_close(rd);
 	return rc;
+}
+
+int vms_dump_main(int argc, char **argv)
+{
+	struct dopts o = {.out = "-", .format = "csv"};
+	const char *ring = NULL;
+	bool info = false, json = false;
+	const struct vms_tool_opt opts[] = {
+		{"rates", no_argument, 'r', NULL, &o.rates},
+		{"events", no_argument, 'e', NULL, &o.events},
+		{"output", required_argument, 'o', &o.out, NULL},
+		{"force", no_argument, 'f', NULL, &o.force},
+		{"format", required_argument, 'F', &o.format, NULL},
+		{"host", required_argument, 'H', &o.host, NULL},
+		{"info", no_argument, 'I', NULL, &info},
+		{"json", no_argument, 'J', NULL, &json},
+		{"ring", required_argument, 'R', &ring, NULL},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char *const help[] = {usage_text, NULL};
+	struct vms_tool_cmd cmd = {.tool = "dump", .shortopts = ":reo:fF:Ih", .opts = opts, .help = help};
+	int c;
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0)
+		;
+	if (c < 0)
+		return cmd.rc;
+	if (ring && optind != argc)
+		return vms_tool_usage("dump", "--ring RING and FILE exclude each other", NULL);
+	if (!ring && vms_tool_one_operand("dump", argc, "FILE"))
+		return 2;
+	if (json && !info)
+		return vms_tool_usage("dump", "--json goes with --info (JSON lines of the frames: --format json)",
+				      NULL);
+	if (info) {
+		if (o.rates || o.events || strcmp(o.out, "-") != 0 || o.force || o.host || strcmp(o.format, "csv") != 0)
+			return vms_tool_usage("dump", "--info prints to standard output, without other options", NULL);
+		return dump_info(ring ? ring : argv[optind], json);
+	}
+	if (o.rates && o.events)
+		return vms_tool_usage("dump", "--rates and --events exclude each other", NULL);
+	const char *in = ring ? ring : argv[optind];
+	if (strcmp(o.format, "csv") != 0) {
+		if (strcmp(o.format, "influx") != 0 && strcmp(o.format, "json") != 0 && strcmp(o.format, "jsonl") != 0)
+			return vms_tool_usage("dump", "--format is csv, influx or json", o.format);
+		if (o.events || strcmp(o.out, "-") != 0 || o.force)
+			return vms_tool_usage("dump", "--format influx and json go to standard output, without "
+					  "--events, -o or --force", NULL);
+		return dump_lines(&o, in);
+	}
+	if (o.host)
+		return vms_tool_usage("dump", "--host goes with --format influx", NULL);
+	return dump_run(&o, in);
 }

@@ -10,6 +10,7 @@
  * sampler never waits for either: a ring reader only copies slots. */
 #include "export.h"
 #include "export_http.h"
+#include "export_opts.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -45,110 +46,14 @@
 #include "export_rw.h"
 #endif
 
-static const char usage_text[] =
-	"Usage: vmsampler export (--ring PATH | --file FILE.vms) [--listen ADDR:PORT]\n"
-	"                        [--tls-cert FILE --tls-key FILE] [--basic-auth FILE]\n"
-	"                        [--header-timeout SECONDS] [--timestamps]\n"
-	"       vmsampler export (--file FILE.vms | --ring PATH) --remote-write URL\n"
-	"                        [--rw-cursor FILE] [--rw-batch N|SIZE] [--no-follow]\n"
-	"                        [--rw-bearer-file FILE] [--rw-basic-auth FILE]\n"
-	"                        [--rw-ca FILE] [--label KEY=VALUE ...]\n"
-	"                        [--listen ADDR:PORT ...]\n"
-	"       vmsampler export --file FILE.vms --list-columns\n"
-	"  with each: [--names current|legacy] [--include GLOB]... [--exclude GLOB]...\n"
-	"             [--no-per-cpu] [--interference-top N]\n"
-	"Serve the newest frame of a live ring (vmsampler --ring PATH) or of a binary\n"
-	"stream that is still being written as Prometheus metrics on\n"
-	"http://ADDR:PORT/metrics, until SIGINT or SIGTERM.  Names, units and labels\n"
-	"are node_exporter's and the libvirt exporter's where they have the same\n"
-	"quantity (node_cpu_seconds_total, libvirt_domain_info_cpu_time_seconds_total,\n"
-	"...), vmsampler_* for the rest; every name is in vmsampler(1), EXPORT.\n"
-	"\n"
-	"  -r, --ring=PATH        follow the live ring at PATH\n"
-	"  -f, --file=FILE        follow the binary stream FILE (.vms) as it grows, and\n"
-	"                         on through rotation and rewrites, like tail -F\n"
-	"  -l, --listen=ADDR:PORT where to listen (default 127.0.0.1:9465: loopback\n"
-	"                         only; [::1]:PORT for IPv6, 0.0.0.0:PORT for every\n"
-	"                         interface; port 0 picks a free one, said on stderr)\n"
-	"      --tls-cert=FILE    serve HTTPS with this PEM certificate (and --tls-key)\n"
-	"      --tls-key=FILE     the certificate's PEM private key\n"
-	"      --basic-auth=FILE  require HTTP basic authentication: FILE holds one\n"
-	"                         line USER:PASSWORD and may not be readable by others\n"
-	"      --header-timeout=SECONDS  close a connection whose request head is not\n"
-	"                         complete SECONDS after it opened or after its last\n"
-	"                         response (default 10; 0.01 to 3600).  A client\n"
-	"                         address holds at most 8 connections at a time,\n"
-	"                         all clients together 256\n"
-	"      --timestamps       stamp every sample of /metrics with its frame's wall\n"
-	"                         time (default: none, as Prometheus expects of a\n"
-	"                         target: a series that ends is then marked stale at\n"
-	"                         the next scrape instead of lingering 5 minutes)\n"
-	;
-/* the rest (one string would pass C99's 4095 characters) */
-static const char usage_text2[] =
-	"  -w, --remote-write=URL push every frame to URL with Prometheus remote write\n"
-	"                         1.0, under the names of /metrics, with staleness\n"
-	"                         markers for series that end; then /metrics only\n"
-	"                         when --listen is given.  With --ring and --file\n"
-	"                         both: /metrics from the ring, remote write from\n"
-	"                         the file\n"
-	"      --rw-cursor=FILE   remote write of a file without loss or repeats: FILE\n"
-	"                         says what the receiver acknowledged (rewritten after\n"
-	"                         each request); a restart resumes right after it.\n"
-	"                         Without it every start sends the file from its start\n"
-	"      --rw-batch=N|SIZE  frames per request (N, default 60) or its protobuf's\n"
-	"                         size (SIZE with k or M, default 4M), whichever comes\n"
-	"                         first; at the end of the input what waits goes at once\n"
-	"      --no-follow        push the file to its end and exit (no waiting for more)\n"
-	"      --rw-bearer-file=FILE  send Authorization: Bearer with FILE's one line\n"
-	"      --rw-basic-auth=FILE   HTTP basic authentication, FILE's USER:PASSWORD\n"
-	"                         (both files may not be readable by others)\n"
-	"      --rw-ca=FILE       verify the receiver's certificate with these CAs (PEM)\n"
-	"                         instead of the system's\n"
-	"      --label=KEY=VALUE  a label for every series pushed (repeatable, up to\n"
-	"                         16: job, dc, ...), as Prometheus' external_labels:\n"
-	"                         a series' own label of the same name wins.  Every\n"
-	"                         series carries instance, by default the hostname\n"
-	"                         recorded in the input (vmsampler dump --info);\n"
-	"                         --label instance=NAME sets another\n"
-	"      --names=SET        current (default): node_exporter 1.9's and the\n"
-	"                         maintained libvirt exporter's names (libvirt_domains,\n"
-	"                         libvirt_domain_info_state{state_desc}, ...); legacy:\n"
-	"                         vmsampler 1.x's (libvirt_domains_number, ...)\n"
-	"      --include=GLOB     only the families GLOB names (a counter's name with\n"
-	"                         or without _total; repeatable: any of them)\n"
-	"      --exclude=GLOB     not the families GLOB names (repeatable; applied\n"
-	"                         after the includes)\n"
-	"      --no-per-cpu       leave out the per-CPU series (node_cpu_seconds_total,\n"
-	"                         perf's per CPU); the all-CPU families stay\n"
-	"      --interference-top=N  per domain, a series for each of the N other VMs\n"
-	"                         it waited behind longest (default 3), the rest summed\n"
-	"                         in vmsampler_domain_interference_by_other_vms_seconds\n"
-	"      --list-columns     print what each column of FILE becomes (a series,\n"
-	"                         filtered, or excluded and why) and exit\n"
-	"  -h, --help             show this help\n"
-	"\n"
-	"Formats by the Accept header: OpenMetrics 1.0.0 when it names\n"
-	"application/openmetrics-text (as Prometheus does), else the Prometheus text\n"
-	"format 0.0.4; gzip when Accept-Encoding allows it.  No timestamps (unless\n"
-	"--timestamps) and no instance or job label (the scraper sets them);\n"
-	"vmsampler_host_info names the recorded host.  No frame for 3 intervals:\n"
-	"vmsampler_export_source_up 0 and none of the sampler's series.  Other paths\n"
-	"answer 404.  With --remote-write, /metrics also has the pusher's counters\n"
-	"(vmsampler_export_rw_*).\n"
-	"\n"
-	"Exit status: 0 stopped (SIGINT, SIGTERM, or the writer exited cleanly), 1 the\n"
-	"input failed (the writer died, damaged input, an I/O error), 2 usage error.\n"
-	"See vmsampler(1).\n";
-
 #if !HAVE_MICROHTTPD
 
 int vms_export_main(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage_text, stdout);
-			fputs(usage_text2, stdout);
+			for (const char *const *h = vms_export_help; *h; h++)
+				fputs(*h, stdout);
 			return fflush(stdout) == 0 ? 0 : 1;
 		}
 	fprintf(stderr, "vmsampler export: this build has no HTTP server (libmicrohttpd)\n");
@@ -156,8 +61,6 @@ int vms_export_main(int argc, char **argv)
 }
 
 #else
-
-#define DEFAULT_LISTEN "127.0.0.1:9465"
 
 static volatile sig_atomic_t stop;
 
@@ -268,7 +171,6 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 
 #define PER_IP_LIMIT 8u
 #define CONNECTION_LIMIT 256u
-#define DEFAULT_HEADER_TIMEOUT_NS (10 * VMS_NSEC_PER_SEC)
 
 struct conn {
 	struct conn *prev, *next;
@@ -419,18 +321,6 @@ static void heads_stop(struct heads *h)
 	pthread_join(h->tid, NULL);
 	pthread_cond_destroy(&h->cv);
 	h->started = false;
-}
-
-/* --header-timeout: seconds (a decimal fraction allowed), from 0.01 to 3600 */
-static int parse_seconds(const char *s, uint64_t *ns)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0.01 && v <= 3600))
-		return -1;
-	*ns = (uint64_t)(v * 1e9 + 0.5);
-	return 0;
 }
 
 /* gzip of in into *out (malloc'ed): its length, or 0 */
@@ -749,31 +639,6 @@ static void *rw_main(void *arg)
 }
 #endif
 
-/* --label KEY=VALUE: NULL if good (KEY a label name, not reserved, not one
- * of the n before; VALUE not empty), else why not */
-#define MAX_LABELS 16
-static const char *label_check(const char *kv, const char *const *before, unsigned n)
-{
-	const char *eq = strchr(kv, '=');
-	char key[128]; /* a label name, not a column's */
-	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key))
-		return "--label: expected KEY=VALUE";
-	memcpy(key, kv, (size_t)(eq - kv));
-	key[eq - kv] = '\0';
-	if (!vms_mname_ok(key, false))
-		return "--label: KEY must match [a-zA-Z_][a-zA-Z0-9_]* (Prometheus' label names)";
-	if (!strncmp(key, "__", 2))
-		return "--label: names starting with __ are reserved to Prometheus";
-	if (!eq[1])
-		return "--label: an empty VALUE (an empty label is no label)";
-	for (unsigned k = 0; k < n; k++)
-		if (!strncmp(before[k], kv, (size_t)(eq - kv) + 1))
-			return "--label: the same KEY twice";
-	return NULL;
-}
-
-#define MAX_GLOBS 64 /* --include, --exclude */
-
 /* --list-columns: what each column of every schema of the file becomes */
 static int list_columns(const char *file, const struct vms_mopts *mo)
 {
@@ -809,407 +674,246 @@ static int list_columns(const char *file, const struct vms_mopts *mo)
 	return rc;
 }
 
-/* --rw-batch: N frames, or a size with k or M */
-static int parse_batch(const char *s, unsigned *frames, size_t *bytes)
+
+/* ---- the run ------------------------------------------------------------------ */
+
+/* One run of export: what it holds, freed by run_free. */
+struct run {
+	const struct vms_xopts *o;
+	struct shared sh;
+	struct vms_mstate f;
+	struct vms_reader *rd; /* /metrics' input */
+	const char *in;        /* its name */
+	double hz;
+	char *certpem, *keypem, *bearer, *rw_user, *rw_pass;
+	struct MHD_Daemon *d;
+	int fd; /* the listening socket until the daemon has it */
+	char bound[INET6_ADDRSTRLEN + 16];
+	uint64_t rwstats[VMS_MMETA_N];
+#if HAVE_REMOTE_WRITE
+	struct rw_thread rwt;
+	bool rw_started;
+#endif
+};
+
+/* The files the options name (secrets, CA, certificate) and the listening
+ * socket: 0, or the exit status, said. */
+static int load_config(struct run *X)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || !v || s[0] == '-')
-		return -1;
-	if (!*end) {
-		if (v > 1000000)
-			return -1;
-		*frames = (unsigned)v;
-		return 0;
+	const struct vms_xopts *o = X->o;
+	const char *why;
+	if (o->auth && load_auth("--basic-auth", o->auth, &X->sh.user, &X->sh.pass) < 0)
+		return 2;
+	if (o->rw_bearer && !(X->bearer = read_secret("--rw-bearer-file", o->rw_bearer)))
+		return 2;
+	if (o->rw_auth && load_auth("--rw-basic-auth", o->rw_auth, &X->rw_user, &X->rw_pass) < 0)
+		return 2;
+	if (o->rw_ca) { /* read by libcurl later: a regular file (a FIFO would hang it) */
+		char *ca = load("--rw-ca", o->rw_ca, 0, 1 << 20);
+		if (!ca)
+			return 2;
+		free(ca);
 	}
-	unsigned long long mul = (!strcmp(end, "k") || !strcmp(end, "K")) ? 1024 : (!strcmp(end, "M") || !strcmp(end, "m")) ? 1024 * 1024 : 0;
-	if (!mul || v > (1ull << 30) / mul)
-		return -1;
-	*bytes = (size_t)(v * mul);
+	if (o->cert) {
+		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
+			fprintf(stderr, "vmsampler export: this libmicrohttpd has no TLS\n");
+			return 2;
+		}
+		if (!(X->certpem = load("--tls-cert", o->cert, 0, 1 << 20)) ||
+		    !(X->keypem = load("--tls-key", o->key, VMS_SAFE_SECRET, 1 << 20)))
+			return 2;
+	}
+	if (o->listen) {
+		X->fd = listen_on(o->listen, X->bound, sizeof(X->bound), &why);
+		if (X->fd < 0) {
+			fprintf(stderr, "vmsampler export: --listen %s: %s\n", o->listen, why);
+			return 2;
+		}
+	}
 	return 0;
 }
 
-int vms_export_main(int argc, char **argv)
+/* /metrics from the ring if there is one, remote write from the file if
+ * there is one: each of the kind its option says.  0, or the exit status. */
+static int open_inputs(struct run *X)
 {
-	enum { OPT_CERT = 256, OPT_KEY, OPT_AUTH, OPT_CURSOR, OPT_BATCH, OPT_BEARER, OPT_RWAUTH, OPT_CA,
-	       OPT_NOFOLLOW, OPT_HEADER_TIMEOUT, OPT_LABEL, OPT_TIMESTAMPS, OPT_NAMES, OPT_INCLUDE, OPT_EXCLUDE,
-	       OPT_NO_PER_CPU, OPT_LIST, OPT_INTF_TOP };
-	static const struct option opts[] = {
-		{"ring", required_argument, NULL, 'r'},
-		{"file", required_argument, NULL, 'f'},
-		{"listen", required_argument, NULL, 'l'},
-		{"tls-cert", required_argument, NULL, OPT_CERT},
-		{"tls-key", required_argument, NULL, OPT_KEY},
-		{"basic-auth", required_argument, NULL, OPT_AUTH},
-		{"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
-		{"remote-write", required_argument, NULL, 'w'},
-		{"rw-cursor", required_argument, NULL, OPT_CURSOR},
-		{"rw-batch", required_argument, NULL, OPT_BATCH},
-		{"rw-bearer-file", required_argument, NULL, OPT_BEARER},
-		{"rw-basic-auth", required_argument, NULL, OPT_RWAUTH},
-		{"rw-ca", required_argument, NULL, OPT_CA},
-		{"no-follow", no_argument, NULL, OPT_NOFOLLOW},
-		{"label", required_argument, NULL, OPT_LABEL},
-		{"timestamps", no_argument, NULL, OPT_TIMESTAMPS},
-		{"names", required_argument, NULL, OPT_NAMES},
-		{"include", required_argument, NULL, OPT_INCLUDE},
-		{"exclude", required_argument, NULL, OPT_EXCLUDE},
-		{"no-per-cpu", no_argument, NULL, OPT_NO_PER_CPU},
-		{"interference-top", required_argument, NULL, OPT_INTF_TOP},
-		{"list-columns", no_argument, NULL, OPT_LIST},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *ring = NULL, *file = NULL, *listen_spec = NULL, *cert = NULL, *key = NULL, *auth = NULL,
-		   *rw_url = NULL, *rw_cursor = NULL, *rw_bearer = NULL, *rw_auth = NULL, *rw_ca = NULL;
-	unsigned rw_frames = 0;
-	size_t rw_bytes = 0;
-	bool no_follow = false;
-	uint64_t header_timeout = DEFAULT_HEADER_TIMEOUT_NS;
-	bool header_set = false, stamp = false, list = false;
-	const char *labels[MAX_LABELS];
-	unsigned nlabels = 0;
-	/* the family globs point into argv */
-	const char *inc[MAX_GLOBS], *exc[MAX_GLOBS];
-	struct vms_mopts mo = {.include = inc, .exclude = exc};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:f:l:w:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			ring = optarg;
-			break;
-		case 'f':
-			file = optarg;
-			break;
-		case 'l':
-			listen_spec = optarg;
-			break;
-		case OPT_CERT:
-			cert = optarg;
-			break;
-		case OPT_KEY:
-			key = optarg;
-			break;
-		case OPT_AUTH:
-			auth = optarg;
-			break;
-		case OPT_HEADER_TIMEOUT:
-			header_set = true;
-			if (parse_seconds(optarg, &header_timeout) < 0)
-				return vms_tool_usage("export", "--header-timeout: expected seconds from 0.01 to 3600",
-						      optarg);
-			break;
-		case 'w':
-			rw_url = optarg;
-			break;
-		case OPT_CURSOR:
-			rw_cursor = optarg;
-			break;
-		case OPT_BATCH:
-			if (parse_batch(optarg, &rw_frames, &rw_bytes) < 0)
-				return vms_tool_usage("export", "--rw-batch: expected a number of frames (1 to 1000000) "
-						  "or a size such as 512k or 8M (up to 1024M)", optarg);
-			break;
-		case OPT_BEARER:
-			rw_bearer = optarg;
-			break;
-		case OPT_RWAUTH:
-			rw_auth = optarg;
-			break;
-		case OPT_CA:
-			rw_ca = optarg;
-			break;
-		case OPT_NOFOLLOW:
-			no_follow = true;
-			break;
-		case OPT_LABEL: {
-			if (nlabels == MAX_LABELS)
-				return vms_tool_usage("export", "--label: at most 16", optarg);
-			const char *why = label_check(optarg, labels, nlabels);
-			if (why)
-				return vms_tool_usage("export", why, optarg);
-			labels[nlabels++] = optarg;
-			break;
-		}
-		case OPT_TIMESTAMPS:
-			stamp = true;
-			break;
-		case OPT_NAMES:
-			if (!strcmp(optarg, "current"))
-				mo.names = VMS_NAMES_CURRENT;
-			else if (!strcmp(optarg, "legacy"))
-				mo.names = VMS_NAMES_LEGACY;
-			else
-				return vms_tool_usage("export", "--names: expected current or legacy", optarg);
-			break;
-		case OPT_INCLUDE:
-		case OPT_EXCLUDE:
-			if (!vms_mfam_glob_ok(optarg))
-				return vms_tool_usage("export", "--include/--exclude: expected a glob of metric family "
-						      "names (letters, digits, _ : * ? [ ] ! -)", optarg);
-			if ((c == OPT_INCLUDE ? mo.ninclude : mo.nexclude) == MAX_GLOBS)
-				return vms_tool_usage("export", "--include/--exclude: at most 64 of each", optarg);
-			if (c == OPT_INCLUDE)
-				inc[mo.ninclude++] = optarg;
-			else
-				exc[mo.nexclude++] = optarg;
-			break;
-		case OPT_NO_PER_CPU:
-			mo.no_per_cpu = true;
-			break;
-		case OPT_INTF_TOP: {
-			uint64_t n;
-			if (vms_tool_parse_u64(optarg, &n) < 0 || n > 1000)
-				return vms_tool_usage("export", "--interference-top wants a number from 0 to 1000", optarg);
-			mo.intf_top = (unsigned)n;
-			mo.intf_top_set = true;
-			break;
-		}
-		case OPT_LIST:
-			list = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			fputs(usage_text2, stdout);
-			return fflush(stdout) == 0 ? 0 : 1;
-		default:
-			return vms_tool_bad_option("export", c, argv);
-		}
-	}
-	if (optind != argc)
-		return vms_tool_usage("export", "unexpected argument", argv[optind]);
-	if (list) {
-		if (!file || ring || listen_spec || rw_url)
-			return vms_tool_usage("export", "--list-columns goes with --file alone", NULL);
-		return list_columns(file, &mo);
-	}
-	if (!ring && !file)
-		return vms_tool_usage("export", "missing --ring or --file", NULL);
-	if (!cert != !key)
-		return vms_tool_usage("export", "--tls-cert and --tls-key go together", NULL);
-	if (!rw_url) {
-		if (ring && file)
-			return vms_tool_usage("export", "give --ring or --file, not both (both only with "
-					  "--remote-write and --listen)", NULL);
-		if (rw_cursor || rw_frames || rw_bytes || rw_bearer || rw_auth || rw_ca || no_follow)
-			return vms_tool_usage("export", "--rw-* and --no-follow go with --remote-write", NULL);
-		if (nlabels)
-			return vms_tool_usage("export", "--label goes with --remote-write (a scraper sets its "
-					  "own labels: see vmsampler(1), EXPORT)", NULL);
-		if (!listen_spec)
-			listen_spec = DEFAULT_LISTEN;
-	} else {
-#if !HAVE_REMOTE_WRITE
-		fprintf(stderr, "vmsampler export: this build has no remote write (protobuf-c, snappy, libcurl)\n");
-		return 2;
-#endif
-		if (ring && file && !listen_spec)
-			return vms_tool_usage("export", "--ring and --file together: the ring for --listen, the "
-					  "file for --remote-write; --listen is missing", NULL);
-		if (rw_cursor && !file)
-			return vms_tool_usage("export", "--rw-cursor needs --file (a ring cannot replay)", NULL);
-		if (no_follow && !file)
-			return vms_tool_usage("export", "--no-follow needs --file", NULL);
-		if (no_follow && listen_spec)
-			return vms_tool_usage("export", "--no-follow goes without --listen", NULL);
-		if ((cert || auth || header_set || stamp) && !listen_spec)
-			return vms_tool_usage("export", "--tls-cert, --tls-key, --basic-auth, --header-timeout and "
-					  "--timestamps go with --listen", NULL);
-	}
-
-	struct shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER, .stamp = stamp};
-	struct vms_mstate f;
-	struct vms_reader *rd = NULL;
-	double hz = (double)sysconf(_SC_CLK_TCK);
-	char *certpem = NULL, *keypem = NULL, *bearer = NULL, *rw_user = NULL, *rw_pass = NULL;
-	struct MHD_Daemon *d = NULL;
-	int rc = 2, fd = -1;
-	char bound[INET6_ADDRSTRLEN + 16] = "";
-	const char *why;
-	uint64_t rwstats[VMS_MMETA_N];
-#if HAVE_REMOTE_WRITE
-	struct rw_thread rwt = {.rc = 0};
-	bool rw_started = false;
-#endif
-
-	vms_mstate_init(&f, hz > 0 ? hz : 100);
-	f.opts = mo;
-	if (auth && load_auth("--basic-auth", auth, &sh.user, &sh.pass) < 0)
-		goto out;
-	if (rw_bearer && !(bearer = read_secret("--rw-bearer-file", rw_bearer)))
-		goto out;
-	if (rw_auth && load_auth("--rw-basic-auth", rw_auth, &rw_user, &rw_pass) < 0)
-		goto out;
-	if (rw_ca) { /* read by libcurl later: a regular file (a FIFO would hang it) */
-		char *ca = load("--rw-ca", rw_ca, 0, 1 << 20);
-		if (!ca)
-			goto out;
-		free(ca);
-	}
-	if (cert) {
-		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
-			fprintf(stderr, "vmsampler export: this libmicrohttpd has no TLS\n");
-			goto out;
-		}
-		if (!(certpem = load("--tls-cert", cert, 0, 1 << 20)) ||
-		    !(keypem = load("--tls-key", key, VMS_SAFE_SECRET, 1 << 20)))
-			goto out;
-	}
-	if (listen_spec) {
-		fd = listen_on(listen_spec, bound, sizeof(bound), &why);
-		if (fd < 0) {
-			fprintf(stderr, "vmsampler export: --listen %s: %s\n", listen_spec, why);
-			goto out;
-		}
-	}
-
-	/* /metrics from the ring if there is one, remote write from the file if there is one */
-	const char *in = ring ? ring : file;
-	if (listen_spec) {
-		int r = vms_reader_open(&rd, in, ring ? 0 : VMS_READER_FOLLOW_NAME);
+	const struct vms_xopts *o = X->o;
+	X->in = o->ring ? o->ring : o->file;
+	if (o->listen) {
+		int r = vms_reader_open(&X->rd, X->in, o->ring ? 0 : VMS_READER_FOLLOW_NAME);
 		if (r < 0) {
-			vms_err("%s", rd ? vms_reader_error(rd) : strerror(-r));
-			rc = 1;
-			goto out;
+			vms_err("%s", X->rd ? vms_reader_error(X->rd) : strerror(-r));
+			return 1;
 		}
-		if (ring && vms_reader_kind(rd) != VMS_READER_RING) {
-			rc = vms_tool_usage("export", "not a live ring (use --file for a .vms file)", ring);
-			goto out;
-		}
+		if (o->ring && vms_reader_kind(X->rd) != VMS_READER_RING)
+			return vms_tool_usage("export", "not a live ring (use --file for a .vms file)", o->ring);
 	}
-	if (file) {
+	if (o->file) {
 		/* what --file names is a binary stream, not a ring */
 		struct vms_reader *fr = NULL;
-		int r = vms_reader_open(&fr, file, 0);
+		int r = vms_reader_open(&fr, o->file, 0);
 		int kind = r < 0 ? 0 : vms_reader_kind(fr);
 		if (r < 0)
 			vms_err("%s", fr ? vms_reader_error(fr) : strerror(-r));
 		vms_reader_close(fr);
-		if (r < 0) {
-			rc = 1;
-			goto out;
-		}
-		if (kind != VMS_READER_FILE) {
-			rc = vms_tool_usage("export", "not a binary stream (use --ring for a ring)", file);
-			goto out;
-		}
+		if (r < 0)
+			return 1;
+		if (kind != VMS_READER_FILE)
+			return vms_tool_usage("export", "not a binary stream (use --ring for a ring)", o->file);
 	}
+	return 0;
+}
+
+#if HAVE_REMOTE_WRITE
+/* Remote write's configuration; without --listen it runs here, to its end:
+ * then *done and its exit status. */
+static int rw_setup(struct run *X, bool *done)
+{
+	const struct vms_xopts *o = X->o;
+	for (unsigned k = 0; k < VMS_MMETA_N; k++)
+		X->rwstats[k] = VMS_NONE;
+	X->rwt.conf = (struct vms_xrw_conf){
+		.url = o->rw_url,
+		.input = o->file ? o->file : o->ring,
+		.follow = o->file && !o->no_follow,
+		.cursor = o->rw_cursor,
+		.batch_frames = o->rw_frames,
+		.batch_bytes = o->rw_bytes,
+		.username = X->rw_user,
+		.password = X->rw_pass,
+		.bearer = X->bearer,
+		.ca_file = o->rw_ca,
+		.user_hz = X->hz,
+		.mopts = &o->mo,
+		.stop = &stop,
+		.stats = o->listen ? X->rwstats : NULL,
+		.labels = o->labels,
+		.nlabels = o->nlabels,
+	};
+	*done = !o->listen;
+	if (*done)
+		return vms_xrw_run(&X->rwt.conf);
+	X->sh.rwstats = X->rwstats;
+	return 0;
+}
+#endif
+
+/* The HTTP server on the listening socket: 0, or the exit status, said. */
+static int http_start(struct run *X)
+{
+	const struct vms_xopts *o = X->o;
+	int e = heads_start(&heads, o->header_timeout);
+	if (e) {
+		vms_err("export: cannot start the HTTP server's watch of request heads: %s", strerror(e));
+		return 1;
+	}
+	/* slow clients: the idle timeout, a limit per source address, the
+	 * deadline of request heads (heads_main) */
+	struct MHD_OptionItem mopts[] = {
+		{MHD_OPTION_LISTEN_SOCKET, X->fd, NULL},
+		{MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL},
+		{MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT, NULL},
+		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT, NULL},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, &heads},
+		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, &heads},
+		{o->cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, X->certpem},
+		{o->cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, X->keypem},
+		{MHD_OPTION_END, 0, NULL},
+	};
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (o->cert ? MHD_USE_TLS : 0);
+	X->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &X->sh, MHD_OPTION_ARRAY, mopts, MHD_OPTION_END);
+	if (!X->d) {
+		/* the socket is bound already: with TLS, what fails is the
+		 * certificate and key (a configuration error, not one to restart on) */
+		fprintf(stderr, "vmsampler export: cannot start the HTTP server on %s%s\n", X->bound,
+			o->cert ? ": --tls-cert and --tls-key are not a valid PEM certificate and its key" : "");
+		return o->cert ? 2 : 1;
+	}
+	X->fd = -1; /* the daemon's now */
+	vms_info("export: serving %s://%s/metrics from %s", o->cert ? "https" : "http", X->bound, X->in);
+	return 0;
+}
+
+/* Serve until the input ends or a signal comes (remote write, if asked,
+ * in a thread of its own meanwhile): the exit status. */
+static int serve(struct run *X)
+{
+#if HAVE_REMOTE_WRITE
+	if (X->o->rw_url) {
+		int e = pthread_create(&X->rwt.tid, NULL, rw_main, &X->rwt);
+		if (e) {
+			vms_err("export: cannot start remote write: %s", strerror(e));
+			return 1;
+		}
+		X->rw_started = true;
+	}
+#endif
+	int rc = follow_input(&X->f, X->rd, &X->sh, X->in);
+	if (vms_reader_missed(X->rd))
+		vms_warn("%s: %llu frames were overwritten before they could be read", X->in,
+			 (unsigned long long)vms_reader_missed(X->rd));
+	unpublish(&X->sh);
+	return rc;
+}
+
+/* Stop what runs, free what is held: the exit status, rc or remote write's if worse. */
+static int run_free(struct run *X, int rc)
+{
+#if HAVE_REMOTE_WRITE
+	if (X->rw_started) {
+		stop = 1;
+		pthread_join(X->rwt.tid, NULL);
+		if (X->rwt.rc > rc)
+			rc = X->rwt.rc;
+	}
+#endif
+	if (X->d)
+		MHD_stop_daemon(X->d);
+	heads_stop(&heads);
+	if (X->fd >= 0)
+		close(X->fd);
+	vms_mstate_free(&X->f);
+	vms_reader_close(X->rd);
+	vms_metrics_free(&X->sh.m);
+	free(X->sh.v);
+	free(X->sh.user);
+	free(X->certpem);
+	free(X->keypem);
+	free(X->bearer);
+	free(X->rw_user);
+	return rc;
+}
+
+int vms_export_main(int argc, char **argv)
+{
+	struct vms_xopts o;
+	int rc = vms_xopts_parse(&o, argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (o.list)
+		return list_columns(o.file, &o.mo);
+
+	double hz = (double)sysconf(_SC_CLK_TCK);
+	struct run X = {.o = &o, .sh = {.mu = PTHREAD_MUTEX_INITIALIZER, .stamp = o.stamp},
+			.hz = hz > 0 ? hz : 100, .fd = -1};
+	vms_mstate_init(&X.f, X.hz);
+	X.f.opts = o.mo;
+	if ((rc = load_config(&X)) || (rc = open_inputs(&X)))
+		return run_free(&X, rc);
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
 #if HAVE_REMOTE_WRITE
-	if (rw_url) {
-		for (unsigned k = 0; k < VMS_MMETA_N; k++)
-			rwstats[k] = VMS_NONE;
-		rwt.conf = (struct vms_xrw_conf){
-			.url = rw_url,
-			.input = file ? file : ring,
-			.follow = file && !no_follow,
-			.cursor = rw_cursor,
-			.batch_frames = rw_frames,
-			.batch_bytes = rw_bytes,
-			.username = rw_user,
-			.password = rw_pass,
-			.bearer = bearer,
-			.ca_file = rw_ca,
-			.user_hz = hz > 0 ? hz : 100,
-			.mopts = &mo,
-			.stop = &stop,
-			.stats = listen_spec ? rwstats : NULL,
-			.labels = labels,
-			.nlabels = nlabels,
-		};
-		if (!listen_spec) {
-			rc = vms_xrw_run(&rwt.conf);
-			goto out;
-		}
-		sh.rwstats = rwstats;
-	}
-#else
-	(void)rwstats;
+	bool done = false;
+	if (o.rw_url && ((rc = rw_setup(&X, &done)) || done))
+		return run_free(&X, rc);
 #endif
-
-	{
-		int e = heads_start(&heads, header_timeout);
-		if (e) {
-			vms_err("export: cannot start the HTTP server's watch of request heads: %s", strerror(e));
-			rc = 1;
-			goto out;
-		}
-	}
-	/* slow clients: the idle timeout, a limit per source address, the
-	 * deadline of request heads (heads_main) */
-	struct MHD_OptionItem mopts[] = {
-		{MHD_OPTION_LISTEN_SOCKET, fd, NULL},
-		{MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL},
-		{MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT, NULL},
-		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT, NULL},
-		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, &heads},
-		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, &heads},
-		{cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, certpem},
-		{cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, keypem},
-		{MHD_OPTION_END, 0, NULL},
-	};
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (cert ? MHD_USE_TLS : 0);
-	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &sh, MHD_OPTION_ARRAY, mopts, MHD_OPTION_END);
-	if (!d) {
-		/* the socket is bound already: with TLS, what fails is the
-		 * certificate and key (a configuration error, not one to restart on) */
-		fprintf(stderr, "vmsampler export: cannot start the HTTP server on %s%s\n", bound,
-			cert ? ": --tls-cert and --tls-key are not a valid PEM certificate and its key" : "");
-		rc = cert ? 2 : 1;
-		goto out;
-	}
-	fd = -1; /* the daemon's now */
-	vms_info("export: serving %s://%s/metrics from %s", cert ? "https" : "http", bound, in);
-#if HAVE_REMOTE_WRITE
-	if (rw_url) {
-		int e = pthread_create(&rwt.tid, NULL, rw_main, &rwt);
-		if (e) {
-			vms_err("export: cannot start remote write: %s", strerror(e));
-			rc = 1;
-			goto out;
-		}
-		rw_started = true;
-	}
-#endif
-	rc = follow_input(&f, rd, &sh, in);
-	if (vms_reader_missed(rd))
-		vms_warn("%s: %llu frames were overwritten before they could be read", in,
-			 (unsigned long long)vms_reader_missed(rd));
-	unpublish(&sh);
-out:
-#if HAVE_REMOTE_WRITE
-	if (rw_started) {
-		stop = 1;
-		pthread_join(rwt.tid, NULL);
-		if (rwt.rc > rc)
-			rc = rwt.rc;
-	}
-#endif
-	if (d)
-		MHD_stop_daemon(d);
-	heads_stop(&heads);
-	if (fd >= 0)
-		close(fd);
-	vms_mstate_free(&f);
-	vms_reader_close(rd);
-	vms_metrics_free(&sh.m);
-	free(sh.v);
-	free(sh.user);
-	free(certpem);
-	free(keypem);
-	free(bearer);
-	free(rw_user);
-	return rc;
+	if ((rc = http_start(&X)))
+		return run_free(&X, rc);
+	return run_free(&X, serve(&X));
 }
 
 #endif

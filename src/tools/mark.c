@@ -34,45 +34,34 @@ static const char usage_text[] =
 
 int vms_mark_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"ring", required_argument, NULL, 'r'},
-		{"control", required_argument, NULL, 'C'},
-		{"pid", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{0, 0, 0, 0},
+	static const struct vms_tool_opt opts[] = {
+		{"ring", required_argument, 'r', NULL, NULL},
+		{"control", required_argument, 'C', NULL, NULL},
+		{"pid", required_argument, 'p', NULL, NULL},
+		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char *const help[] = {usage_text, NULL};
+	struct vms_tool_cmd cmd = {.tool = "mark", .shortopts = "+r:p:h", .opts = opts, .help = help};
 	const char *ring = NULL, *control = NULL;
 	long pid = 0;
 	char path[PATH_MAX], reply[128];
 	int c, how = 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+r:p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0) {
+		char *end;
+		how++;
+		if (c == 'r')
 			ring = optarg;
-			how++;
-			break;
-		case 'C':
+		else if (c == 'C')
 			control = optarg;
-			how++;
-			break;
-		case 'p': {
-			char *end;
+		else {
 			errno = 0;
 			pid = strtol(optarg, &end, 10);
 			if (errno || *end || pid <= 0 || pid > INT_MAX)
 				return vms_tool_usage("mark", "--pid needs a process id", optarg);
-			how++;
-			break;
-		}
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return vms_tool_bad_option("mark", c, argv);
 		}
 	}
+	if (c < 0)
+		return cmd.rc;
 	if (how != 1)
 		return vms_tool_usage("mark", how ? "give one of --ring, --control and --pid"
 				       : "which sampler? give --ring, --control or --pid",

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
 #include "metrics.h"
 #include "prompb.pb-c.h"
 #include "vms_build.h"
@@ -132,17 +133,10 @@ int vms_rw_add(struct vms_rw *w, const char *name, const struct vms_rw_label *la
 		}
 	}
 	if (!s) {
-		if (w->nseries == w->capseries) {
-			uint32_t cap = w->capseries ? 2 * w->capseries : 64;
-			struct rw_series *ns = realloc(w->series, cap * sizeof(*ns));
-			if (!ns) {
-				r = -ENOMEM;
-				goto out;
-			}
+		struct rw_series *ns = vms_grow_array(w->series, &w->capseries, w->nseries + 1, sizeof(*ns), 64);
+		char *copy = ns ? malloc(len) : NULL;
+		if (ns)
 			w->series = ns;
-			w->capseries = cap;
-		}
-		char *copy = malloc(len);
 		if (!copy) {
 			r = -ENOMEM;
 			goto out;
@@ -152,16 +146,12 @@ int vms_rw_add(struct vms_rw *w, const char *name, const struct vms_rw_label *la
 		*s = (struct rw_series){.blob = copy, .bloblen = len, .nlabels = (uint32_t)n, .hash = h};
 		w->table[k] = ++w->nseries;
 	}
-	if (s->n == s->cap) {
-		uint32_t cap = s->cap ? 2 * s->cap : 4;
-		struct rw_sample *ns = realloc(s->s, cap * sizeof(*ns));
-		if (!ns) {
-			r = -ENOMEM;
-			goto out;
-		}
-		s->s = ns;
-		s->cap = cap;
+	struct rw_sample *ss = vms_grow_array(s->s, &s->cap, s->n + 1, sizeof(*ss), 4);
+	if (!ss) {
+		r = -ENOMEM;
+		goto out;
 	}
+	s->s = ss;
 	s->s[s->n++] = (struct rw_sample){value, t_ms};
 	w->pending++;
 out:

@@ -91,6 +91,19 @@ struct tail {
 
 static int select_lp(struct tail *t);
 
+/* t->row holds at least rowcap bytes: 0 or -ENOMEM */
+static int row_room(struct tail *t, size_t rowcap)
+{
+	if (rowcap <= t->rowcap)
+		return 0;
+	char *r = realloc(t->row, rowcap);
+	if (!r)
+		return -ENOMEM;
+	t->row = r;
+	t->rowcap = rowcap;
+	return 0;
+}
+
 /* Select the columns of the current schema and print a header if it
  * differs from the last one (CSV), or make the layout of the other
  * formats. */
@@ -144,15 +157,7 @@ static int select_columns(struct tail *t)
 	} else {
 		free(h);
 	}
-	size_t rowcap = VMS_CSV_META_MAX + 64 + (size_t)t->nsel * (VMS_CSV_VALUE_MAX + 40);
-	if (rowcap > t->rowcap) {
-		char *r = realloc(t->row, rowcap);
-		if (!r)
-			return -ENOMEM;
-		t->row = r;
-		t->rowcap = rowcap;
-	}
-	return 0;
+	return row_room(t, VMS_CSV_META_MAX + 64 + (size_t)t->nsel * (VMS_CSV_VALUE_MAX + 40));
 }
 
 /* influx's host tag without --host: the hostname the input recorded (its
@@ -220,15 +225,7 @@ static int select_lp(struct tail *t)
 	if (vms_lp_skipped(t->lp))
 		vms_warn("%u columns left out: their names hold a backslash or a control character, which line protocol cannot carry",
 			 vms_lp_skipped(t->lp));
-	size_t rowcap = vms_lp_max(t->lp, 2);
-	if (rowcap > t->rowcap) {
-		char *row = realloc(t->row, rowcap);
-		if (!row)
-			return -ENOMEM;
-		t->row = row;
-		t->rowcap = rowcap;
-	}
-	return 0;
+	return row_room(t, vms_lp_max(t->lp, 2));
 }
 
 /* The current frame as line protocol or JSON; 0 if it has none (the
@@ -331,78 +328,121 @@ static void nap(uint64_t ns)
 	nanosleep(&ts, NULL); /* EINTR: a signal, the loop looks at stop */
 }
 
+/* Print what the reader gives until its end (without follow), count
+ * rows, a signal or a failure: the exit status. */
+static int run(struct tail *t, const char *in, bool events, bool follow, uint64_t count)
+{
+	int r, rc = 0;
+	bool ring = vms_reader_kind(t->rd) == VMS_READER_RING;
+	uint64_t iv = vms_reader_interval_ns(t->rd);
+	/* idle polls: a fraction of the interval, so a frame shows soon
+	 * after it is written, but never busy */
+	uint64_t pause = ring && iv ? iv / 4 : 100 * VMS_NSEC_PER_MSEC;
+	if (pause < VMS_NSEC_PER_MSEC)
+		pause = VMS_NSEC_PER_MSEC;
+	if (pause > 250 * VMS_NSEC_PER_MSEC)
+		pause = 250 * VMS_NSEC_PER_MSEC;
+
+	uint64_t rows = 0;
+	while (!stop) {
+		r = vms_reader_next(t->rd);
+		const char *note = vms_rdr_follow_note(t->rd);
+		if (note)
+			vms_info("%s", note);
+		if (r > 0 && events) {
+			if (r == 2) {
+				if (vms_event_row(stdout, vms_rdr_event(t->rd)) < 0 && errno == EPIPE)
+					break;
+				if (count && ++rows >= count)
+					break;
+				fflush(stdout);
+			}
+			continue;
+		}
+		if (r > 0) {
+			/* --new on a file skips the SCHEMA record: the first frame
+			 * read then reports no change, yet nothing is selected */
+			if ((vms_reader_schema_changed(t->rd) || !t->row) && (r = select_columns(t)) < 0) {
+				vms_err("%s", strerror(-r));
+				rc = 1;
+				break;
+			}
+			rows += (uint64_t)print_row(t);
+			if (count && rows >= count)
+				break;
+			continue;
+		}
+		if (fflush(stdout) == EOF) {
+			if (errno != EPIPE) {
+				vms_err("stdout: %s", strerror(errno));
+				rc = 1;
+			}
+			break;
+		}
+		if (r == 0 && (!follow || vms_reader_eof(t->rd))) {
+			if (vms_reader_error(t->rd)[0])
+				vms_warn("%s: %s", in, vms_reader_error(t->rd));
+			break;
+		}
+		if (r == 0) {
+			nap(pause);
+			continue;
+		}
+		if (r == -ESRCH) {
+			int st = vms_reader_writer(t->rd);
+			if (st == VMS_WRITER_EXITED) {
+				vms_info("%s: %s", in, vms_reader_error(t->rd));
+			} else {
+				vms_err("%s: %s", in, vms_reader_error(t->rd));
+				rc = 1;
+			}
+		} else {
+			vms_err("%s: %s", in, vms_reader_error(t->rd));
+			rc = 1;
+		}
+		break;
+	}
+	return rc;
+}
+
 int vms_tail_main(int argc, char **argv)
 {
 	enum { OPT_NEW = 256, OPT_NO_FOLLOW, OPT_HOST };
-	static const struct option opts[] = {
-		{"columns", required_argument, NULL, 'c'},
-		{"rates", no_argument, NULL, 'r'},
-		{"events", no_argument, NULL, 'e'},
-		{"count", required_argument, NULL, 'n'},
-		{"new", no_argument, NULL, OPT_NEW},
-		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
-		{"format", required_argument, NULL, 'F'},
-		{"host", required_argument, NULL, OPT_HOST},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct tail t = {0};
-	bool host_given = false;
-	unsigned flags = VMS_READER_FOLLOW_NAME;
-	bool follow = true, events = false;
+	bool events = false, new_only = false, no_follow = false;
+	const struct vms_tool_opt opts[] = {
+		{"columns", required_argument, 'c', &t.globs, NULL},
+		{"rates", no_argument, 'r', NULL, &t.rates},
+		{"events", no_argument, 'e', NULL, &events},
+		{"count", required_argument, 'n', NULL, NULL},
+		{"new", no_argument, OPT_NEW, NULL, &new_only},
+		{"no-follow", no_argument, OPT_NO_FOLLOW, NULL, &no_follow},
+		{"format", required_argument, 'F', NULL, NULL},
+		{"host", required_argument, OPT_HOST, &t.host, NULL},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char *const help[] = {usage_text, NULL};
+	/* in enum fmt's order; jsonl is json */
+	static const char *const formats[] = {"csv", "influx", "json", "jsonl", NULL};
+	struct vms_tool_cmd cmd = {.tool = "tail", .shortopts = ":c:ren:F:h", .opts = opts, .help = help};
 	uint64_t count = 0;
 	int c;
-
-	optind = 1;
-	opterr = 0; /* our own one-line messages */
-	while ((c = getopt_long(argc, argv, ":c:ren:F:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			t.globs = optarg;
-			break;
-		case 'r':
-			t.rates = true;
-			break;
-		case 'e':
-			events = true;
-			break;
-		case 'n': {
-			uint64_t v;
-			if (vms_tool_parse_u64(optarg, &v) < 0)
-				return vms_tool_usage("tail", "--count needs a non-negative integer", optarg);
-			count = v;
-			break;
-		}
-		case 'F':
-			if (strcmp(optarg, "csv") == 0)
-				t.fmt = FMT_CSV;
-			else if (strcmp(optarg, "influx") == 0)
-				t.fmt = FMT_INFLUX;
-			else if (strcmp(optarg, "json") == 0 || strcmp(optarg, "jsonl") == 0)
-				t.fmt = FMT_JSON;
-			else
-				return vms_tool_usage("tail", "--format is csv, influx or json", optarg);
-			break;
-		case OPT_HOST:
-			t.host = optarg;
-			host_given = true;
-			break;
-		case OPT_NEW:
-			flags |= VMS_READER_NEW_ONLY;
-			break;
-		case OPT_NO_FOLLOW:
-			follow = false;
-			flags &= ~(VMS_READER_FOLLOW | VMS_READER_FOLLOW_NAME);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return fflush(stdout) == 0 ? 0 : 1;
-		default:
-			return vms_tool_bad_option("tail", c, argv);
-		}
+	while ((c = vms_tool_next(&cmd, argc, argv)) > 0) {
+		if (c == 'n' && vms_tool_parse_u64(optarg, &count) < 0)
+			return vms_tool_usage("tail", "--count needs a non-negative integer", optarg);
+		if (c == 'F' && (t.fmt = vms_tool_pick(optarg, formats)) < 0)
+			return vms_tool_usage("tail", "--format is csv, influx or json", optarg);
+		if (c == 'F' && t.fmt == 3)
+			t.fmt = FMT_JSON;
 	}
-	if (optind != argc - 1)
-		return vms_tool_usage("tail", optind == argc ? "missing RING or FILE" : "more than one RING or FILE", NULL);
+	if (c < 0)
+		return cmd.rc;
+	bool host_given = t.host != NULL, follow = !no_follow;
+	unsigned flags = no_follow ? 0 : VMS_READER_FOLLOW_NAME;
+	if (new_only)
+		flags |= VMS_READER_NEW_ONLY;
+	if (vms_tool_one_operand("tail", argc, "RING or FILE"))
+		return 2;
 	if (events && (t.rates || t.globs))
 		return vms_tool_usage("tail", "--events excludes --rates and --columns", NULL);
 	if (events && t.fmt != FMT_CSV)
@@ -432,75 +472,7 @@ int vms_tail_main(int argc, char **argv)
 		vms_rdr_want_events(t.rd, true);
 		fputs(VMS_EVENT_HEADER, stdout);
 	}
-	bool ring = vms_reader_kind(t.rd) == VMS_READER_RING;
-	uint64_t iv = vms_reader_interval_ns(t.rd);
-	/* idle polls: a fraction of the interval, so a frame shows soon
-	 * after it is written, but never busy */
-	uint64_t pause = ring && iv ? iv / 4 : 100 * VMS_NSEC_PER_MSEC;
-	if (pause < VMS_NSEC_PER_MSEC)
-		pause = VMS_NSEC_PER_MSEC;
-	if (pause > 250 * VMS_NSEC_PER_MSEC)
-		pause = 250 * VMS_NSEC_PER_MSEC;
-
-	uint64_t rows = 0;
-	while (!stop) {
-		r = vms_reader_next(t.rd);
-		const char *note = vms_rdr_follow_note(t.rd);
-		if (note)
-			vms_info("%s", note);
-		if (r > 0 && events) {
-			if (r == 2) {
-				if (vms_event_row(stdout, vms_rdr_event(t.rd)) < 0 && errno == EPIPE)
-					break;
-				if (count && ++rows >= count)
-					break;
-				fflush(stdout);
-			}
-			continue;
-		}
-		if (r > 0) {
-			/* --new on a file skips the SCHEMA record: the first frame
-			 * read then reports no change, yet nothing is selected */
-			if ((vms_reader_schema_changed(t.rd) || !t.row) && (r = select_columns(&t)) < 0) {
-				vms_err("%s", strerror(-r));
-				rc = 1;
-				break;
-			}
-			rows += (uint64_t)print_row(&t);
-			if (count && rows >= count)
-				break;
-			continue;
-		}
-		if (fflush(stdout) == EOF) {
-			if (errno != EPIPE) {
-				vms_err("stdout: %s", strerror(errno));
-				rc = 1;
-			}
-			break;
-		}
-		if (r == 0 && (!follow || vms_reader_eof(t.rd))) {
-			if (vms_reader_error(t.rd)[0])
-				vms_warn("%s: %s", in, vms_reader_error(t.rd));
-			break;
-		}
-		if (r == 0) {
-			nap(pause);
-			continue;
-		}
-		if (r == -ESRCH) {
-			int st = vms_reader_writer(t.rd);
-			if (st == VMS_WRITER_EXITED) {
-				vms_info("%s: %s", in, vms_reader_error(t.rd));
-			} else {
-				vms_err("%s: %s", in, vms_reader_error(t.rd));
-				rc = 1;
-			}
-		} else {
-			vms_err("%s: %s", in, vms_reader_error(t.rd));
-			rc = 1;
-		}
-		break;
-	}
+	rc = run(&t, in, events, follow, count);
 	if (vms_reader_missed(t.rd))
 		vms_warn("%s: %llu frames were overwritten before they could be read", in,
 			 (unsigned long long)vms_reader_missed(t.rd));
