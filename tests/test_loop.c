@@ -106,7 +106,7 @@ static void test_fake_clock_loop(void **state)
 	const uint64_t N = 3000;
 
 	conf_for(&conf, root, out, N);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	assert_int_equal(vms_loop_run(&l), 0);
 	assert_int_equal(vms_loop_fini(&l), 0);
 
@@ -164,7 +164,7 @@ static void steady_state(bool with_ring)
 	conf_for(&conf, root, out, 0);
 	if (with_ring)
 		conf.ring_path = strdup(ringp);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	struct vms_tickinfo ti;
@@ -277,7 +277,7 @@ static void test_zero_column_source_sees_new_entity(void **state)
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
 	assert_int_equal(vms_globs_add(&conf.netdev.include, "veth*"), 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	one_tick(&l, &s, &fk);
@@ -312,7 +312,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	for (int i = 0; i < 20; i++)
@@ -324,7 +324,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 		if (change == 0)
 			set_netdev(root, "procfs-docker-veth"); /* adds vethf345468 */
 		else
-			assert_int_equal(vms_vmtab_upsert(&l.vms, &vm), 1);
+			assert_int_equal(vms_vmtab_upsert(&l.sh.vms, &vm), 1);
 		uint32_t gen = l.schema->gen;
 		uint64_t frames = l.frames;
 		struct vms_tickinfo ti;
@@ -378,7 +378,7 @@ static void test_failed_discovery_is_retried(void **state)
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	for (int i = 0; i < 5; i++)
@@ -408,7 +408,7 @@ static void test_live_ring_grows(void **state)
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
 	conf.ring_path = strdup(ringp);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	struct vms_reader *r;
@@ -487,7 +487,7 @@ static void lost_on_stalled_fifo(const char *name)
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
 	conf.ring_slots = 4;
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	char *buf = NULL;
@@ -580,7 +580,7 @@ static void test_long_layout_wide_frames(void **state)
 	struct vms_loop l;
 	conf_for(&conf, root, out, 3);
 	conf.csv_layout = VMS_CSV_LONG;
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	uint32_t ncols = l.schema->ncols;
 	assert_true(ncols > 1200); /* a frame of > 100 KiB in the long layout */
 	assert_int_equal(vms_loop_run(&l), 0);
@@ -610,9 +610,11 @@ static void test_long_layout_wide_frames(void **state)
  * it can declare again.  Before, the schema failed and the sampler stopped
  * ("cannot build the schema: File name too long"). */
 static const struct vms_source_ops *real_loadavg;
-static int unnameable_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int unnameable_declare(struct vms_source *src, struct vms_schema_builder *b,
+			      const struct vms_source_env *env)
 {
 	(void)src;
+	(void)env;
 	const struct vms_coldef d = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_LOAD, .scale = 2};
 	vms_schema_addf(b, &d, "load.%0600d", 1);
 	return b->err;
@@ -627,15 +629,15 @@ static void test_unnameable_column_fails_one_source(void **state)
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	one_tick(&l, &s, &fk);
 	assert_int_equal(last_value(&l, "load.1m"), 21); /* the fixture's 0.21, scale 2 */
 	struct vms_source *la = NULL;
-	for (unsigned i = 0; i < l.nsrc; i++)
-		if (l.src[i].ops && strcmp(l.src[i].ops->name, "loadavg") == 0)
-			la = &l.src[i];
+	for (unsigned i = 0; i < l.sh.nsrc; i++)
+		if (l.sh.src[i].ops && strcmp(l.sh.src[i].ops->name, "loadavg") == 0)
+			la = &l.sh.src[i];
 	assert_non_null(la);
 	static struct vms_source_ops bad;
 	real_loadavg = la->ops;

@@ -64,8 +64,9 @@ static unsigned dk_field(unsigned nfields, unsigned i)
 	return nfields == 4 ? dk_fields4[i] : i;
 }
 
-static int dk_open(struct vms_source *src)
+static int dk_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct diskstats *p = src->priv;
 	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	return vms_procfile_open(&p->f, src->proc_dirfd, "diskstats", 4096);
@@ -94,8 +95,9 @@ static void dk_classify(struct vms_enttab *t)
 	}
 }
 
-static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int dk_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	struct diskstats *p = src->priv;
 	const struct vms_source_conf *sc = src->sconf;
 	struct vms_disk_line dl;

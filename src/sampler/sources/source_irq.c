@@ -231,13 +231,15 @@ static int irq_sample(struct irqfile *p, uint64_t *slots, struct vms_tick_ctx *t
 
 /* ---- interrupts ------------------------------------------------------------ */
 
-static int in_open(struct vms_source *src)
+static int in_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	return irq_open(src, "interrupts", true);
 }
 
-static int in_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int in_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	return irq_declare(src, b, "intr");
 }
 
@@ -256,13 +258,15 @@ VMS_SOURCE_OPS(interrupts, in);
 
 /* ---- softirqs -------------------------------------------------------------- */
 
-static int si_open(struct vms_source *src)
+static int si_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	return irq_open(src, "softirqs", false);
 }
 
-static int si_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int si_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	return irq_declare(src, b, "softirq");
 }
 

@@ -151,8 +151,9 @@ static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, 
 
 /* ---- meminfo -------------------------------------------------------------- */
 
-static int mi_open(struct vms_source *src)
+static int mi_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	return kv_open(src, "meminfo");
 }
 
@@ -172,8 +173,9 @@ static bool mi_colname(const char *key, size_t len, char *out, size_t cap)
 	return true;
 }
 
-static int mi_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int mi_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	const struct vms_coldef bytes = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_BYTES};
 	const struct vms_coldef count = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
 	struct meminfo *m = src->priv;
@@ -216,8 +218,9 @@ VMS_SOURCE_OPS(meminfo, mi);
 
 /* ---- vmstat --------------------------------------------------------------- */
 
-static int vs_open(struct vms_source *src)
+static int vs_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	return kv_open(src, "vmstat");
 }
 
@@ -240,8 +243,9 @@ static bool vs_gauge(const char *key)
 	       !has_prefix(key, "nr_tlb_") && !has_prefix(key, "nr_foll_pin_");
 }
 
-static int vs_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int vs_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	const struct vms_coldef gauge = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
 	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
 					 .wrap_bits = 64};

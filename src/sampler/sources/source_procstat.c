@@ -67,8 +67,9 @@ static void ps_forget(struct procstat *p)
 	p->ncpu_map = 0;
 }
 
-static int ps_open(struct vms_source *src)
+static int ps_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct procstat *p = src->priv;
 	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	ps_forget(p);
@@ -83,8 +84,9 @@ static bool is_cpun_line(const struct vms_cur *c)
 	       vms_is_digit(c->p[3]);
 }
 
-static int ps_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int ps_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	const struct vms_coldef tick = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_TICKS,
 					.wrap_bits = 64};
 	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,

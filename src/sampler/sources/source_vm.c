@@ -14,7 +14,7 @@
  *
  * This source
  *   - produces the VM set (vmtab.h; the loop owns it and gives it to
- *     this source as src->vms_w): the agent's DOM/GONE/SYNC messages
+ *     this source as env->vms_w): the agent's DOM/GONE/SYNC messages
  *     update it between ticks (ready()), and a change makes sample()
  *     return VMS_RESCHEMA so that every source re-declares;
  *   - reads each VM's fast counters from the kernel every tick
@@ -48,7 +48,7 @@
 #include "grow.h"
 #include "libexec.h"
 #include "log.h"
-#include "loop.h"
+#include "clock.h"
 #include "procfile.h"
 #include "hostid.h"
 #include "source.h"
@@ -58,19 +58,18 @@
 #include "vm_int.h"
 #include "vmtab.h"
 
+/* The run's clock and event queue, as the host handed them to vm_open
+ * (p->env: the same for the source's life). */
 static uint64_t now_ns(const struct vms_source *src)
 {
-	if (src->loop)
-		return vms_clock_mono(&src->loop->clock);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	const struct vm *p = src->priv;
+	return vms_clock_mono(p->env->clock);
 }
 
 static void event(struct vms_source *src, uint32_t type, const char *subject, const char *detail)
 {
-	if (src->loop)
-		vms_source_event(src, type, subject, detail);
+	const struct vm *p = src->priv;
+	vms_source_event(p->env, type, subject, detail);
 }
 
 /* ---- the agent's identity table --------------------------------------------- */
@@ -211,7 +210,7 @@ static void nl_count(void *arg, int ifindex, const uint64_t v[VMS_NET_FIELDS])
 	(*(uint32_t *)arg)++;
 }
 
-static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int vm_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
 	struct vm *p = src->priv;
 	const struct vms_coldef conn = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_NONE};
@@ -219,9 +218,9 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 	const struct vms_coldef rst = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
 	int r;
 
-	p->vmgen = vms_vmtab_gen(src->vms);
+	p->vmgen = vms_vmtab_gen(env->vms);
 	p->mig_reschema = false;
-	r = vm_reconcile(src);
+	r = vm_reconcile(src, env->vms);
 	if (r < 0)
 		return r;
 	/* room to index /proc/net/dev without allocating in the tick */
@@ -381,13 +380,13 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 				p->uri = u;
 			}
 		}
-		if (src->host_w) {
+		if (p->env->host_w) {
 			/* in the HOST record of the next schema generation (the
 			 * VMs' columns make one) */
-			vms_hostid_set(src->host_w, VMS_HK_LIBVIRT_URI, "%s", p->uri ? p->uri : "");
-			vms_hostid_set(src->host_w, VMS_HK_HYPERVISOR, "%s", drv);
+			vms_hostid_set(p->env->host_w, VMS_HK_LIBVIRT_URI, "%s", p->uri ? p->uri : "");
+			vms_hostid_set(p->env->host_w, VMS_HK_HYPERVISOR, "%s", drv);
 			if (c.hv_version)
-				vms_hostid_set_version(src->host_w, VMS_HK_HYPERVISOR_VERSION, c.hv_version);
+				vms_hostid_set_version(p->env->host_w, VMS_HK_HYPERVISOR_VERSION, c.hv_version);
 		}
 		if (p->said_unavailable || p->lost_marked)
 			vms_info("vm: connected to libvirt at %s (%s driver)", p->uri, drv);
@@ -441,7 +440,7 @@ static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 	if (a) {
 		a->fallback = d.fallback;
 		a->listed = true;
-		vms_vmtab_upsert(src->vms_w, &vm);
+		vms_vmtab_upsert(p->env->vms_w, &vm);
 	}
 	free(vm.name);
 	free(vm.vcpu_tid);
@@ -476,7 +475,7 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 		return;
 	}
 	p->synced = true;
-	const struct vms_vmtab *t = src->vms;
+	const struct vms_vmtab *t = p->env->vms;
 	for (unsigned i = 0; i < t->n;) {
 		struct aux *a = vm_aux_find(p, t->vm[i].uuid);
 		if (a && a->listed) {
@@ -486,7 +485,7 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 		char uuid[VMS_UUID_LEN + 1];
 		memcpy(uuid, t->vm[i].uuid, sizeof(uuid));
 		aux_drop(p, uuid);
-		vms_vmtab_remove(src->vms_w, uuid);
+		vms_vmtab_remove(p->env->vms_w, uuid);
 	}
 }
 
@@ -555,8 +554,8 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 			return false;
 		}
 		p->hello = true;
-		if (src->host_w && h.libvirt_version)
-			vms_hostid_set_version(src->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
+		if (p->env->host_w && h.libvirt_version)
+			vms_hostid_set_version(p->env->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
 		send_holds(src);
 		for (unsigned i = 0; i < p->nrec; i++)
 			vm_rec_queue_needs(p, &p->rec[i]);
@@ -570,7 +569,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 		if (vms_vp_num_dec(m, &n) < 0)
 			return false;
 		aux_drop(p, n.uuid);
-		vms_vmtab_remove(src->vms_w, n.uuid);
+		vms_vmtab_remove(p->env->vms_w, n.uuid);
 		return true;
 	case VMS_VP_EVENT:
 		return on_event(src, m);
@@ -612,9 +611,10 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 	}
 }
 
-static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n)
+static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n, const struct vms_source_env *env)
 {
 	struct vm *p = src->priv;
+	(void)env; /* p->env, kept from vm_open, for the helpers it calls */
 	if (n < 1 || p->cl.fd < 0 || !fds[0].revents)
 		return;
 	if (fds[0].revents & POLLOUT)
@@ -677,7 +677,7 @@ static void watchdog(struct vms_source *src, uint64_t now)
 			if (s->hold > STUCK_HOLD_MAX)
 				s->hold = STUCK_HOLD_MAX;
 			s->until = now + s->hold;
-			const struct vms_vm *vm = vms_vmtab_find(src->vms, p->batch[i]);
+			const struct vms_vm *vm = vms_vmtab_find(p->env->vms, p->batch[i]);
 			if (off < sizeof(names))
 				off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", off ? ", " : "",
 							vm ? vm->name : p->batch[i]);
@@ -693,7 +693,7 @@ static void watchdog(struct vms_source *src, uint64_t now)
 	agent_down(src, true, why);
 }
 
-static void vm_idle(struct vms_source *src, uint64_t until_ns)
+static void vm_idle(struct vms_source *src, uint64_t until_ns, const struct vms_source_env *env)
 {
 	struct vm *p = src->priv;
 	(void)until_ns;
@@ -705,21 +705,21 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 	 * its end is still to come or still to be written (mig_end_waits) */
 	for (unsigned i = 0; i < p->nrec; i++) {
 		struct vmrec *r = &p->rec[i];
-		const struct vms_vm *vm = r->gone ? vms_vmtab_find(src->vms, r->id.uuid) : NULL;
+		const struct vms_vm *vm = r->gone ? vms_vmtab_find(env->vms, r->id.uuid) : NULL;
 		if (!vm || vm->pid != r->id.pid)
 			continue;
 		if (!r->gone_at)
 			r->gone_at = now;
 		if ((r->want_mig && r->pend_any) || mig_end_waits(p, r, now))
 			continue;
-		vms_vmtab_remove(src->vms_w, r->id.uuid);
+		vms_vmtab_remove(env->vms_w, r->id.uuid);
 	}
 
 	if (p->cl.fd >= 0) {
 		uint64_t every = p->lc->timeout_ns / 4 < IDLE_TICK_EVERY ? p->lc->timeout_ns / 4 : IDLE_TICK_EVERY;
 		if (!p->connected)
 			every = p->lc->timeout_ns;
-		bool none = (p->nrec == 0 && src->vms->n == 0) || (now < p->next_tick_at && !p->batch_open);
+		bool none = (p->nrec == 0 && env->vms->n == 0) || (now < p->next_tick_at && !p->batch_open);
 		bool idle = none && now - p->tick_sent_at < every;
 		if (p->tick_due > p->tick_sent && p->hello && !idle) {
 			p->tick_sent_at = now;
@@ -727,7 +727,7 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 				p->unacked_since = now;
 			vms_vp_begin(&p->cl.out, VMS_VP_TICK);
 			vms_vp_u64(&p->cl.out, p->tick_due);
-			vms_vp_u64(&p->cl.out, src->loop ? (uint64_t)vms_clock_real(&src->loop->clock) : 0);
+			vms_vp_u64(&p->cl.out, (uint64_t)vms_clock_real(env->clock));
 			if (vms_vp_end(&p->cl.out) == 0)
 				p->tick_sent = p->tick_due;
 			vms_vclient_trim(&p->cl, OUT_KEEP);
@@ -769,7 +769,7 @@ static void first_listing(struct vms_source *src)
 		int ms = (int)((end - now) / VMS_NSEC_PER_MSEC) + 1;
 		if (poll(&fd, 1, ms) <= 0)
 			continue;
-		vm_ready(src, &fd, 1);
+		vm_ready(src, &fd, 1, p->env);
 	}
 }
 
@@ -801,23 +801,22 @@ static void vm_close(struct vms_source *src)
 	free(p->stuck);
 	argv_free(p->argv);
 	free(p->uri);
-	memset(p, 0, sizeof(*p));
-	if (src->vms_w)
-		vms_vmtab_clear(src->vms_w);
+	memset(p, 0, sizeof(*p)); /* the host empties the VM set it gave */
 }
 
-static int vm_open(struct vms_source *src)
+static int vm_open(struct vms_source *src, const struct vms_source_env *env)
 {
 	struct vm *p = src->priv;
 	int r;
 
+	p->env = env; /* the host keeps it while the source is open */
 	vms_vclient_init(&p->cl);
 	p->nl.fd = -1; /* vm_close closes it */
 	p->lc = &src->conf->libvirt;
 	p->detail_every = vms_cadence_ticks(p->lc->detail_ns, src->conf->interval_ns);
-	if (!src->vms_w)
+	if (!env->vms_w)
 		return -EINVAL; /* the loop gives the VM set to its producer */
-	vms_vmtab_clear(src->vms_w);
+	vms_vmtab_clear(env->vms_w);
 	p->uri = strdup(p->lc->uri ? p->lc->uri : "libvirt's default URI");
 	p->scratch = malloc(SCRATCH);
 	if (!p->uri || !p->scratch)

@@ -84,6 +84,7 @@ struct vm {
 	struct vmrec *rec;
 	unsigned nrec;
 	uint64_t vmgen;
+	const struct vms_source_env *env; /* the run's, from vm_open: clock, events, the VM set */
 
 	/* the agent */
 	struct vms_vclient cl;
@@ -119,6 +120,6 @@ void vm_rec_queue_needs(struct vm *p, struct vmrec *r);
 int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc);
 /* Make the records follow the table: keep the files of VMs whose identity
  * did not change, open those of new ones, close the others. */
-int vm_reconcile(struct vms_source *src);
+int vm_reconcile(struct vms_source *src, const struct vms_vmtab *t);
 
 #endif

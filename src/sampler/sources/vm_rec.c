@@ -16,7 +16,6 @@
 #include "cgroup.h"
 #include "libexec.h"
 #include "log.h"
-#include "loop.h"
 #include "name.h"
 #include "priv.h"
 #include "procfile.h"
@@ -199,10 +198,9 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 
 /* Make the records follow the table: keep the files of VMs whose identity
  * did not change, open those of new ones, close the others. */
-int vm_reconcile(struct vms_source *src)
+int vm_reconcile(struct vms_source *src, const struct vms_vmtab *t)
 {
 	struct vm *p = src->priv;
-	const struct vms_vmtab *t = src->vms;
 	struct vmrec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
