@@ -62,26 +62,26 @@
  * (p->env: the same for the source's life). */
 static uint64_t now_ns(const struct vms_source *src)
 {
-	const struct vm *p = src->priv;
+	const struct vms_vmsrc *p = src->priv;
 	return vms_clock_mono(p->env->clock);
 }
 
 static void event(struct vms_source *src, uint32_t type, const char *subject, const char *detail)
 {
-	const struct vm *p = src->priv;
+	const struct vms_vmsrc *p = src->priv;
 	vms_source_event(p->env, type, subject, detail);
 }
 
 /* ---- the agent's identity table --------------------------------------------- */
 
-static struct aux *aux_get(struct vm *p, const char *uuid)
+static struct vms_vmsrc_aux *aux_get(struct vms_vmsrc *p, const char *uuid)
 {
-	struct aux *a = vm_aux_find(p, uuid);
+	struct vms_vmsrc_aux *a = vms_vmsrc_aux_find(p, uuid);
 	if (a)
 		return a;
 	if (p->naux == p->capaux) {
 		unsigned cap = p->capaux ? p->capaux * 2 : 16;
-		struct aux *n = realloc(p->aux, cap * sizeof(*n));
+		struct vms_vmsrc_aux *n = realloc(p->aux, cap * sizeof(*n));
 		if (!n)
 			return NULL;
 		p->aux = n;
@@ -93,9 +93,9 @@ static struct aux *aux_get(struct vm *p, const char *uuid)
 	return a;
 }
 
-static void aux_drop(struct vm *p, const char *uuid)
+static void aux_drop(struct vms_vmsrc *p, const char *uuid)
 {
-	struct aux *a = vm_aux_find(p, uuid);
+	struct vms_vmsrc_aux *a = vms_vmsrc_aux_find(p, uuid);
 	if (a)
 		*a = p->aux[--p->naux];
 }
@@ -118,7 +118,7 @@ static void argv_free(char **argv)
 
 static int build_argv(struct vms_source *src, char *path)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	const struct vms_libvirt_conf *lc = p->lc;
 	uint64_t tick = src->conf->interval_ns * (src->every ? src->every : 1);
 	uint64_t budget = lc->budget_ns ? lc->budget_ns : tick / 20;
@@ -160,7 +160,7 @@ static int build_argv(struct vms_source *src, char *path)
 
 static void mark_lost(struct vms_source *src, const char *why)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (!p->lost_marked)
 		event(src, VMS_EV_LIBVIRT_LOST, p->uri, why);
 	p->lost_marked = true;
@@ -169,7 +169,7 @@ static void mark_lost(struct vms_source *src, const char *why)
 
 static int spawn(struct vms_source *src)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	int r = vms_vclient_spawn(&p->cl, p->argv);
 	if (r < 0)
 		return r;
@@ -188,7 +188,7 @@ static int spawn(struct vms_source *src)
 /* The agent is gone (exited, or killed): restart it later. */
 static void agent_down(struct vms_source *src, bool killed, const char *why)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	uint64_t now = now_ns(src);
 	vms_vclient_stop(&p->cl, killed ? 0 : 200);
 	if (now - p->started_at > 10 * RESPAWN_MAX)
@@ -212,7 +212,7 @@ static void nl_count(void *arg, int ifindex, const uint64_t v[VMS_NET_FIELDS])
 
 static int vm_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	const struct vms_coldef conn = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_NONE};
 	const struct vms_coldef doms = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
 	const struct vms_coldef rst = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
@@ -220,7 +220,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 
 	p->vmgen = vms_vmtab_gen(env->vms);
 	p->mig_reschema = false;
-	r = vm_reconcile(src, env->vms);
+	r = vms_vmsrc_reconcile(src, env->vms);
 	if (r < 0)
 		return r;
 	/* room to index /proc/net/dev without allocating in the tick */
@@ -255,13 +255,13 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	vms_schema_addc(b, &doms, VMS_G_VIRT, NULL, NULL, "domains");
 	vms_schema_addc(b, &rst, VMS_G_VIRT, NULL, NULL, "agent_restarts");
 	for (unsigned i = 0; i < p->nrec; i++) {
-		struct vmrec *v = &p->rec[i];
+		struct vms_vmsrc_rec *v = &p->rec[i];
 		v->base = vms_schema_builder_count(b);
-		r = vm_rec_declare(b, v, p->lc);
+		r = vms_vmsrc_rec_declare(b, v, p->lc);
 		if (r < 0)
 			return r;
 		v->gone = false;
-		vm_rec_queue_needs(p, v);
+		vms_vmsrc_rec_queue_needs(p, v);
 	}
 	return b->err;
 }
@@ -274,7 +274,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b, cons
  * missing, until both came, and the final values wait for the state, so
  * that one last frame has them together; bounded by the agent's timeout
  * (then what came goes out and the record goes). */
-static bool mig_end_waits(const struct vm *p, const struct vmrec *r, uint64_t now)
+static bool mig_end_waits(const struct vms_vmsrc *p, const struct vms_vmsrc_rec *r, uint64_t now)
 {
 	if (!r->gone || !r->want_mig || (!r->mig_open && r->id.state == VMS_LV_SHUTOFF))
 		return false;
@@ -283,7 +283,7 @@ static bool mig_end_waits(const struct vm *p, const struct vmrec *r, uint64_t no
 
 static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (VMS_UNLIKELY(vms_vmtab_gen(t->vms) != p->vmgen || p->mig_reschema))
 		return VMS_RESCHEMA;
 	p->tick_due = t->idx + 1; /* 0 means "none": tick indexes may start at 0 */
@@ -313,7 +313,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			return VMS_RESCHEMA; /* more interfaces than room: declare grows it */
 	}
 	for (unsigned i = 0; i < p->nrec; i++) {
-		struct vmrec *r = &p->rec[i];
+		struct vms_vmsrc_rec *r = &p->rec[i];
 		uint64_t *s = slots + r->base;
 		vms_slots_none(s, r->lay.ncol);
 		s[r->lay.state] = (uint64_t)r->id.state;
@@ -347,7 +347,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 
 /* ---- agent messages -------------------------------------------------------------- */
 
-static struct vmrec *rec_find(struct vm *p, const char *uuid)
+static struct vms_vmsrc_rec *rec_find(struct vms_vmsrc *p, const char *uuid)
 {
 	for (unsigned i = 0; i < p->nrec; i++)
 		if (strcmp(p->rec[i].id.uuid, uuid) == 0)
@@ -364,7 +364,7 @@ static void str_copy(char *dst, size_t cap, struct vms_vp_str s)
 
 static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	struct vms_vp_conn c;
 	char msg[256], drv[64];
 	if (vms_vp_conn_dec(m, &c) < 0)
@@ -414,7 +414,7 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 
 static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	struct vms_vp_dom d;
 	if (vms_vp_dom_dec(m, &d) < 0)
 		return false;
@@ -436,7 +436,7 @@ static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 		struct vms_vp_str s = vms_vp_list_str(d.disks, i);
 		ok = (vm.disk[i] = strndup(s.p, s.len)) != NULL;
 	}
-	struct aux *a = ok ? aux_get(p, d.uuid) : NULL;
+	struct vms_vmsrc_aux *a = ok ? aux_get(p, d.uuid) : NULL;
 	if (a) {
 		a->fallback = d.fallback;
 		a->listed = true;
@@ -468,7 +468,7 @@ static bool on_event(struct vms_source *src, const struct vms_vp_msg *m)
 
 static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (!n->c) {
 		for (unsigned i = 0; i < p->naux; i++)
 			p->aux[i].listed = false;
@@ -477,7 +477,7 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 	p->synced = true;
 	const struct vms_vmtab *t = p->env->vms;
 	for (unsigned i = 0; i < t->n;) {
-		struct aux *a = vm_aux_find(p, t->vm[i].uuid);
+		struct vms_vmsrc_aux *a = vms_vmsrc_aux_find(p, t->vm[i].uuid);
 		if (a && a->listed) {
 			i++;
 			continue;
@@ -489,12 +489,12 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 	}
 }
 
-static bool on_stats(struct vm *p, const struct vms_vp_msg *m)
+static bool on_stats(struct vms_vmsrc *p, const struct vms_vp_msg *m)
 {
 	struct vms_vp_stats s;
 	if (vms_vp_stats_dec(m, &s) < 0)
 		return false;
-	struct vmrec *r = rec_find(p, s.uuid);
+	struct vms_vmsrc_rec *r = rec_find(p, s.uuid);
 	if (!r || !r->pend)
 		return true; /* not declared (yet): the values are lost, not misplaced */
 	for (unsigned i = 0; i < s.n; i++) {
@@ -522,7 +522,7 @@ static bool on_stats(struct vm *p, const struct vms_vp_msg *m)
 
 static void send_holds(struct vms_source *src)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	uint64_t now = now_ns(src);
 	for (unsigned i = 0; i < p->nstuck; i++) {
 		if (p->stuck[i].until <= now)
@@ -538,7 +538,7 @@ static void send_holds(struct vms_source *src)
 /* false: the stream is broken (a message that does not decode) */
 static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	struct vms_vp_num n;
 	struct vms_vp_uuids u;
 	switch (m->type) {
@@ -558,7 +558,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 			vms_hostid_set_version(p->env->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
 		send_holds(src);
 		for (unsigned i = 0; i < p->nrec; i++)
-			vm_rec_queue_needs(p, &p->rec[i]);
+			vms_vmsrc_rec_queue_needs(p, &p->rec[i]);
 		return true;
 	}
 	case VMS_VP_CONN:
@@ -613,7 +613,7 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 
 static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n, const struct vms_source_env *env)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	(void)env; /* p->env, kept from vm_open, for the helpers it calls */
 	if (n < 1 || p->cl.fd < 0 || !fds[0].revents)
 		return;
@@ -642,7 +642,7 @@ static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n, co
 
 static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (p->cl.fd < 0 || max < 1)
 		return 0;
 	fds[0] = (struct pollfd){.fd = p->cl.fd,
@@ -655,17 +655,17 @@ static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
  * announced are left alone for a while, doubling each time. */
 static void watchdog(struct vms_source *src, uint64_t now)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	char names[160] = "";
 	size_t off = 0;
 	if (p->batch_open) {
 		for (unsigned i = 0; i < p->nbatch; i++) {
-			struct stuck *s = NULL;
+			struct vms_vmsrc_stuck *s = NULL;
 			for (unsigned k = 0; k < p->nstuck && !s; k++)
 				if (strcmp(p->stuck[k].uuid, p->batch[i]) == 0)
 					s = &p->stuck[k];
 			if (!s) {
-				struct stuck *ns = realloc(p->stuck, (p->nstuck + 1) * sizeof(*ns));
+				struct vms_vmsrc_stuck *ns = realloc(p->stuck, (p->nstuck + 1) * sizeof(*ns));
 				if (!ns)
 					break;
 				p->stuck = ns;
@@ -695,7 +695,7 @@ static void watchdog(struct vms_source *src, uint64_t now)
 
 static void vm_idle(struct vms_source *src, uint64_t until_ns, const struct vms_source_env *env)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	(void)until_ns;
 	uint64_t now = now_ns(src);
 
@@ -704,7 +704,7 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns, const struct vms_
 	 * the same UUID meanwhile, or it migrated out and the agent's word of
 	 * its end is still to come or still to be written (mig_end_waits) */
 	for (unsigned i = 0; i < p->nrec; i++) {
-		struct vmrec *r = &p->rec[i];
+		struct vms_vmsrc_rec *r = &p->rec[i];
 		const struct vms_vm *vm = r->gone ? vms_vmtab_find(env->vms, r->id.uuid) : NULL;
 		if (!vm || vm->pid != r->id.pid)
 			continue;
@@ -756,7 +756,7 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns, const struct vms_
  * columns instead of rolling over after its first row. */
 static void first_listing(struct vms_source *src)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	uint64_t wait = p->lc->timeout_ns < 5 * VMS_NSEC_PER_SEC ? p->lc->timeout_ns : 5 * VMS_NSEC_PER_SEC;
 	uint64_t end = now_ns(src) + wait;
 	while (p->cl.fd >= 0 && !p->synced && !p->said_unavailable && !p->fatal) {
@@ -775,13 +775,13 @@ static void first_listing(struct vms_source *src)
 
 static void vm_close(struct vms_source *src)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (!p)
 		return;
 	vms_vclient_stop(&p->cl, 1000);
 	vms_vclient_free(&p->cl);
 	for (unsigned i = 0; i < p->nrec; i++)
-		vm_rec_free(&p->rec[i]);
+		vms_vmsrc_rec_free(&p->rec[i]);
 	free(p->rec);
 	p->rec = NULL;
 	p->nrec = 0;
@@ -806,7 +806,7 @@ static void vm_close(struct vms_source *src)
 
 static int vm_open(struct vms_source *src, const struct vms_source_env *env)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	int r;
 
 	p->env = env; /* the host keeps it while the source is open */
@@ -857,4 +857,5 @@ static int vm_open(struct vms_source *src, const struct vms_source_env *env)
 	return 0;
 }
 
-VMS_SOURCE_OPS(vm, vm, .produces_vms = true, .pollfds = vm_pollfds, .ready = vm_ready, .idle = vm_idle);
+VMS_SOURCE_OPS_PRIV(vm, struct vms_vmsrc, vm, .produces_vms = true, .pollfds = vm_pollfds, .ready = vm_ready,
+		    .idle = vm_idle);
