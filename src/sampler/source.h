@@ -116,22 +116,24 @@ struct vms_source {
 };
 
 /* The ops table vms_source_<id> of the source named "<id>": its private
- * state is struct <id> (VMS_SOURCE_OPS_PRIV: the type given), its ops are
- * <prefix>_open, _declare, _sample and _close, and the optional ones
- * follow as designated initializers:
+ * state is struct <id>, its ops are <prefix>_open, _declare, _sample and
+ * _close, and the optional ones follow as designated initializers:
  *   VMS_SOURCE_OPS(perf, perf, .idle = perf_idle);
- */
-#define VMS_SOURCE_OPS_PRIV(id, type, prefix, ...)                          \
+ * VMS_SOURCE_OPS_PRIV names the state's type; VMS_SOURCE_OPS_FAMILY is
+ * for sources of one file format (meminfo and vmstat, interrupts and
+ * softirqs): their own open and declare, the family's sample and close. */
+#define VMS_SOURCE_OPS_FAMILY(id, type, prefix, family, ...)                 \
 	const struct vms_source_ops vms_source_##id = {                      \
 		.name = #id,                                                 \
 		.priv_size = sizeof(type),                                   \
 		.open = prefix##_open,                                       \
 		.declare = prefix##_declare,                                 \
-		.sample = prefix##_sample,                                   \
-		.close = prefix##_close,                                     \
+		.sample = family##_sample,                                   \
+		.close = family##_close,                                     \
 		__VA_ARGS__                                                  \
 	}
-#define VMS_SOURCE_OPS(id, prefix, ...) VMS_SOURCE_OPS_PRIV(id, struct id, prefix, __VA_ARGS__)
+#define VMS_SOURCE_OPS_PRIV(id, type, prefix, ...) VMS_SOURCE_OPS_FAMILY(id, type, prefix, prefix, __VA_ARGS__)
+#define VMS_SOURCE_OPS(id, prefix, ...) VMS_SOURCE_OPS_FAMILY(id, struct id, prefix, prefix, __VA_ARGS__)
 
 /* The registry: every compiled-in source, in frame order. */
 extern const struct vms_source_ops *const vms_source_registry[];

@@ -30,23 +30,24 @@
 
 typedef int kv_next_fn(struct vms_cur *c, struct vms_kv_line *out);
 
+/* meminfo's and vmstat's state: the file, its keys, and how to read a
+ * line of it */
 struct kvfile {
 	struct vms_procfile f;
 	struct vms_enttab tab;
+	vms_ent_parse_fn *parse;
+	bool (*match)(const struct vms_cur *, const struct vms_ent *);
 };
 
 /* meminfo and vmstat share their private state's layout */
-struct meminfo {
-	struct kvfile kv;
-};
-struct vmstat {
-	struct kvfile kv;
-};
 
-static int kv_open(struct vms_source *src, const char *path)
+static int kv_open(struct vms_source *src, const char *path, vms_ent_parse_fn *parse,
+		   bool (*match)(const struct vms_cur *, const struct vms_ent *))
 {
 	struct kvfile *p = src->priv;
 	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
+	p->parse = parse;
+	p->match = match;
 	return vms_procfile_open(&p->f, src->proc_dirfd, path, 8192);
 }
 
@@ -116,9 +117,9 @@ static int vs_parse(struct vms_cur *c, void *line, const char **name, size_t *le
 	return r;
 }
 
-static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, vms_ent_parse_fn *parse,
-		     bool (*match)(const struct vms_cur *, const struct vms_ent *))
+static int kv_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
+	struct kvfile *p = src->priv;
 	struct vms_enttab *tab = &p->tab;
 	struct vms_kv_line kv;
 	struct vms_cur c;
@@ -129,7 +130,7 @@ static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, 
 	int r = vms_enttab_read(tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	while ((st = vms_enttab_next(tab, &pos, &c, t, match, parse, &kv, &e)) != VMS_ENT_END) {
+	while ((st = vms_enttab_next(tab, &pos, &c, t, p->match, p->parse, &kv, &e)) != VMS_ENT_END) {
 		if (st == VMS_ENT_NEW)
 			return VMS_RESCHEMA; /* a new key */
 		if (st == VMS_ENT_SKIPPED) {
@@ -154,7 +155,7 @@ static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, 
 static int mi_open(struct vms_source *src, const struct vms_source_env *env)
 {
 	(void)env;
-	return kv_open(src, "meminfo");
+	return kv_open(src, "meminfo", mi_parse, mi_match);
 }
 
 /* "Active(anon)" -> "Active_anon" into out (cap bytes): false if it does
@@ -178,8 +179,7 @@ static int mi_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	(void)env;
 	const struct vms_coldef bytes = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_BYTES};
 	const struct vms_coldef count = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
-	struct meminfo *m = src->priv;
-	struct kvfile *p = &m->kv;
+	struct kvfile *p = src->priv;
 	uint32_t slot = 0;
 	char name[VMS_KV_KEY_MAX + 1];
 
@@ -203,25 +203,14 @@ static int mi_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	return slot ? 0 : -ENODATA;
 }
 
-static int mi_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
-{
-	struct meminfo *m = src->priv;
-	return kv_sample(&m->kv, slots, t, mi_parse, mi_match);
-}
-
-static void mi_close(struct vms_source *src)
-{
-	kv_close(src);
-}
-
-VMS_SOURCE_OPS(meminfo, mi);
+VMS_SOURCE_OPS_FAMILY(meminfo, struct kvfile, mi, kv);
 
 /* ---- vmstat --------------------------------------------------------------- */
 
 static int vs_open(struct vms_source *src, const struct vms_source_env *env)
 {
 	(void)env;
-	return kv_open(src, "vmstat");
+	return kv_open(src, "vmstat", vs_parse, vs_match);
 }
 
 static bool has_prefix(const char *s, const char *p)
@@ -251,8 +240,7 @@ static int vs_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 					 .wrap_bits = 64};
 	const struct vms_coldef kib = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_KIB, .wrap_bits = 64};
 	const struct vms_source_conf *sc = src->sconf;
-	struct vmstat *v = src->priv;
-	struct kvfile *p = &v->kv;
+	struct kvfile *p = src->priv;
 	uint32_t slot = 0;
 
 	int r = kv_scan(p, vms_vmstat_next);
@@ -276,15 +264,4 @@ static int vs_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	return b->err;
 }
 
-static int vs_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
-{
-	struct vmstat *v = src->priv;
-	return kv_sample(&v->kv, slots, t, vs_parse, vs_match);
-}
-
-static void vs_close(struct vms_source *src)
-{
-	kv_close(src);
-}
-
-VMS_SOURCE_OPS(vmstat, vs);
+VMS_SOURCE_OPS_FAMILY(vmstat, struct kvfile, vs, kv);
