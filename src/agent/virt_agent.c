@@ -54,6 +54,7 @@
 #include <libvirt/virterror.h>
 
 #include "agent.h"
+#include "grow.h"
 #include "virt_dom.h"
 #include "virt_stats.h"
 #include <vmsampler/format.h>
@@ -218,14 +219,10 @@ static struct vms_agent_lcevent *queue_event(struct vms_agent *a, virDomainPtr d
 	char uuid[VIR_UUID_STRING_BUFLEN];
 	if (virDomainGetUUIDString(dom, uuid) < 0)
 		return NULL;
-	if (a->nev == a->capev) {
-		unsigned cap = a->capev ? a->capev * 2 : 16;
-		struct vms_agent_lcevent *n = realloc(a->ev, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		a->ev = n;
-		a->capev = cap;
-	}
+	struct vms_agent_lcevent *n = vms_grow_array(a->ev, &a->capev, a->nev + 1, sizeof(*n), 16);
+	if (!n)
+		return NULL;
+	a->ev = n;
 	struct vms_agent_lcevent *e = &a->ev[a->nev++];
 	snprintf(e->uuid, sizeof(e->uuid), "%s", uuid);
 	const char *name = virDomainGetName(dom);

@@ -79,14 +79,10 @@ static struct vms_vmsrc_aux *aux_get(struct vms_vmsrc *p, const char *uuid)
 	struct vms_vmsrc_aux *a = vms_vmsrc_aux_find(p, uuid);
 	if (a)
 		return a;
-	if (p->naux == p->capaux) {
-		unsigned cap = p->capaux ? p->capaux * 2 : 16;
-		struct vms_vmsrc_aux *n = realloc(p->aux, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		p->aux = n;
-		p->capaux = cap;
-	}
+	struct vms_vmsrc_aux *n = vms_grow_array(p->aux, &p->capaux, p->naux + 1, sizeof(*n), 16);
+	if (!n)
+		return NULL;
+	p->aux = n;
 	a = &p->aux[p->naux++];
 	memset(a, 0, sizeof(*a));
 	memcpy(a->uuid, uuid, VMS_UUID_LEN); /* a checked UUID */
