@@ -10,7 +10,7 @@
  * numbers.
  *
  * The file is shared with the vm source (one read per tick for both), and
- * the tap devices of the VMs of the VM set (the loop's) are left out unless
+ * the tap devices of the VMs of the VM set (env->vms) are left out unless
  * netdev.vm_taps is set: they are the vm source's per-VM network columns.
  * The interface set is then re-declared whenever the VM table changes.
  *

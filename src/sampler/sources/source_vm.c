@@ -13,7 +13,7 @@
  * virt_proto.h.
  *
  * This source
- *   - produces the VM set (vmtab.h; the loop owns it and gives it to
+ *   - produces the VM set (vmtab.h; the source host owns it and gives it to
  *     this source as env->vms_w): the agent's DOM/GONE/SYNC messages
  *     update it between ticks (ready()), and a change makes sample()
  *     return VMS_RESCHEMA so that every source re-declares;
@@ -811,7 +811,7 @@ static int vm_open(struct vms_source *src, const struct vms_source_env *env)
 	p->lc = &src->conf->libvirt;
 	p->detail_every = vms_cadence_ticks(p->lc->detail_ns, src->conf->interval_ns);
 	if (!env->vms_w)
-		return -EINVAL; /* the loop gives the VM set to its producer */
+		return -EINVAL; /* the source host gives the VM set to its producer */
 	vms_vmtab_clear(env->vms_w);
 	p->uri = strdup(p->lc->uri ? p->lc->uri : "libvirt's default URI");
 	p->scratch = malloc(SCRATCH);
