@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "outcheck.h"
 #include "vmtab.h"
+#include <dirent.h>
 #include <sys/stat.h>
 #include <vmsampler/reader.h>
 
@@ -604,6 +605,73 @@ static void test_long_layout_wide_frames(void **state)
 	loop_end(&l, root, &conf);
 }
 
+/* Rotation and a new generation: each sink decides (its newgen_file op,
+ * sink.h).  A rotated wide CSV, whose header cannot change, starts a new
+ * file when an interface appears; a long one goes on in the same file.
+ * Checked on the files in the output's directory: their number, and the
+ * header of each wide file against the schema generation it holds. */
+static unsigned rotated_files(const char *dir, const char *want_col, unsigned *with_col)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	unsigned n = 0;
+	*with_col = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strncmp(e->d_name, "run-", 4) != 0)
+			continue;
+		char p[1024];
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		FILE *f = fopen(p, "r");
+		assert_non_null(f);
+		char line[8192];
+		assert_non_null(fgets(line, sizeof(line), f));
+		*with_col += strstr(line, want_col) != NULL;
+		fclose(f);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void test_rotation_new_generation_by_sink(void **state)
+{
+	(void)state;
+	for (int layout = VMS_CSV_WIDE; layout <= VMS_CSV_LONG; layout++) {
+		char *root = make_root(), dir[512], out[600];
+		snprintf(dir, sizeof(dir), "%s/out", root);
+		assert_int_equal(mkdir(dir, 0700), 0);
+		snprintf(out, sizeof(out), "%s/run.csv", dir);
+		set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
+		FAKE_CLOCK(17);
+		struct vms_config conf;
+		struct vms_loop l;
+		conf_for(&conf, root, out, 0);
+		conf.csv_layout = (enum vms_csv_layout)layout;
+		conf.rotate.ns = 3600 * VMS_NSEC_PER_SEC; /* not due by time in this run */
+		assert_int_equal(vms_globs_add(&conf.netdev.include, "veth*"), 0);
+		assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
+		struct vms_sched s;
+		vms_sched_init(&s, fk.now, fk.period);
+		for (int i = 0; i < 3; i++)
+			one_tick(&l, &s, &fk);
+		set_netdev(root, "procfs-docker-veth"); /* adds vethf345468: generation 2 */
+		for (int i = 0; i < 3; i++)
+			one_tick(&l, &s, &fk);
+		assert_int_equal(l.schema->gen, 2);
+		assert_int_equal(vms_loop_fini(&l), 0);
+		unsigned with_veth;
+		unsigned n = rotated_files(dir, "net.vethf345468.rx_bytes", &with_veth);
+		if (layout == VMS_CSV_WIDE) {
+			assert_int_equal(n, 2);         /* generation 1, then 2 */
+			assert_int_equal(with_veth, 1); /* only the second header has it */
+		} else {
+			assert_int_equal(n, 1);         /* one file, the columns in the rows */
+		}
+		tmpdir_free(root);
+		vms_config_free(&conf);
+	}
+}
+
 /* A column a source cannot name (longer than the 511 bytes of a column
  * name; no entity name does that any more, vms_name_fit) fails that source
  * only: the others go on in the new schema, and the source comes back when
@@ -664,7 +732,7 @@ VMS_TESTS(
 	test_steady_state_live_ring_no_alloc, test_reschema_between_ticks_no_alloc,
 	test_live_ring_grows, test_zero_column_source_sees_new_entity,
 	test_failed_discovery_is_retried, test_lost_frames_on_stalled_csv,
-	test_lost_frames_on_stalled_vms, test_long_layout_wide_frames,
+	test_lost_frames_on_stalled_vms, test_long_layout_wide_frames, test_rotation_new_generation_by_sink,
 	test_unnameable_column_fails_one_source);
 
 int main(void)
