@@ -150,6 +150,40 @@ static int kv_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	return vms_enttab_end(tab, slots); /* VMS_RESCHEMA: a key went away */
 }
 
+/* What a key's column is: its definition and its name (*name: the key,
+ * or the column's name written into buf, VMS_KV_KEY_MAX + 1 bytes); NULL:
+ * no column. */
+typedef const struct vms_coldef *kv_col_fn(const struct vms_source *src, struct vms_ent *e, char *buf,
+					   const char **name);
+
+/* Scan the file and declare a column of group g for each key col() keeps
+ * (of a key's lines the first: a second one is not sampled).  How many
+ * columns, or -errno. */
+static int kv_declare(struct vms_source *src, struct vms_schema_builder *b, kv_next_fn *next, enum vms_group g,
+		      kv_col_fn *col)
+{
+	struct kvfile *p = src->priv;
+	char buf[VMS_KV_KEY_MAX + 1];
+	uint32_t slot = 0;
+
+	int r = kv_scan(p, next);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < p->tab.n; i++) {
+		struct vms_ent *e = &p->tab.ent[i];
+		const char *name;
+		if (vms_enttab_dup(&p->tab, e))
+			continue; /* a second line of the same key: not sampled */
+		const struct vms_coldef *d = col(src, e, buf, &name);
+		if (!d)
+			continue;
+		e->slot = (int32_t)slot++;
+		e->ncols = 1;
+		vms_schema_addc(b, d, g, NULL, NULL, name);
+	}
+	return b->err ? b->err : (int)slot;
+}
+
 /* ---- meminfo -------------------------------------------------------------- */
 
 static int mi_open(struct vms_source *src, const struct vms_source_env *env)
@@ -174,33 +208,28 @@ static bool mi_colname(const char *key, size_t len, char *out, size_t cap)
 	return true;
 }
 
+/* kB values are bytes (the parser scales them), the others counts; a key
+ * whose column cannot be named is counted as damaged at each sample. */
+static const struct vms_coldef *mi_col(const struct vms_source *src, struct vms_ent *e, char *buf, const char **name)
+{
+	static const struct vms_coldef bytes = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_BYTES};
+	static const struct vms_coldef count = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
+	(void)src;
+	if (!mi_colname(e->name, e->name_len, buf, VMS_KV_KEY_MAX + 1)) {
+		e->bits |= KV_BADNAME;
+		return NULL;
+	}
+	*name = buf;
+	return (e->bits & KV_KB) ? &bytes : &count;
+}
+
 static int mi_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
 	(void)env;
-	const struct vms_coldef bytes = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_BYTES};
-	const struct vms_coldef count = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
-	struct kvfile *p = src->priv;
-	uint32_t slot = 0;
-	char name[VMS_KV_KEY_MAX + 1];
-
-	int r = kv_scan(p, vms_meminfo_next);
-	if (r < 0)
-		return r;
-	for (uint32_t i = 0; i < p->tab.n; i++) {
-		struct vms_ent *e = &p->tab.ent[i];
-		if (vms_enttab_dup(&p->tab, e))
-			continue; /* a second line of the same key: not sampled */
-		if (!mi_colname(e->name, e->name_len, name, sizeof(name))) {
-			e->bits |= KV_BADNAME;
-			continue;
-		}
-		e->slot = (int32_t)slot++;
-		e->ncols = 1;
-		vms_schema_addc(b, (e->bits & KV_KB) ? &bytes : &count, VMS_G_MEM, NULL, NULL, name);
-	}
-	if (b->err)
-		return b->err;
-	return slot ? 0 : -ENODATA;
+	int n = kv_declare(src, b, vms_meminfo_next, VMS_G_MEM, mi_col);
+	if (n < 0)
+		return n;
+	return n ? 0 : -ENODATA;
 }
 
 VMS_SOURCE_OPS_FAMILY(meminfo, struct kvfile, mi, kv);
@@ -232,36 +261,31 @@ static bool vs_gauge(const char *key)
 	       !has_prefix(key, "nr_tlb_") && !has_prefix(key, "nr_foll_pin_");
 }
 
+/* The keys the configuration selects; pgpgin and pgpgout in KiB (the
+ * kernel prints sectors / 2). */
+static const struct vms_coldef *vs_col(const struct vms_source *src, struct vms_ent *e, char *buf, const char **name)
+{
+	static const struct vms_coldef gauge = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
+	static const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
+						.wrap_bits = 64};
+	static const struct vms_coldef kib = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_KIB, .wrap_bits = 64};
+	const struct vms_source_conf *sc = src->sconf;
+	(void)buf;
+	if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
+		return NULL;
+	*name = e->name;
+	if (vs_gauge(e->name))
+		return &gauge;
+	if (strcmp(e->name, "pgpgin") == 0 || strcmp(e->name, "pgpgout") == 0)
+		return &kib;
+	return &count;
+}
+
 static int vs_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
 	(void)env;
-	const struct vms_coldef gauge = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
-	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
-					 .wrap_bits = 64};
-	const struct vms_coldef kib = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_KIB, .wrap_bits = 64};
-	const struct vms_source_conf *sc = src->sconf;
-	struct kvfile *p = src->priv;
-	uint32_t slot = 0;
-
-	int r = kv_scan(p, vms_vmstat_next);
-	if (r < 0)
-		return r;
-	for (uint32_t i = 0; i < p->tab.n; i++) {
-		struct vms_ent *e = &p->tab.ent[i];
-		if (vms_enttab_dup(&p->tab, e))
-			continue;
-		if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
-			continue;
-		const struct vms_coldef *d = &count;
-		if (vs_gauge(e->name))
-			d = &gauge;
-		else if (strcmp(e->name, "pgpgin") == 0 || strcmp(e->name, "pgpgout") == 0)
-			d = &kib; /* the kernel prints sectors / 2 */
-		e->slot = (int32_t)slot++;
-		e->ncols = 1;
-		vms_schema_addc(b, d, VMS_G_VMSTAT, NULL, NULL, e->name);
-	}
-	return b->err;
+	int n = kv_declare(src, b, vms_vmstat_next, VMS_G_VMSTAT, vs_col);
+	return n < 0 ? n : 0;
 }
 
 VMS_SOURCE_OPS_FAMILY(vmstat, struct kvfile, vs, kv);
