@@ -35,18 +35,18 @@ typedef int kv_next_fn(struct vms_cur *c, struct vms_kv_line *out);
 struct kvfile {
 	struct vms_procfile f;
 	struct vms_enttab tab;
-	vms_ent_parse_fn *parse;
+	kv_next_fn *next;         /* its line parser (parse_mem.h) */
 	bool (*match)(const struct vms_cur *, const struct vms_ent *);
 };
 
 /* meminfo and vmstat share their private state's layout */
 
-static int kv_open(struct vms_source *src, const char *path, vms_ent_parse_fn *parse,
+static int kv_open(struct vms_source *src, const char *path, kv_next_fn *next,
 		   bool (*match)(const struct vms_cur *, const struct vms_ent *))
 {
 	struct kvfile *p = src->priv;
 	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
-	p->parse = parse;
+	p->next = next;
 	p->match = match;
 	return vms_procfile_open(&p->f, src->proc_dirfd, path, 8192);
 }
@@ -61,7 +61,7 @@ static void kv_close(struct vms_source *src)
 }
 
 /* The entities of the file (every well-formed line, in file order). */
-static int kv_scan(struct kvfile *p, kv_next_fn *next)
+static int kv_scan(struct kvfile *p)
 {
 	struct vms_kv_line kv;
 	struct vms_cur c;
@@ -70,7 +70,7 @@ static int kv_scan(struct kvfile *p, kv_next_fn *next)
 	r = vms_enttab_scan(&p->tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	while ((r = next(&c, &kv)) != 0) {
+	while ((r = p->next(&c, &kv)) != 0) {
 		if (r < 0)
 			continue; /* a damaged line declares nothing */
 		struct vms_ent *e = vms_enttab_add(&p->tab, kv.key, kv.key_len, kv.key, kv.key_len);
@@ -99,21 +99,19 @@ static bool vs_match(const struct vms_cur *c, const struct vms_ent *e)
 	return kv_match(c, e, ' ');
 }
 
-static int mi_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
-{
-	struct vms_kv_line *kv = line;
-	int r = vms_meminfo_next(c, kv);
-	*name = kv->key;
-	*len = kv->key_len;
-	return r;
-}
+/* A line as the entity table reads it in the tick: the family's parser
+ * and what it read. */
+struct kv_read {
+	kv_next_fn *next;
+	struct vms_kv_line kv;
+};
 
-static int vs_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
+static int kv_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
 {
-	struct vms_kv_line *kv = line;
-	int r = vms_vmstat_next(c, kv);
-	*name = kv->key;
-	*len = kv->key_len;
+	struct kv_read *rd = line;
+	int r = rd->next(c, &rd->kv);
+	*name = rd->kv.key;
+	*len = rd->kv.key_len;
 	return r;
 }
 
@@ -121,7 +119,7 @@ static int kv_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 {
 	struct kvfile *p = src->priv;
 	struct vms_enttab *tab = &p->tab;
-	struct vms_kv_line kv;
+	struct kv_read rd = {.next = p->next};
 	struct vms_cur c;
 	struct vms_ent *e;
 	enum vms_ent_step st;
@@ -130,14 +128,14 @@ static int kv_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	int r = vms_enttab_read(tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	while ((st = vms_enttab_next(tab, &pos, &c, t, p->match, p->parse, &kv, &e)) != VMS_ENT_END) {
+	while ((st = vms_enttab_next(tab, &pos, &c, t, p->match, kv_parse, &rd, &e)) != VMS_ENT_END) {
 		if (st == VMS_ENT_NEW)
 			return VMS_RESCHEMA; /* a new key */
 		if (st == VMS_ENT_SKIPPED) {
 			t->parse_errors += !!(e->bits & KV_BADNAME);
 			continue;
 		}
-		if (VMS_UNLIKELY(kv.kb != !!(e->bits & KV_KB))) {
+		if (VMS_UNLIKELY(rd.kv.kb != !!(e->bits & KV_KB))) {
 			/* the unit changed under the column: not believed */
 			vms_enttab_bad(tab, t);
 			continue;
@@ -145,7 +143,7 @@ static int kv_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		vms_enttab_mark(tab, e);
 		t->parse_errors += !!(e->bits & KV_BADNAME);
 		if (e->slot >= 0)
-			slots[e->slot] = kv.v;
+			slots[e->slot] = rd.kv.v;
 	}
 	return vms_enttab_end(tab, slots); /* VMS_RESCHEMA: a key went away */
 }
@@ -159,14 +157,13 @@ typedef const struct vms_coldef *kv_col_fn(const struct vms_source *src, struct 
 /* Scan the file and declare a column of group g for each key col() keeps
  * (of a key's lines the first: a second one is not sampled).  How many
  * columns, or -errno. */
-static int kv_declare(struct vms_source *src, struct vms_schema_builder *b, kv_next_fn *next, enum vms_group g,
-		      kv_col_fn *col)
+static int kv_declare(struct vms_source *src, struct vms_schema_builder *b, enum vms_group g, kv_col_fn *col)
 {
 	struct kvfile *p = src->priv;
 	char buf[VMS_KV_KEY_MAX + 1];
 	uint32_t slot = 0;
 
-	int r = kv_scan(p, next);
+	int r = kv_scan(p);
 	if (r < 0)
 		return r;
 	for (uint32_t i = 0; i < p->tab.n; i++) {
@@ -189,7 +186,7 @@ static int kv_declare(struct vms_source *src, struct vms_schema_builder *b, kv_n
 static int mi_open(struct vms_source *src, const struct vms_source_env *env)
 {
 	(void)env;
-	return kv_open(src, "meminfo", mi_parse, mi_match);
+	return kv_open(src, "meminfo", vms_meminfo_next, mi_match);
 }
 
 /* "Active(anon)" -> "Active_anon" into out (cap bytes): false if it does
@@ -226,7 +223,7 @@ static const struct vms_coldef *mi_col(const struct vms_source *src, struct vms_
 static int mi_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
 	(void)env;
-	int n = kv_declare(src, b, vms_meminfo_next, VMS_G_MEM, mi_col);
+	int n = kv_declare(src, b, VMS_G_MEM, mi_col);
 	if (n < 0)
 		return n;
 	return n ? 0 : -ENODATA;
@@ -239,7 +236,7 @@ VMS_SOURCE_OPS_FAMILY(meminfo, struct kvfile, mi, kv);
 static int vs_open(struct vms_source *src, const struct vms_source_env *env)
 {
 	(void)env;
-	return kv_open(src, "vmstat", vs_parse, vs_match);
+	return kv_open(src, "vmstat", vms_vmstat_next, vs_match);
 }
 
 static bool has_prefix(const char *s, const char *p)
@@ -284,7 +281,7 @@ static const struct vms_coldef *vs_col(const struct vms_source *src, struct vms_
 static int vs_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
 	(void)env;
-	int n = kv_declare(src, b, vms_vmstat_next, VMS_G_VMSTAT, vs_col);
+	int n = kv_declare(src, b, VMS_G_VMSTAT, vs_col);
 	return n < 0 ? n : 0;
 }
 
