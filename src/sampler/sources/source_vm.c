@@ -531,6 +531,56 @@ static void send_holds(struct vms_source *src)
 	}
 }
 
+/* The messages that carry a number (and a UUID): decoded once, by
+ * on_msg. */
+static void on_num(struct vms_source *src, uint32_t type, const struct vms_vp_num *n)
+{
+	struct vms_vmsrc *p = src->priv;
+	switch (type) {
+	case VMS_VP_GONE:
+		aux_drop(p, n->uuid);
+		vms_vmtab_remove(p->env->vms_w, n->uuid);
+		break;
+	case VMS_VP_SYNC:
+		on_sync(src, n);
+		break;
+	case VMS_VP_BATCH_DONE:
+		p->batch_open = false;
+		break;
+	case VMS_VP_NEXT:
+		p->next_tick_at = now_ns(src) + (n->a < VMS_VP_NEXT_MAX ? n->a : VMS_VP_NEXT_MAX);
+		break;
+	case VMS_VP_ACK:
+		if (n->a > p->tick_acked) {
+			p->tick_acked = n->a;
+			p->unacked_since = now_ns(src);
+		}
+		break;
+	}
+}
+
+static bool on_hello(struct vms_source *src, const struct vms_vp_msg *m)
+{
+	struct vms_vmsrc *p = src->priv;
+	struct vms_vp_hello h;
+	if (vms_vp_hello_dec(m, &h) < 0)
+		return false;
+	if (h.version != VMS_VP_VERSION) {
+		vms_err("vm: the libvirt agent speaks protocol %u, this sampler %u: install matching "
+			"versions; per-VM statistics are off",
+			h.version, VMS_VP_VERSION);
+		p->fatal = true;
+		return false;
+	}
+	p->hello = true;
+	if (p->env->host_w && h.libvirt_version)
+		vms_hostid_set_version(p->env->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
+	send_holds(src);
+	for (unsigned i = 0; i < p->nrec; i++)
+		vms_vmsrc_rec_queue_needs(p, &p->rec[i]);
+	return true;
+}
+
 /* false: the stream is broken (a message that does not decode) */
 static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 {
@@ -538,42 +588,16 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 	struct vms_vp_num n;
 	struct vms_vp_uuids u;
 	switch (m->type) {
-	case VMS_VP_HELLO: {
-		struct vms_vp_hello h;
-		if (vms_vp_hello_dec(m, &h) < 0)
-			return false;
-		if (h.version != VMS_VP_VERSION) {
-			vms_err("vm: the libvirt agent speaks protocol %u, this sampler %u: install matching "
-				"versions; per-VM statistics are off",
-				h.version, VMS_VP_VERSION);
-			p->fatal = true;
-			return false;
-		}
-		p->hello = true;
-		if (p->env->host_w && h.libvirt_version)
-			vms_hostid_set_version(p->env->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
-		send_holds(src);
-		for (unsigned i = 0; i < p->nrec; i++)
-			vms_vmsrc_rec_queue_needs(p, &p->rec[i]);
-		return true;
-	}
+	case VMS_VP_HELLO:
+		return on_hello(src, m);
 	case VMS_VP_CONN:
 		return on_conn(src, m);
 	case VMS_VP_DOM:
 		return on_dom(src, m);
-	case VMS_VP_GONE:
-		if (vms_vp_num_dec(m, &n) < 0)
-			return false;
-		aux_drop(p, n.uuid);
-		vms_vmtab_remove(p->env->vms_w, n.uuid);
-		return true;
 	case VMS_VP_EVENT:
 		return on_event(src, m);
-	case VMS_VP_SYNC:
-		if (vms_vp_num_dec(m, &n) < 0)
-			return false;
-		on_sync(src, &n);
-		return true;
+	case VMS_VP_STATS:
+		return on_stats(p, m);
 	case VMS_VP_BATCH:
 		if (vms_vp_uuids_dec(m, &u) < 0)
 			return false;
@@ -582,25 +606,14 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 			vms_vp_uuids_get(&u, i, p->batch[i]);
 		p->batch_open = true;
 		return true;
+	case VMS_VP_GONE:
+	case VMS_VP_SYNC:
 	case VMS_VP_BATCH_DONE:
-		if (vms_vp_num_dec(m, &n) < 0)
-			return false;
-		p->batch_open = false;
-		return true;
-	case VMS_VP_STATS:
-		return on_stats(p, m);
 	case VMS_VP_NEXT:
-		if (vms_vp_num_dec(m, &n) < 0)
-			return false;
-		p->next_tick_at = now_ns(src) + (n.a < VMS_VP_NEXT_MAX ? n.a : VMS_VP_NEXT_MAX);
-		return true;
 	case VMS_VP_ACK:
 		if (vms_vp_num_dec(m, &n) < 0)
 			return false;
-		if (n.a > p->tick_acked) {
-			p->tick_acked = n.a;
-			p->unacked_since = now_ns(src);
-		}
+		on_num(src, m->type, &n);
 		return true;
 	default:
 		return true; /* a newer agent's message: ignored */
