@@ -265,6 +265,32 @@ static uint64_t last_value(struct vms_loop *l, const char *col)
 	return f->v[k];
 }
 
+/* A loop over the netdev fixture with lo and eth0 and only veth*
+ * included (no net. column yet), on the fake clock, its scheduler at the
+ * first tick; conf set up by conf_for, then tuned by the caller's `tune`
+ * (NULL: none). */
+struct netrun {
+	struct fake fk;
+	struct vms_clock clk;
+	struct vms_config conf;
+	struct vms_sched s;
+	struct vms_loop l;
+};
+
+static void netrun_start(struct netrun *n, const char *root, const char *out, void (*tune)(struct vms_config *, int),
+			 int arg)
+{
+	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
+	n->fk = (struct fake){.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 3};
+	n->clk = (struct vms_clock){&fake_ops, &n->fk};
+	conf_for(&n->conf, root, out, 0);
+	if (tune)
+		tune(&n->conf, arg);
+	assert_int_equal(vms_globs_add(&n->conf.netdev.include, "veth*"), 0);
+	assert_int_equal(vms_loop_init(&n->l, &n->conf, &n->clk, NULL), 0);
+	vms_sched_init(&n->s, n->fk.now, n->fk.period);
+}
+
 /* A source whose every entity is filtered out declares no column, but is
  * still sampled, so an interface that appears later gets its columns. */
 static void test_zero_column_source_sees_new_entity(void **state)
@@ -272,26 +298,21 @@ static void test_zero_column_source_sees_new_entity(void **state)
 	(void)state;
 	char *root = make_root(), out[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
-	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-	FAKE_CLOCK(3);
-	struct vms_config conf;
-	struct vms_loop l;
-	conf_for(&conf, root, out, 0);
-	assert_int_equal(vms_globs_add(&conf.netdev.include, "veth*"), 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
-	struct vms_sched s;
-	vms_sched_init(&s, fk.now, fk.period);
-	one_tick(&l, &s, &fk);
-	assert_int_equal(l.schema->gen, 1);
-	for (uint32_t i = 0; i < l.schema->ncols; i++)
-		assert_null(strstr(l.schema->cols[i].name, "net."));
+	struct netrun *n = calloc(1, sizeof(*n));
+	assert_non_null(n);
+	netrun_start(n, root, out, NULL, 0);
+	one_tick(&n->l, &n->s, &n->fk);
+	assert_int_equal(n->l.schema->gen, 1);
+	for (uint32_t i = 0; i < n->l.schema->ncols; i++)
+		assert_null(strstr(n->l.schema->cols[i].name, "net."));
 	set_netdev(root, "procfs-docker-veth"); /* adds vethf345468 */
-	one_tick(&l, &s, &fk);
-	assert_int_equal(l.schema->gen, 2);
+	one_tick(&n->l, &n->s, &n->fk);
+	assert_int_equal(n->l.schema->gen, 2);
 	/* procfs's TestNetDev: vethf345468 RxBytes 648, TxPackets 5 */
-	assert_int_equal(last_value(&l, "net.vethf345468.rx_bytes"), 648);
-	assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
-	loop_end(&l, root, &conf);
+	assert_int_equal(last_value(&n->l, "net.vethf345468.rx_bytes"), 648);
+	assert_int_equal(last_value(&n->l, "net.vethf345468.tx_packets"), 5);
+	loop_end(&n->l, root, &n->conf);
+	free(n);
 }
 
 /* A schema change is switched in between ticks, not inside one: when an
@@ -633,6 +654,13 @@ static unsigned rotated_files(const char *dir, const char *want_col, unsigned *w
 	return n;
 }
 
+/* rotated every hour (not due in the run), in the given CSV layout */
+static void rotate_hourly(struct vms_config *c, int layout)
+{
+	c->csv_layout = (enum vms_csv_layout)layout;
+	c->rotate.ns = 3600 * VMS_NSEC_PER_SEC;
+}
+
 static void test_rotation_new_generation_by_sink(void **state)
 {
 	(void)state;
@@ -641,34 +669,27 @@ static void test_rotation_new_generation_by_sink(void **state)
 		snprintf(dir, sizeof(dir), "%s/out", root);
 		assert_int_equal(mkdir(dir, 0700), 0);
 		snprintf(out, sizeof(out), "%s/run.csv", dir);
-		set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-		FAKE_CLOCK(17);
-		struct vms_config conf;
-		struct vms_loop l;
-		conf_for(&conf, root, out, 0);
-		conf.csv_layout = (enum vms_csv_layout)layout;
-		conf.rotate.ns = 3600 * VMS_NSEC_PER_SEC; /* not due by time in this run */
-		assert_int_equal(vms_globs_add(&conf.netdev.include, "veth*"), 0);
-		assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
-		struct vms_sched s;
-		vms_sched_init(&s, fk.now, fk.period);
+		struct netrun *n = calloc(1, sizeof(*n));
+		assert_non_null(n);
+		netrun_start(n, root, out, rotate_hourly, layout);
 		for (int i = 0; i < 3; i++)
-			one_tick(&l, &s, &fk);
+			one_tick(&n->l, &n->s, &n->fk);
 		set_netdev(root, "procfs-docker-veth"); /* adds vethf345468: generation 2 */
 		for (int i = 0; i < 3; i++)
-			one_tick(&l, &s, &fk);
-		assert_int_equal(l.schema->gen, 2);
-		assert_int_equal(vms_loop_fini(&l), 0);
+			one_tick(&n->l, &n->s, &n->fk);
+		assert_int_equal(n->l.schema->gen, 2);
+		assert_int_equal(vms_loop_fini(&n->l), 0);
 		unsigned with_veth;
-		unsigned n = rotated_files(dir, "net.vethf345468.rx_bytes", &with_veth);
+		unsigned files = rotated_files(dir, "net.vethf345468.rx_bytes", &with_veth);
 		if (layout == VMS_CSV_WIDE) {
-			assert_int_equal(n, 2);         /* generation 1, then 2 */
+			assert_int_equal(files, 2);     /* generation 1, then 2 */
 			assert_int_equal(with_veth, 1); /* only the second header has it */
 		} else {
-			assert_int_equal(n, 1);         /* one file, the columns in the rows */
+			assert_int_equal(files, 1);     /* one file, the columns in the rows */
 		}
 		tmpdir_free(root);
-		vms_config_free(&conf);
+		vms_config_free(&n->conf);
+		free(n);
 	}
 }
 
