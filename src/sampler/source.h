@@ -31,7 +31,8 @@
  *                          that appear later; one whose declare failed is
  *                          not.
  *   close(src)             free everything; must accept a source whose
- *                          open failed part-way.
+ *                          open failed part-way (src->priv is there,
+ *                          zeroed before open, until after close).
  * Optional hooks for sources with their own I/O (libvirt, perf):
  *   pollfds(src, fds, max) fds to add to the run's single wait
  *   ready(src, fds, n, env) those fds are ready (between ticks)
@@ -96,7 +97,8 @@ struct vms_source_ops {
 
 struct vms_source {
 	const struct vms_source_ops *ops;
-	void *priv;                        /* priv_size bytes, zeroed */
+	void *priv;                        /* priv_size bytes, zeroed: the host's, from
+					    * before open to after close */
 	const struct vms_config *conf;
 	const struct vms_source_conf *sconf; /* this source's section, if any */
 	int proc_dirfd;

@@ -68,7 +68,6 @@ static int dk_open(struct vms_source *src, const struct vms_source_env *env)
 {
 	(void)env;
 	struct diskstats *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	return vms_procfile_open(&p->f, src->proc_dirfd, "diskstats", 4096);
 }
 
@@ -215,8 +214,6 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 static void dk_close(struct vms_source *src)
 {
 	struct diskstats *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_close(&p->f);
 	vms_enttab_free(&p->tab);
 }

@@ -59,7 +59,6 @@ static void irq_forget(struct irqfile *p)
 static int irq_open(struct vms_source *src, const char *path, bool sums)
 {
 	struct irqfile *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	p->per_cpu = src->sconf && src->sconf->per_cpu;
 	p->sums = sums;
 	return vms_procfile_open(&p->f, src->proc_dirfd, path, 4096);
@@ -68,8 +67,6 @@ static int irq_open(struct vms_source *src, const char *path, bool sums)
 static void irq_close(struct vms_source *src)
 {
 	struct irqfile *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_close(&p->f);
 	irq_forget(p);
 }

@@ -12,7 +12,6 @@ static int la_open(struct vms_source *src, const struct vms_source_env *env)
 {
 	(void)env;
 	struct loadavg *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	return vms_procfile_open(&p->f, src->proc_dirfd, "loadavg", 256);
 }
 

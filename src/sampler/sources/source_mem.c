@@ -45,7 +45,6 @@ static int kv_open(struct vms_source *src, const char *path, kv_next_fn *next,
 		   bool (*match)(const struct vms_cur *, const struct vms_ent *))
 {
 	struct kvfile *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	p->next = next;
 	p->match = match;
 	return vms_procfile_open(&p->f, src->proc_dirfd, path, 8192);
@@ -54,8 +53,6 @@ static int kv_open(struct vms_source *src, const char *path, kv_next_fn *next,
 static void kv_close(struct vms_source *src)
 {
 	struct kvfile *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_close(&p->f);
 	vms_enttab_free(&p->tab);
 }

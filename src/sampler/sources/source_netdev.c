@@ -476,8 +476,6 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 static void nd_close(struct vms_source *src)
 {
 	struct netdev *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_shared_close(p->f);
 	p->f = NULL;
 	vms_nl_close(&p->nl);

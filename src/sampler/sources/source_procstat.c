@@ -71,7 +71,6 @@ static int ps_open(struct vms_source *src, const struct vms_source_env *env)
 {
 	(void)env;
 	struct procstat *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	ps_forget(p);
 	p->per_cpu = src->sconf && src->sconf->per_cpu;
 	return vms_procfile_open(&p->f, src->proc_dirfd, "stat", 4096);
@@ -248,8 +247,6 @@ static int ps_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 static void ps_close(struct vms_source *src)
 {
 	struct procstat *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_close(&p->f);
 	ps_forget(p);
 }

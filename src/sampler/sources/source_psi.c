@@ -130,8 +130,6 @@ static int psi_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_c
 static void psi_close(struct vms_source *src)
 {
 	struct psi *p = src->priv;
-	if (!p)
-		return;
 	for (unsigned i = 0; i < PSI_NRES; i++)
 		vms_procfile_close(&p->f[i]);
 }

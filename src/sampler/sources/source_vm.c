@@ -785,8 +785,6 @@ static void first_listing(struct vms_source *src)
 static void vm_close(struct vms_source *src)
 {
 	struct vms_vmsrc *p = src->priv;
-	if (!p)
-		return;
 	vms_vclient_stop(&p->cl, 1000);
 	vms_vclient_free(&p->cl);
 	for (unsigned i = 0; i < p->nrec; i++)
