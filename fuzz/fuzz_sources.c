@@ -68,12 +68,16 @@ static void put(const char *rel, const uint8_t *d, size_t n)
 	close(fd);
 }
 
+/* The sources fuzzed here (procstat, diskstats, netdev, ...) read no
+ * clock, queue no events and have no VM set. */
+static const struct vms_source_env env = {0};
+
 static uint64_t *declare(struct vms_source *src, uint32_t *ncols, int *r)
 {
 	struct vms_schema_builder b;
 	vms_schema_builder_init(&b);
 	vms_schema_builder_source(&b, 0);
-	*r = src->ops->declare(src, &b);
+	*r = src->ops->declare(src, &b, &env);
 	*ncols = vms_schema_builder_count(&b);
 	vms_schema_builder_free(&b);
 	src->ncols = *ncols;
@@ -142,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	src.proc_dirfd = rootfd;
 	src.priv = calloc(1, src.ops->priv_size);
 	put(files[flags & 3], a, alen);
-	if (src.ops->open(&src) < 0)
+	if (src.ops->open(&src, &env) < 0)
 		abort(); /* the file is there */
 	uint64_t *slots = declare(&src, &ncols, &r);
 	if (r == 0) {

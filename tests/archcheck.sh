@@ -10,7 +10,11 @@
 #   4. no consumer takes a column name apart: the column catalogue's
 #      identity says what a column is (src/common/catalog.c); the one
 #      place that parses names, for files written without identities, is
-#      vms_catalog_derive() (and vmsampler.catalog.derive in Python).
+#      vms_catalog_derive() (and vmsampler.catalog.derive in Python);
+#   5. sources never see the loop: nothing under src/sampler/sources/
+#      includes loop.h or reaches a source's loop (`->loop`); what a source
+#      needs from the run (clock, events, the VM set) is handed to it as a
+#      parameter (struct vms_source_env, source.h).
 set -uo pipefail
 src=$1 build=$2
 fail=0
@@ -92,5 +96,8 @@ for f in python/vmsampler/parquet.py python/vmsampler/__init__.py python/vmsampl
 		"$src/$f" | head -n 3)
 	[ -z "$hits" ] || bad "$f takes column names apart: $hits"
 done
+# 5: the source API is the only way from a source to the run
+hits=$(grep -nE '^#include "loop\.h"|->loop\b' "$src"/src/sampler/sources/*.[ch] | sed "s|^$src/||" | head -n 5 | tr "\n" " ")
+[ -z "$hits" ] || bad "a source reaches into the loop (use struct vms_source_env): $hits"
 [ "$fail" = 0 ] && echo "architecture: rooms and links as doc/ARCHITECTURE.md says"
 exit $fail

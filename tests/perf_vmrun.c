@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	}
 	free(c.output);
 	c.output = strdup(argv[2]);
-	if (vms_loop_init(&l, &c, NULL) < 0)
+	if (vms_loop_init(&l, &c, NULL, NULL) < 0)
 		return 1;
 	for (int i = 3; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 		*eq = '\0';
 		struct vms_vm vm = {.name = argv[i], .pid = atoi(eq + 1), .state = 1};
 		snprintf(vm.uuid, sizeof(vm.uuid), "00000000-0000-4000-8000-%012d", i);
-		if (vms_vmtab_upsert(&l.vms, &vm) < 0)
+		if (vms_vmtab_upsert(&l.sh.vms, &vm) < 0)
 			return 1;
 	}
 	int secs = atoi(argv[1]);
@@ -69,9 +69,7 @@ int main(int argc, char **argv)
 		struct vms_tickinfo ti = {.idx = (uint64_t)k, .deadline_ns = dl, .late_ns = mono() - dl};
 		vms_loop_tick(&l, &ti);
 		vms_loop_drain(&l);
-		for (unsigned i = 0; i < l.nsrc; i++)
-			if (l.src[i].ops && l.src[i].ops->idle)
-				l.src[i].ops->idle(&l.src[i], dl + VMS_NSEC_PER_SEC);
+		vms_srchost_idle(&l.sh, dl + VMS_NSEC_PER_SEC);
 	}
 	int r = vms_loop_fini(&l);
 	vms_config_free(&c);

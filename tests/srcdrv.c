@@ -13,8 +13,35 @@
 
 #define CANARY 0x5a5a5a5a5a5a5a5aull
 
+/* The driver's clock: it stands still (a source under the driver reads
+ * its files, not the time), and it never waits. */
+static uint64_t fixed_mono(void *ctx)
+{
+	(void)ctx;
+	return 1000 * VMS_NSEC_PER_SEC;
+}
+static int64_t fixed_real(void *ctx)
+{
+	(void)ctx;
+	return (int64_t)1700000000 * VMS_NSEC_PER_SEC;
+}
+static int fixed_wait(void *ctx, uint64_t deadline_ns, struct pollfd *fds, unsigned n)
+{
+	(void)ctx, (void)deadline_ns, (void)fds, (void)n;
+	return -ENOSYS;
+}
+static const struct vms_clock_ops fixed_ops = {fixed_mono, fixed_real, fixed_mono, fixed_wait};
+static const struct vms_clock fixed_clock = {&fixed_ops, NULL};
+
+static void count_event(void *ctx, uint32_t type, const char *subject, const char *detail)
+{
+	(void)type, (void)subject, (void)detail;
+	((struct drv *)ctx)->events++;
+}
+
 static void drv_open(struct drv *d, const char *root, const struct vms_source_ops *ops, int want)
 {
+	d->env = (struct vms_source_env){.clock = &fixed_clock, .event = count_event, .event_ctx = d};
 	d->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(d->dirfd >= 0);
 	d->src.ops = ops;
@@ -22,7 +49,7 @@ static void drv_open(struct drv *d, const char *root, const struct vms_source_op
 	d->src.proc_dirfd = d->dirfd;
 	d->src.priv = calloc(1, ops->priv_size);
 	assert_non_null(d->src.priv);
-	assert_int_equal(d->src.ops->open(&d->src), want);
+	assert_int_equal(d->src.ops->open(&d->src, &d->env), want);
 }
 
 void drv_open_missing(const char *root, const struct vms_source_ops *ops)
@@ -60,8 +87,8 @@ int drv_declare(struct drv *d)
 	struct vms_schema *s = NULL;
 	vms_schema_builder_init(&b);
 	vms_schema_builder_source(&b, 0);
-	d->src.vms = d->vms;
-	int r = d->src.ops->declare(&d->src, &b);
+	d->env.vms = d->vms;
+	int r = d->src.ops->declare(&d->src, &b, &d->env);
 	if (r < 0) {
 		vms_schema_builder_free(&b);
 		return r;

@@ -5,6 +5,7 @@
 #ifndef VMS_SRCDRV_H
 #define VMS_SRCDRV_H
 
+#include "clock.h"
 #include "source.h"
 
 struct drv {
@@ -15,7 +16,9 @@ struct drv {
 	int dirfd;
 	uint64_t slots[8192];
 	uint32_t parse_errors; /* of the last sample */
-	const struct vms_vmtab *vms; /* the VM set: src.vms and the tick's (NULL: none) */
+	const struct vms_vmtab *vms; /* the VM set: env.vms and the tick's (NULL: none) */
+	struct vms_source_env env;   /* what the source is given: a fixed clock, events counted */
+	unsigned events;             /* events the source queued */
 };
 
 /* Case `i` of a table: a sample returns want (else the test fails, naming

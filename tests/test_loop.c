@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "outcheck.h"
 #include "vmtab.h"
+#include <dirent.h>
 #include <sys/stat.h>
 #include <vmsampler/reader.h>
 
@@ -106,7 +107,7 @@ static void test_fake_clock_loop(void **state)
 	const uint64_t N = 3000;
 
 	conf_for(&conf, root, out, N);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	assert_int_equal(vms_loop_run(&l), 0);
 	assert_int_equal(vms_loop_fini(&l), 0);
 
@@ -164,7 +165,7 @@ static void steady_state(bool with_ring)
 	conf_for(&conf, root, out, 0);
 	if (with_ring)
 		conf.ring_path = strdup(ringp);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	struct vms_tickinfo ti;
@@ -264,6 +265,32 @@ static uint64_t last_value(struct vms_loop *l, const char *col)
 	return f->v[k];
 }
 
+/* A loop over the netdev fixture with lo and eth0 and only veth*
+ * included (no net. column yet), on the fake clock, its scheduler at the
+ * first tick; conf set up by conf_for, then tuned by the caller's `tune`
+ * (NULL: none). */
+struct netrun {
+	struct fake fk;
+	struct vms_clock clk;
+	struct vms_config conf;
+	struct vms_sched s;
+	struct vms_loop l;
+};
+
+static void netrun_start(struct netrun *n, const char *root, const char *out, void (*tune)(struct vms_config *, int),
+			 int arg)
+{
+	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
+	n->fk = (struct fake){.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = 3};
+	n->clk = (struct vms_clock){&fake_ops, &n->fk};
+	conf_for(&n->conf, root, out, 0);
+	if (tune)
+		tune(&n->conf, arg);
+	assert_int_equal(vms_globs_add(&n->conf.netdev.include, "veth*"), 0);
+	assert_int_equal(vms_loop_init(&n->l, &n->conf, &n->clk, NULL), 0);
+	vms_sched_init(&n->s, n->fk.now, n->fk.period);
+}
+
 /* A source whose every entity is filtered out declares no column, but is
  * still sampled, so an interface that appears later gets its columns. */
 static void test_zero_column_source_sees_new_entity(void **state)
@@ -271,26 +298,21 @@ static void test_zero_column_source_sees_new_entity(void **state)
 	(void)state;
 	char *root = make_root(), out[512];
 	snprintf(out, sizeof(out), "%s/out.csv", root);
-	set_netdev(root, "procfs-pid26231-netns"); /* lo, eth0 */
-	FAKE_CLOCK(3);
-	struct vms_config conf;
-	struct vms_loop l;
-	conf_for(&conf, root, out, 0);
-	assert_int_equal(vms_globs_add(&conf.netdev.include, "veth*"), 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
-	struct vms_sched s;
-	vms_sched_init(&s, fk.now, fk.period);
-	one_tick(&l, &s, &fk);
-	assert_int_equal(l.schema->gen, 1);
-	for (uint32_t i = 0; i < l.schema->ncols; i++)
-		assert_null(strstr(l.schema->cols[i].name, "net."));
+	struct netrun *n = calloc(1, sizeof(*n));
+	assert_non_null(n);
+	netrun_start(n, root, out, NULL, 0);
+	one_tick(&n->l, &n->s, &n->fk);
+	assert_int_equal(n->l.schema->gen, 1);
+	for (uint32_t i = 0; i < n->l.schema->ncols; i++)
+		assert_null(strstr(n->l.schema->cols[i].name, "net."));
 	set_netdev(root, "procfs-docker-veth"); /* adds vethf345468 */
-	one_tick(&l, &s, &fk);
-	assert_int_equal(l.schema->gen, 2);
+	one_tick(&n->l, &n->s, &n->fk);
+	assert_int_equal(n->l.schema->gen, 2);
 	/* procfs's TestNetDev: vethf345468 RxBytes 648, TxPackets 5 */
-	assert_int_equal(last_value(&l, "net.vethf345468.rx_bytes"), 648);
-	assert_int_equal(last_value(&l, "net.vethf345468.tx_packets"), 5);
-	loop_end(&l, root, &conf);
+	assert_int_equal(last_value(&n->l, "net.vethf345468.rx_bytes"), 648);
+	assert_int_equal(last_value(&n->l, "net.vethf345468.tx_packets"), 5);
+	loop_end(&n->l, root, &n->conf);
+	free(n);
 }
 
 /* A schema change is switched in between ticks, not inside one: when an
@@ -312,7 +334,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	for (int i = 0; i < 20; i++)
@@ -324,7 +346,7 @@ static void test_reschema_between_ticks_no_alloc(void **state)
 		if (change == 0)
 			set_netdev(root, "procfs-docker-veth"); /* adds vethf345468 */
 		else
-			assert_int_equal(vms_vmtab_upsert(&l.vms, &vm), 1);
+			assert_int_equal(vms_vmtab_upsert(&l.sh.vms, &vm), 1);
 		uint32_t gen = l.schema->gen;
 		uint64_t frames = l.frames;
 		struct vms_tickinfo ti;
@@ -378,7 +400,7 @@ static void test_failed_discovery_is_retried(void **state)
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	for (int i = 0; i < 5; i++)
@@ -408,7 +430,7 @@ static void test_live_ring_grows(void **state)
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
 	conf.ring_path = strdup(ringp);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	struct vms_reader *r;
@@ -487,7 +509,7 @@ static void lost_on_stalled_fifo(const char *name)
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
 	conf.ring_slots = 4;
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	char *buf = NULL;
@@ -580,7 +602,7 @@ static void test_long_layout_wide_frames(void **state)
 	struct vms_loop l;
 	conf_for(&conf, root, out, 3);
 	conf.csv_layout = VMS_CSV_LONG;
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	uint32_t ncols = l.schema->ncols;
 	assert_true(ncols > 1200); /* a frame of > 100 KiB in the long layout */
 	assert_int_equal(vms_loop_run(&l), 0);
@@ -604,15 +626,84 @@ static void test_long_layout_wide_frames(void **state)
 	loop_end(&l, root, &conf);
 }
 
+/* Rotation and a new generation: each sink decides (its newgen_file op,
+ * sink.h).  A rotated wide CSV, whose header cannot change, starts a new
+ * file when an interface appears; a long one goes on in the same file.
+ * Checked on the files in the output's directory: their number, and the
+ * header of each wide file against the schema generation it holds. */
+static unsigned rotated_files(const char *dir, const char *want_col, unsigned *with_col)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	unsigned n = 0;
+	*with_col = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strncmp(e->d_name, "run-", 4) != 0)
+			continue;
+		char p[1024];
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		FILE *f = fopen(p, "r");
+		assert_non_null(f);
+		char line[8192];
+		assert_non_null(fgets(line, sizeof(line), f));
+		*with_col += strstr(line, want_col) != NULL;
+		fclose(f);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* rotated every hour (not due in the run), in the given CSV layout */
+static void rotate_hourly(struct vms_config *c, int layout)
+{
+	c->csv_layout = (enum vms_csv_layout)layout;
+	c->rotate.ns = 3600 * VMS_NSEC_PER_SEC;
+}
+
+static void test_rotation_new_generation_by_sink(void **state)
+{
+	(void)state;
+	for (int layout = VMS_CSV_WIDE; layout <= VMS_CSV_LONG; layout++) {
+		char *root = make_root(), dir[512], out[600];
+		snprintf(dir, sizeof(dir), "%s/out", root);
+		assert_int_equal(mkdir(dir, 0700), 0);
+		snprintf(out, sizeof(out), "%s/run.csv", dir);
+		struct netrun *n = calloc(1, sizeof(*n));
+		assert_non_null(n);
+		netrun_start(n, root, out, rotate_hourly, layout);
+		for (int i = 0; i < 3; i++)
+			one_tick(&n->l, &n->s, &n->fk);
+		set_netdev(root, "procfs-docker-veth"); /* adds vethf345468: generation 2 */
+		for (int i = 0; i < 3; i++)
+			one_tick(&n->l, &n->s, &n->fk);
+		assert_int_equal(n->l.schema->gen, 2);
+		assert_int_equal(vms_loop_fini(&n->l), 0);
+		unsigned with_veth;
+		unsigned files = rotated_files(dir, "net.vethf345468.rx_bytes", &with_veth);
+		if (layout == VMS_CSV_WIDE) {
+			assert_int_equal(files, 2);     /* generation 1, then 2 */
+			assert_int_equal(with_veth, 1); /* only the second header has it */
+		} else {
+			assert_int_equal(files, 1);     /* one file, the columns in the rows */
+		}
+		tmpdir_free(root);
+		vms_config_free(&n->conf);
+		free(n);
+	}
+}
+
 /* A column a source cannot name (longer than the 511 bytes of a column
  * name; no entity name does that any more, vms_name_fit) fails that source
  * only: the others go on in the new schema, and the source comes back when
  * it can declare again.  Before, the schema failed and the sampler stopped
  * ("cannot build the schema: File name too long"). */
 static const struct vms_source_ops *real_loadavg;
-static int unnameable_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int unnameable_declare(struct vms_source *src, struct vms_schema_builder *b,
+			      const struct vms_source_env *env)
 {
 	(void)src;
+	(void)env;
 	const struct vms_coldef d = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_LOAD, .scale = 2};
 	vms_schema_addf(b, &d, "load.%0600d", 1);
 	return b->err;
@@ -627,15 +718,15 @@ static void test_unnameable_column_fails_one_source(void **state)
 	struct vms_config conf;
 	struct vms_loop l;
 	conf_for(&conf, root, out, 0);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	vms_sched_init(&s, fk.now, fk.period);
 	one_tick(&l, &s, &fk);
 	assert_int_equal(last_value(&l, "load.1m"), 21); /* the fixture's 0.21, scale 2 */
 	struct vms_source *la = NULL;
-	for (unsigned i = 0; i < l.nsrc; i++)
-		if (l.src[i].ops && strcmp(l.src[i].ops->name, "loadavg") == 0)
-			la = &l.src[i];
+	for (unsigned i = 0; i < l.sh.nsrc; i++)
+		if (l.sh.src[i].ops && strcmp(l.sh.src[i].ops->name, "loadavg") == 0)
+			la = &l.sh.src[i];
 	assert_non_null(la);
 	static struct vms_source_ops bad;
 	real_loadavg = la->ops;
@@ -662,7 +753,7 @@ VMS_TESTS(
 	test_steady_state_live_ring_no_alloc, test_reschema_between_ticks_no_alloc,
 	test_live_ring_grows, test_zero_column_source_sees_new_entity,
 	test_failed_discovery_is_retried, test_lost_frames_on_stalled_csv,
-	test_lost_frames_on_stalled_vms, test_long_layout_wide_frames,
+	test_lost_frames_on_stalled_vms, test_long_layout_wide_frames, test_rotation_new_generation_by_sink,
 	test_unnameable_column_fails_one_source);
 
 int main(void)

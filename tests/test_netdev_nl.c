@@ -364,8 +364,10 @@ static int refused_child(void)
 	struct vms_source_conf sc = {.enabled = true, .every = 1, .backend = VMS_NETDEV_AUTO};
 	struct vms_source src = {.ops = &vms_source_netdev, .sconf = &sc, .proc_dirfd = dirfd};
 	static uint64_t slots[8192];
+	/* no VM set; netdev reads neither the clock nor queues events */
+	const struct vms_source_env env = {0};
 	src.priv = calloc(1, vms_source_netdev.priv_size);
-	if (vms_source_netdev.open(&src) != 0)
+	if (vms_source_netdev.open(&src, &env) != 0)
 		return 12;
 	if (vms_netdev_netlink(&src))
 		return 13; /* auto: the file */
@@ -374,7 +376,7 @@ static int refused_child(void)
 		struct vms_schema *s = NULL;
 		vms_schema_builder_init(&b);
 		vms_schema_builder_source(&b, 0);
-		if (attempt > 10 || vms_source_netdev.declare(&src, &b) != 0)
+		if (attempt > 10 || vms_source_netdev.declare(&src, &b, &env) != 0)
 			return 14;
 		if (vms_schema_builder_count(&b) == 0 || vms_schema_finish(&b, 1, 0, &s) != 0)
 			return 15;
@@ -400,7 +402,7 @@ static int refused_child(void)
 	sc.backend = VMS_NETDEV_NETLINK;
 	struct vms_source forced = {.ops = &vms_source_netdev, .sconf = &sc, .proc_dirfd = dirfd};
 	forced.priv = calloc(1, vms_source_netdev.priv_size);
-	if (vms_source_netdev.open(&forced) != -EPERM || !forced.fatal)
+	if (vms_source_netdev.open(&forced, &env) != -EPERM || !forced.fatal)
 		return 18;
 	vms_source_netdev.close(&forced);
 	free(forced.priv);

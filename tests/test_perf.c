@@ -142,7 +142,7 @@ static int h_init(struct h *h, const char *perf_yaml)
 	free(h->conf.output);
 	h->conf.output = strdup(out);
 	err_capture(h);
-	int r = vms_loop_init(&h->l, &h->conf, NULL);
+	int r = vms_loop_init(&h->l, &h->conf, NULL, NULL);
 	char *e = err_release(h);
 	free(e);
 	return r;
@@ -162,9 +162,7 @@ static const struct vms_frame *h_tick(struct h *h)
 	struct vms_tickinfo ti = {.idx = h->idx++, .deadline_ns = now};
 	vms_loop_tick(&h->l, &ti);
 	vms_loop_drain(&h->l);
-	for (unsigned i = 0; i < h->l.nsrc; i++)
-		if (h->l.src[i].ops && h->l.src[i].ops->idle)
-			h->l.src[i].ops->idle(&h->l.src[i], UINT64_MAX);
+	vms_srchost_idle(&h->l.sh, UINT64_MAX);
 	const struct vms_frame *f = vms_ring_get(&h->l.ring, vms_ring_last(&h->l.ring));
 	assert_non_null(f);
 	assert_int_equal(f->gen, h->l.schema->gen);
@@ -198,7 +196,7 @@ static void vm_register(struct vms_loop *l, const char *uuid, const char *name, 
 {
 	struct vms_vm vm = {.name = (char *)name, .state = 1, .pid = pid};
 	snprintf(vm.uuid, sizeof(vm.uuid), "%s", uuid);
-	assert_true(vms_vmtab_upsert(&l->vms, &vm) >= 0);
+	assert_true(vms_vmtab_upsert(&l->sh.vms, &vm) >= 0);
 }
 
 static unsigned lines_with(const char *s, const char *a, const char *b)
@@ -483,7 +481,7 @@ static void test_hardware_unavailable(void **state)
 	h.conf.output = strdup(out);
 	unsigned long logs = vms_log_count;
 	err_capture(&h);
-	assert_int_equal(vms_loop_init(&h.l, &h.conf, NULL), 0);
+	assert_int_equal(vms_loop_init(&h.l, &h.conf, NULL, NULL), 0);
 	err = err_release(&h);
 	/* one line per unavailable event, naming it and the errno; nothing else */
 	assert_int_equal(lines_with(err, "host event cycles is unavailable", "ENOENT"), 1);
@@ -571,7 +569,7 @@ static void nobody_child(const char *perf_yaml, const char *out, const char *err
 		 perf_yaml);
 	if (vms_config_load_buffer(&c, "t", yaml, strlen(yaml), err, sizeof(err)) < 0)
 		_exit(102);
-	int r = vms_loop_init(&l, &c, NULL);
+	int r = vms_loop_init(&l, &c, NULL, NULL);
 	if (r == 0) {
 		unsigned n = 0;
 		for (uint32_t i = 0; i < l.schema->ncols; i++)
@@ -777,7 +775,7 @@ static void test_vm_exits(void **state)
 	/* and when it leaves the VM table, so do its columns (the loop says
 	 * that the schema changed; the perf source says nothing) */
 	err_capture(&h);
-	vms_vmtab_remove(&h.l.vms, UUID_CHILD);
+	vms_vmtab_remove(&h.l.sh.vms, UUID_CHILD);
 	f = h_tick(&h);
 	assert_true(col_idx(&h, "vm.child.perf.context-switches") < 0);
 	unsigned fds_removed = count_fds();
@@ -824,7 +822,7 @@ static void budget_child(rlim_t soft, rlim_t hard, const char *out, const char *
 	c.libvirt.src.enabled = false;
 	if (vms_config_load_buffer(&c, "t", yaml, strlen(yaml), err, sizeof(err)) < 0)
 		_exit(103);
-	if (vms_loop_init(&l, &c, NULL) < 0)
+	if (vms_loop_init(&l, &c, NULL, NULL) < 0)
 		_exit(104);
 	vm_register(&l, UUID_SELF, "self", getpid());
 	struct vms_tickinfo ti = {.idx = 1, .deadline_ns = mono_ns()};

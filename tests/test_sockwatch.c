@@ -25,7 +25,7 @@ static char name_out[256];
 static const char *dir_of(const char *uri, bool root)
 {
 	static char out[4096];
-	return vms_sockdir(uri, root, "/run/user/1000", "/home/u", out, sizeof(out), name_out, sizeof(name_out)) == 0
+	return vms_sockwatch_dir(uri, root, "/run/user/1000", "/home/u", out, sizeof(out), name_out, sizeof(name_out)) == 0
 		       ? out
 		       : NULL;
 }
@@ -70,12 +70,12 @@ static void test_sockdir(void **state)
 	}
 	/* $XDG_RUNTIME_DIR unset: under $HOME/.cache */
 	char out[64], n[16];
-	assert_int_equal(vms_sockdir("qemu:///session", false, NULL, "/home/u", out, sizeof(out), n, sizeof(n)), 0);
+	assert_int_equal(vms_sockwatch_dir("qemu:///session", false, NULL, "/home/u", out, sizeof(out), n, sizeof(n)), 0);
 	assert_string_equal(out, "/home/u/.cache/libvirt");
-	assert_int_equal(vms_sockdir("qemu:///session", false, NULL, NULL, out, sizeof(out), n, sizeof(n)), -1);
+	assert_int_equal(vms_sockwatch_dir("qemu:///session", false, NULL, NULL, out, sizeof(out), n, sizeof(n)), -1);
 	/* no room: nothing rather than a cut path or name */
-	assert_int_equal(vms_sockdir("qemu:///system", true, NULL, NULL, out, 8, n, sizeof(n)), -1);
-	assert_int_equal(vms_sockdir("qemu:///system?socket=/run/a-long-socket-name", true, NULL, NULL, out, sizeof(out),
+	assert_int_equal(vms_sockwatch_dir("qemu:///system", true, NULL, NULL, out, 8, n, sizeof(n)), -1);
+	assert_int_equal(vms_sockwatch_dir("qemu:///system?socket=/run/a-long-socket-name", true, NULL, NULL, out, sizeof(out),
 				     n, sizeof(n)),
 			 -1);
 }

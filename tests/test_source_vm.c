@@ -159,7 +159,7 @@ static void run_scenario(struct run *r, const char *scenario, uint64_t frames)
 	int saved = dup(2), efd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	dup2(efd, 2);
 	close(efd);
-	int rc = vms_loop_init(&l, &conf, &clk);
+	int rc = vms_loop_init(&l, &conf, &clk, NULL);
 	if (rc == 0)
 		rc = vms_loop_run(&l);
 	vms_loop_fini(&l);
@@ -469,26 +469,12 @@ static void pump(struct vms_loop *l)
 {
 	for (int quiet = 0; quiet < 2;) {
 		struct pollfd fds[8];
-		unsigned n = 0;
-		for (unsigned i = 0; i < l->nsrc; i++)
-			if (l->src[i].ops->pollfds) {
-				int m = l->src[i].ops->pollfds(&l->src[i], fds + n, 8 - (int)n);
-				l->src[i].npoll = m > 0 ? (unsigned)m : 0;
-				n += l->src[i].npoll;
-			}
-		if (poll(fds, n, 30) <= 0) {
+		unsigned n = vms_srchost_pollfds(&l->sh, fds, 8);
+		if (poll(fds, n, 30) <= 0)
 			quiet++;
-		} else {
-			unsigned k = 0;
-			for (unsigned i = 0; i < l->nsrc; i++) {
-				if (l->src[i].npoll && l->src[i].ops->ready)
-					l->src[i].ops->ready(&l->src[i], fds + k, (int)l->src[i].npoll);
-				k += l->src[i].npoll;
-			}
-		}
-		for (unsigned i = 0; i < l->nsrc; i++)
-			if (l->src[i].ops->idle)
-				l->src[i].ops->idle(&l->src[i], 0);
+		else
+			vms_srchost_ready(&l->sh, fds);
+		vms_srchost_idle(&l->sh, 0);
 	}
 }
 #endif
@@ -507,7 +493,7 @@ static void test_tick_allocates_nothing(void **state)
 	snprintf(out, sizeof(out), "%s/alloc.vms", test_tmp);
 	unsetenv("FAKE_AGENT_LOG");
 	conf_for(&conf, "steady", 0, out);
-	assert_int_equal(vms_loop_init(&l, &conf, &clk), 0);
+	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
 	struct vms_sched s;
 	struct vms_tickinfo ti;
 	vms_sched_init(&s, fk.now, TICK);
@@ -532,7 +518,7 @@ static void test_tick_allocates_nothing(void **state)
 	assert_int_equal(vms_log_count, logs);
 	assert_int_equal(l.frames - frames0, 50);
 	/* and the ticks did carry agent values and slow values */
-	assert_int_equal(l.vms.n, 2);
+	assert_int_equal(l.sh.vms.n, 2);
 	assert_int_equal(vms_loop_fini(&l), 0);
 	vms_config_free(&conf);
 	/* the counter is not dead */

@@ -616,7 +616,7 @@ static void test_cg_detail_fields(void **state)
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(detail); i++)
 		want |= 1u << detail[i];
 	for (unsigned f = 0; f < VMS_CGF_N; f++)
-		assert_int_equal(vms_cg_detail(f), (want >> f) & 1);
+		assert_int_equal(vms_vmcg_detail(f), (want >> f) & 1);
 }
 
 /* A real process of this host as a one-vCPU VM (its main thread the
@@ -1070,7 +1070,7 @@ static void test_cg_capped_v1(void **state)
 	unsigned ndetail = 0;
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(fields); i++) {
 		uint64_t v = cgcol(&g, d, fields[i]);
-		if (vms_cg_detail(fields[i])) {
+		if (vms_vmcg_detail(fields[i])) {
 			assert_true(v == VMS_NONE);
 			ndetail++;
 		} else {

@@ -71,6 +71,9 @@ struct src {
 
 static bool all_vmstat;
 
+/* these sources read no clock, queue no events and see no VM set */
+static const struct vms_source_env no_env = {0};
+
 static int src_open(struct src *x, const struct vms_source_ops *ops, int dirfd)
 {
 	memset(x, 0, sizeof(*x));
@@ -84,12 +87,12 @@ static int src_open(struct src *x, const struct vms_source_ops *ops, int dirfd)
 	x->s.sconf = &x->sc;
 	x->s.proc_dirfd = dirfd;
 	x->s.priv = calloc(1, ops->priv_size);
-	if (!x->s.priv || ops->open(&x->s) < 0)
+	if (!x->s.priv || ops->open(&x->s, &no_env) < 0)
 		return -1;
 	struct vms_schema_builder b;
 	vms_schema_builder_init(&b);
 	vms_schema_builder_source(&b, 0);
-	int r = ops->declare(&x->s, &b);
+	int r = ops->declare(&x->s, &b, &no_env);
 	x->s.ncols = vms_schema_builder_count(&b);
 	vms_schema_builder_free(&b);
 	return r;

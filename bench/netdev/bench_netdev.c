@@ -43,6 +43,9 @@ struct src {
 	uint64_t slots[16 * 4096];
 };
 
+/* these sources read no clock, queue no events and see no VM set */
+static const struct vms_source_env no_env = {0};
+
 static int src_open(struct src *x, int backend, int dirfd)
 {
 	memset(x, 0, sizeof(*x));
@@ -53,12 +56,12 @@ static int src_open(struct src *x, int backend, int dirfd)
 	x->s.sconf = &x->sc;
 	x->s.proc_dirfd = dirfd;
 	x->s.priv = calloc(1, vms_source_netdev.priv_size);
-	if (!x->s.priv || vms_source_netdev.open(&x->s) < 0)
+	if (!x->s.priv || vms_source_netdev.open(&x->s, &no_env) < 0)
 		return -1;
 	struct vms_schema_builder b;
 	vms_schema_builder_init(&b);
 	vms_schema_builder_source(&b, 0);
-	int r = vms_source_netdev.declare(&x->s, &b);
+	int r = vms_source_netdev.declare(&x->s, &b, &no_env);
 	x->s.ncols = vms_schema_builder_count(&b);
 	if (r == 0 && x->s.ncols <= VMS_ARRAY_SIZE(x->slots))
 		r = vms_schema_finish(&b, 1, 0, &x->schema);

@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
-	if (vms_loop_init(&l, &conf, NULL) < 0)
+	if (vms_loop_init(&l, &conf, NULL, NULL) < 0)
 		return 1;
 	for (unsigned i = 0; i < nvm; i++) {
 		struct vms_vm vm = {.state = 1, .pid = pids[i]};
@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 		snprintf(vm.uuid, sizeof(vm.uuid), "00000000-0000-4000-8000-%012u", i);
 		snprintf(name, sizeof(name), "vm%02u", i);
 		vm.name = name;
-		vms_vmtab_upsert(&l.vms, &vm);
+		vms_vmtab_upsert(&l.sh.vms, &vm);
 	}
 	uint64_t t0 = clk(CLOCK_MONOTONIC);
 	struct vms_tickinfo ti = {.idx = 1, .deadline_ns = t0};
@@ -205,9 +205,9 @@ int main(int argc, char **argv)
 	uint64_t attach_ns = clk(CLOCK_MONOTONIC) - t0;
 
 	struct vms_source *src = NULL;
-	for (unsigned i = 0; i < l.nsrc; i++)
-		if (l.src[i].ops && !strcmp(l.src[i].ops->name, "perf"))
-			src = &l.src[i];
+	for (unsigned i = 0; i < l.sh.nsrc; i++)
+		if (l.sh.src[i].ops && !strcmp(l.sh.src[i].ops->name, "perf"))
+			src = &l.sh.src[i];
 	if (!src) {
 		fprintf(stderr, "no perf source\n");
 		return 1;

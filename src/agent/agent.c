@@ -24,7 +24,7 @@ int64_t vms_agent_real(void)
 	return (int64_t)ts.tv_sec * (int64_t)VMS_NSEC_PER_SEC + ts.tv_nsec;
 }
 
-void vms_agent_send(struct agent *a)
+void vms_agent_send(struct vms_agent *a)
 {
 	if (a->hold)
 		return;

@@ -20,7 +20,7 @@
 #include "virt_pace.h"
 #include "virt_proto.h"
 
-struct adom {
+struct vms_adom {
 	char uuid[VMS_VP_UUID_LEN + 1];
 	char *name;
 	virDomainPtr dom;
@@ -58,7 +58,7 @@ struct adom {
 /* lcevent kinds beyond lifecycle */
 enum { LC_LIFECYCLE, LC_MIG_ITERATION, LC_JOB_COMPLETED };
 
-struct lcevent {
+struct vms_agent_lcevent {
 	char uuid[VMS_VP_UUID_LEN + 1];
 	char name[256];      /* the event's domain object has it, even undefined */
 	int event, detail;
@@ -66,7 +66,7 @@ struct lcevent {
 	uint64_t job[VMS_VM_NMIG]; /* LC_JOB_COMPLETED: vms_vm_mig order, VMS_NONE: absent */
 };
 
-struct agent {
+struct vms_agent {
 	int fd;              /* to the sampler */
 	uint8_t *in;
 	size_t inlen, incap;
@@ -95,10 +95,10 @@ struct agent {
 	struct vms_sockwatch sw; /* the daemon's socket directory (fd -1: none) */
 	uint64_t sw_seen_at;     /* last entry there, or connection lost (0: never) */
 
-	struct adom *d;
+	struct vms_adom *d;
 	unsigned nd, capd;
 	struct vms_pace pace;
-	struct lcevent *ev;
+	struct vms_agent_lcevent *ev;
 	unsigned nev, capev;
 	bool tick_work;
 	uint64_t next_said;  /* the last NEXT, as CLOCK_MONOTONIC ns (0: none yet) */
@@ -115,6 +115,6 @@ uint64_t vms_agent_mono(void);
 int64_t vms_agent_real(void);
 /* Write the messages built in a->w (unless a->hold); a failed write ends
  * the agent. */
-void vms_agent_send(struct agent *a);
+void vms_agent_send(struct vms_agent *a);
 
 #endif

@@ -35,7 +35,7 @@ static int socket_param(const char *q, char *out, size_t cap, char *name, size_t
 	return 1; /* no socket parameter */
 }
 
-int vms_sockdir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap,
+int vms_sockwatch_dir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap,
 		char *name, size_t ncap)
 {
 	if (ncap)

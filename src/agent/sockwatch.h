@@ -19,7 +19,7 @@
  * own defaults).
  * 0 with the directory in out, -1 when there is nothing to watch (a remote
  * daemon, an in-process driver such as test:///, a path too long). */
-int vms_sockdir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap,
+int vms_sockwatch_dir(const char *uri, bool root, const char *runtime, const char *home, char *out, size_t cap,
 		char *name, size_t ncap);
 /* name: the socket's file name where socket= names it, else "" (libvirt's
  * own sockets: libvirt-sock, libvirt-sock-ro, virtqemud-sock-ro, ...). */
@@ -34,7 +34,7 @@ struct vms_sockwatch {
 };
 
 /* Open the inotify instance (non-blocking) for the socket NAME in DIR
- * (vms_sockdir's); -errno. */
+ * (vms_sockwatch_dir's); -errno. */
 int vms_sockwatch_open(struct vms_sockwatch *w, const char *dir, const char *name);
 /* Watch the directory, or while it does not exist its nearest existing
  * ancestor, for the entry on the way to it; -errno. */

@@ -54,6 +54,7 @@
 #include <libvirt/virterror.h>
 
 #include "agent.h"
+#include "grow.h"
 #include "virt_dom.h"
 #include "virt_stats.h"
 #include <vmsampler/format.h>
@@ -66,7 +67,7 @@
 #define RELIST_EVERY (60 * VMS_NSEC_PER_SEC)
 #define MIG_GONE_WAIT (3 * VMS_NSEC_PER_SEC)
 
-static struct agent A;
+static struct vms_agent A;
 
 static void die(const char *what)
 {
@@ -76,7 +77,7 @@ static void die(const char *what)
 
 /* ---- the sampler's socket -------------------------------------------------------- */
 
-static void send_conn(struct agent *a, bool up, bool first, const char *msg)
+static void send_conn(struct vms_agent *a, bool up, bool first, const char *msg)
 {
 	vms_vp_begin(&a->w, VMS_VP_CONN);
 	vms_vp_u8(&a->w, up);
@@ -88,7 +89,7 @@ static void send_conn(struct agent *a, bool up, bool first, const char *msg)
 	vms_agent_send(a);
 }
 
-static void send_uuid_msg(struct agent *a, unsigned type, const char *uuid)
+static void send_uuid_msg(struct vms_agent *a, unsigned type, const char *uuid)
 {
 	vms_vp_begin(&a->w, type);
 	vms_vp_uuid(&a->w, uuid);
@@ -96,7 +97,7 @@ static void send_uuid_msg(struct agent *a, unsigned type, const char *uuid)
 	vms_agent_send(a);
 }
 
-static void send_sync(struct agent *a, bool end)
+static void send_sync(struct vms_agent *a, bool end)
 {
 	vms_vp_begin(&a->w, VMS_VP_SYNC);
 	vms_vp_u32(&a->w, a->nd);
@@ -107,7 +108,7 @@ static void send_sync(struct agent *a, bool end)
 
 /* ---- domains ------------------------------------------------------------------ */
 
-static struct adom *dom_find(struct agent *a, const char *uuid)
+static struct vms_adom *dom_find(struct vms_agent *a, const char *uuid)
 {
 	for (unsigned i = 0; i < a->nd; i++)
 		if (strcmp(a->d[i].uuid, uuid) == 0)
@@ -115,7 +116,7 @@ static struct adom *dom_find(struct agent *a, const char *uuid)
 	return NULL;
 }
 
-static void dom_drop(struct agent *a, struct adom *d)
+static void dom_drop(struct vms_agent *a, struct vms_adom *d)
 {
 	vms_pace_remove(&a->pace, d->uuid);
 	vms_adom_free(d);
@@ -123,12 +124,12 @@ static void dom_drop(struct agent *a, struct adom *d)
 }
 
 /* Add or replace (a new identity) the domain; announce it. */
-static struct adom *dom_load(struct agent *a, virDomainPtr dom)
+static struct vms_adom *dom_load(struct vms_agent *a, virDomainPtr dom)
 {
-	struct adom o;
+	struct vms_adom o;
 	if (vms_adom_load(a, dom, &o) < 0)
 		return NULL;
-	struct adom *d = dom_find(a, o.uuid);
+	struct vms_adom *d = dom_find(a, o.uuid);
 	if (d) {
 		o.fallback |= d->fallback; /* the sampler's NEEDs stay */
 		o.hold_until = d->hold_until;
@@ -136,7 +137,7 @@ static struct adom *dom_load(struct agent *a, virDomainPtr dom)
 	} else {
 		if (a->nd == a->capd) {
 			unsigned cap = a->capd ? a->capd * 2 : 16;
-			struct adom *n = realloc(a->d, cap * sizeof(*n));
+			struct vms_adom *n = realloc(a->d, cap * sizeof(*n));
 			if (!n) {
 				vms_adom_free(&o);
 				return NULL;
@@ -159,7 +160,7 @@ static struct adom *dom_load(struct agent *a, virDomainPtr dom)
 /* Every running domain, announced between SYNC begin and end.  Known
  * domains with the same id keep their identity (no XML parse); the state
  * comes with the listing. */
-static int relist(struct agent *a)
+static int relist(struct vms_agent *a)
 {
 	virDomainStatsRecordPtr *recs = NULL;
 	int n = virConnectGetAllDomainStats(a->conn, VIR_DOMAIN_STATS_STATE, &recs,
@@ -173,7 +174,7 @@ static int relist(struct agent *a)
 		char uuid[VIR_UUID_STRING_BUFLEN];
 		if (virDomainGetUUIDString(recs[i]->dom, uuid) < 0)
 			continue;
-		struct adom *d = dom_find(a, uuid);
+		struct vms_adom *d = dom_find(a, uuid);
 		int state = -1, reason = -1;
 		for (int k = 0; k < recs[i]->nparams; k++) {
 			virTypedParameterPtr p = &recs[i]->params[k];
@@ -213,20 +214,16 @@ static int relist(struct agent *a)
 /* ---- lifecycle events ---------------------------------------------------------------- */
 
 /* A queued event of that domain (NULL: not queued). */
-static struct lcevent *queue_event(struct agent *a, virDomainPtr dom, int kind)
+static struct vms_agent_lcevent *queue_event(struct vms_agent *a, virDomainPtr dom, int kind)
 {
 	char uuid[VIR_UUID_STRING_BUFLEN];
 	if (virDomainGetUUIDString(dom, uuid) < 0)
 		return NULL;
-	if (a->nev == a->capev) {
-		unsigned cap = a->capev ? a->capev * 2 : 16;
-		struct lcevent *n = realloc(a->ev, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		a->ev = n;
-		a->capev = cap;
-	}
-	struct lcevent *e = &a->ev[a->nev++];
+	struct vms_agent_lcevent *n = vms_grow_array(a->ev, &a->capev, a->nev + 1, sizeof(*n), 16);
+	if (!n)
+		return NULL;
+	a->ev = n;
+	struct vms_agent_lcevent *e = &a->ev[a->nev++];
 	snprintf(e->uuid, sizeof(e->uuid), "%s", uuid);
 	const char *name = virDomainGetName(dom);
 	snprintf(e->name, sizeof(e->name), "%s", name ? name : "");
@@ -238,7 +235,7 @@ static struct lcevent *queue_event(struct agent *a, virDomainPtr dom, int kind)
 static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
 {
 	(void)conn;
-	struct lcevent *e = queue_event(opaque, dom, LC_LIFECYCLE);
+	struct vms_agent_lcevent *e = queue_event(opaque, dom, LC_LIFECYCLE);
 	if (e) {
 		e->event = event;
 		e->detail = detail;
@@ -264,9 +261,9 @@ static void on_job_completed(virConnectPtr conn, virDomainPtr dom, virTypedParam
 	if (virTypedParamsGetInt(params, n, VIR_DOMAIN_JOB_OPERATION, &op) == 1 &&
 	    op != VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT && op != VIR_DOMAIN_JOB_OPERATION_MIGRATION_IN)
 		return; /* a dump, a backup ... */
-	struct lcevent *e = queue_event(opaque, dom, LC_JOB_COMPLETED);
+	struct vms_agent_lcevent *e = queue_event(opaque, dom, LC_JOB_COMPLETED);
 	if (e)
-		vms_job_values(params, n, VIR_DOMAIN_JOB_COMPLETED, e->job);
+		vms_agent_job_values(params, n, VIR_DOMAIN_JOB_COMPLETED, e->job);
 }
 
 struct evname {
@@ -366,7 +363,7 @@ static int event_state(int event)
 	}
 }
 
-static void send_event(struct agent *a, uint32_t type, const char *uuid, const char *name, const char *what)
+static void send_event(struct vms_agent *a, uint32_t type, const char *uuid, const char *name, const char *what)
 {
 	vms_vp_begin(&a->w, VMS_VP_EVENT);
 	vms_vp_u16(&a->w, (uint16_t)type);
@@ -378,9 +375,9 @@ static void send_event(struct agent *a, uint32_t type, const char *uuid, const c
 }
 
 /* A migration event: no lookup, no state change. */
-static void process_mig_event(struct agent *a, const struct lcevent *e)
+static void process_mig_event(struct vms_agent *a, const struct vms_agent_lcevent *e)
 {
-	struct adom *d = dom_find(a, e->uuid);
+	struct vms_adom *d = dom_find(a, e->uuid);
 	if (!d)
 		return;
 	if (e->kind == LC_MIG_ITERATION) {
@@ -389,7 +386,7 @@ static void process_mig_event(struct agent *a, const struct lcevent *e)
 		d->final_sent = false; /* a new job: its own final values to wait for */
 		return;
 	}
-	vms_job_send(a, d, e->job);
+	vms_agent_job_send(a, d, e->job);
 	d->mig = false;
 	d->final_sent = true;
 	if (d->dead)
@@ -397,7 +394,7 @@ static void process_mig_event(struct agent *a, const struct lcevent *e)
 }
 
 /* Migrated out: keep it, shut off, for its final statistics. */
-static void keep_migrated(struct agent *a, struct adom *d)
+static void keep_migrated(struct vms_agent *a, struct vms_adom *d)
 {
 	d->dead = true;
 	d->mig = false;
@@ -409,11 +406,11 @@ static void keep_migrated(struct agent *a, struct adom *d)
 }
 
 /* Each tick: the domains migrated out whose time is up go. */
-static void drop_migrated(struct agent *a)
+static void drop_migrated(struct vms_agent *a)
 {
 	uint64_t now = vms_agent_mono();
 	for (unsigned i = 0; i < a->nd;) {
-		struct adom *d = &a->d[i];
+		struct vms_adom *d = &a->d[i];
 		if (!d->dead || (!(d->gone_ticks && --d->gone_ticks == 0) && now < d->gone_at)) {
 			i++;
 			continue;
@@ -423,10 +420,10 @@ static void drop_migrated(struct agent *a)
 	}
 }
 
-static void process_events(struct agent *a)
+static void process_events(struct vms_agent *a)
 {
 	for (unsigned i = 0; i < a->nev && a->conn; i++) {
-		struct lcevent *e = &a->ev[i];
+		struct vms_agent_lcevent *e = &a->ev[i];
 		if (e->kind != LC_LIFECYCLE) {
 			process_mig_event(a, e);
 			continue;
@@ -435,7 +432,7 @@ static void process_events(struct agent *a)
 		uint32_t type = map_event(e->event, e->detail, &what);
 		virDomainPtr dom = virDomainLookupByUUIDString(a->conn, e->uuid);
 		int active = dom ? virDomainIsActive(dom) : 0;
-		struct adom *d = dom_find(a, e->uuid);
+		struct vms_adom *d = dom_find(a, e->uuid);
 		char name[256];
 		snprintf(name, sizeof(name), "%s", e->name[0] ? e->name : d ? d->name : "");
 		/* the state change and the event go out in one write, so that the
@@ -478,7 +475,7 @@ static void process_events(struct agent *a)
 
 static void on_close(virConnectPtr conn, int reason, void *opaque)
 {
-	struct agent *a = opaque;
+	struct vms_agent *a = opaque;
 	(void)conn;
 	(void)reason;
 	a->closed = true;
@@ -496,7 +493,7 @@ static const char *last_error(void)
 	return e && e->message ? e->message : "unknown error";
 }
 
-static void schedule_retry(struct agent *a)
+static void schedule_retry(struct vms_agent *a)
 {
 	if (a->sw.fd >= 0 && a->sw.wd < 0)
 		vms_sockwatch_arm(&a->sw);
@@ -512,7 +509,7 @@ static void schedule_retry(struct agent *a)
 	virEventUpdateTimeout(a->timer, (int)(a->retry_wait / VMS_NSEC_PER_MSEC));
 }
 
-static void disconnect(struct agent *a, const char *why)
+static void disconnect(struct vms_agent *a, const char *why)
 {
 	if (a->conn) {
 		if (a->cb_id >= 0)
@@ -546,7 +543,7 @@ static void disconnect(struct agent *a, const char *why)
 }
 
 /* Local QEMU: where its pid files and status XML are. */
-static void find_run_dir(struct agent *a)
+static void find_run_dir(struct vms_agent *a)
 {
 	free(a->run_dir);
 	a->run_dir = NULL;
@@ -570,7 +567,7 @@ static void find_run_dir(struct agent *a)
  * (virDomainStartDirtyRateCalc is refused read-only; MIGRATION.md).  It
  * needs libvirt's read-write socket (root, or the libvirt group, or
  * polkit's consent); refused, the rest goes on, said in one line. */
-static void open_rw(struct agent *a)
+static void open_rw(struct vms_agent *a)
 {
 	if (!a->dirty_every_ns)
 		return;
@@ -584,7 +581,7 @@ static void open_rw(struct agent *a)
 	}
 }
 
-static void try_connect(struct agent *a)
+static void try_connect(struct vms_agent *a)
 {
 	a->retry_at = 0;
 	virEventUpdateTimeout(a->timer, -1);
@@ -642,7 +639,7 @@ static void on_sockdir(int watch, int fd, int events, void *opaque)
 	(void)watch;
 	(void)fd;
 	(void)events;
-	struct agent *a = opaque;
+	struct vms_agent *a = opaque;
 	if (vms_sockwatch_read(&a->sw) && !a->conn) {
 		a->sw_seen_at = vms_agent_mono();
 		a->retry_wait = 0;
@@ -657,7 +654,7 @@ static void on_sockdir(int watch, int fd, int events, void *opaque)
  * waits, and dirty-rate sampling want every tick; the slow path its next
  * batch point; the relist once a minute.  Without a connection nothing:
  * the reconnect runs on a timer. */
-static uint64_t next_need(const struct agent *a, uint64_t now)
+static uint64_t next_need(const struct vms_agent *a, uint64_t now)
 {
 	if (!a->conn)
 		return UINT64_MAX;
@@ -672,7 +669,7 @@ static uint64_t next_need(const struct agent *a, uint64_t now)
 
 /* Tell the sampler after a tick's work, and whenever work comes sooner
  * than said (a new domain: its first values are due at once). */
-static void say_next(struct agent *a, bool after_tick)
+static void say_next(struct vms_agent *a, bool after_tick)
 {
 	uint64_t now = vms_agent_mono(), need = next_need(a, now);
 	if (!after_tick && need >= a->next_said)
@@ -687,7 +684,7 @@ static void say_next(struct agent *a, bool after_tick)
 
 /* ---- messages from the sampler ------------------------------------------------------------ */
 
-static void on_msg(struct agent *a, const struct vms_vp_msg *m)
+static void on_msg(struct vms_agent *a, const struct vms_vp_msg *m)
 {
 	struct vms_vp_num n;
 	struct vms_vp_uuids u;
@@ -709,14 +706,14 @@ static void on_msg(struct agent *a, const struct vms_vp_msg *m)
 			vms_vp_uuids_get(&u, i, uuid);
 			uint64_t until = vms_agent_mono() + (uint64_t)u.id * VMS_NSEC_PER_MSEC;
 			vms_pace_hold(&a->pace, uuid, until);
-			struct adom *d = dom_find(a, uuid);
+			struct vms_adom *d = dom_find(a, uuid);
 			if (d)
 				d->hold_until = until;
 		}
 		break;
 	case VMS_VP_NEED:
 		if (vms_vp_num_dec(m, &n) == 0) {
-			struct adom *d = dom_find(a, n.uuid);
+			struct vms_adom *d = dom_find(a, n.uuid);
 			uint8_t g = (uint8_t)(n.b & (VMS_VG_CPU | VMS_VG_VCPU | VMS_VG_NET));
 			if (d && (d->fallback & g) != g) {
 				d->fallback |= g;
@@ -731,7 +728,7 @@ static void on_msg(struct agent *a, const struct vms_vp_msg *m)
 
 static void on_socket(int watch, int fd, int events, void *opaque)
 {
-	struct agent *a = opaque;
+	struct vms_agent *a = opaque;
 	(void)watch;
 	(void)events;
 	for (;;) {
@@ -795,7 +792,7 @@ int main(int argc, char **argv)
 		{"dirty-seconds", required_argument, NULL, 's'},
 		{NULL, 0, NULL, 0},
 	};
-	struct agent *a = &A;
+	struct vms_agent *a = &A;
 	int o;
 
 	a->fd = -1;
@@ -850,7 +847,7 @@ int main(int argc, char **argv)
 	char sockdir[sizeof(a->sw.dir)], sockname[sizeof(a->sw.name)];
 	const char *uri = a->uri ? a->uri : getenv("LIBVIRT_DEFAULT_URI");
 	a->sw.fd = a->sw.wd = -1;
-	if (vms_sockdir(uri, geteuid() == 0, getenv("XDG_RUNTIME_DIR"), getenv("HOME"), sockdir, sizeof(sockdir),
+	if (vms_sockwatch_dir(uri, geteuid() == 0, getenv("XDG_RUNTIME_DIR"), getenv("HOME"), sockdir, sizeof(sockdir),
 			sockname, sizeof(sockname)) == 0 &&
 	    vms_sockwatch_open(&a->sw, sockdir, sockname) == 0 &&
 	    virEventAddHandle(a->sw.fd, VIR_EVENT_HANDLE_READABLE, on_sockdir, a, NULL) < 0)

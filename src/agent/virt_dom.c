@@ -27,7 +27,7 @@
 #include "agent.h"
 #include "virt_dom.h"
 
-void vms_adom_free(struct adom *o)
+void vms_adom_free(struct vms_adom *o)
 {
 	if (!o)
 		return;
@@ -81,7 +81,7 @@ static int xpath_strings(xmlXPathContextPtr ctx, const char *expr, char ***out, 
 	return r;
 }
 
-static int parse_devices(struct adom *o, const char *xml)
+static int parse_devices(struct vms_adom *o, const char *xml)
 {
 	xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
 				      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
@@ -138,7 +138,7 @@ static bool cmdline_has_uuid(int proc_dirfd, pid_t pid, const char *uuid)
 }
 
 /* vCPU threads from the status XML: 0 with some found, or -errno. */
-static int status_threads(struct adom *o, const char *path)
+static int status_threads(struct vms_adom *o, const char *path)
 {
 	xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	if (!doc)
@@ -169,7 +169,7 @@ static int status_threads(struct adom *o, const char *path)
 }
 
 /* vCPU threads by the names QEMU gives them. */
-static void named_threads(struct agent *a, struct adom *o)
+static void named_threads(struct vms_agent *a, struct vms_adom *o)
 {
 	char rel[64];
 	snprintf(rel, sizeof(rel), "%d/task", (int)o->pid);
@@ -199,7 +199,7 @@ static void named_threads(struct agent *a, struct adom *o)
 	closedir(d);
 }
 
-static void find_process(struct agent *a, struct adom *o)
+static void find_process(struct vms_agent *a, struct vms_adom *o)
 {
 	char path[4096];
 	if (!a->local_qemu || !a->run_dir)
@@ -217,7 +217,7 @@ static void find_process(struct agent *a, struct adom *o)
 		named_threads(a, o);
 }
 
-int vms_adom_load(struct agent *a, virDomainPtr dom, struct adom *o)
+int vms_adom_load(struct vms_agent *a, virDomainPtr dom, struct vms_adom *o)
 {
 	char uuid[VIR_UUID_STRING_BUFLEN];
 	virDomainInfo info;
@@ -263,7 +263,7 @@ int vms_adom_load(struct agent *a, virDomainPtr dom, struct adom *o)
 	return 0;
 }
 
-void vms_adom_send(struct agent *a, const struct adom *o)
+void vms_adom_send(struct vms_agent *a, const struct vms_adom *o)
 {
 	struct vms_vp_w *w = &a->w;
 	vms_vp_begin(w, VMS_VP_DOM);
@@ -292,7 +292,7 @@ void vms_adom_send(struct agent *a, const struct adom *o)
 	vms_agent_send(a);
 }
 
-bool vms_adom_stopped(const struct adom *o)
+bool vms_adom_stopped(const struct vms_adom *o)
 {
 	char buf[1024];
 	if (o->stat_fd < 0)

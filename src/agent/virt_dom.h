@@ -7,10 +7,10 @@
 
 /* Fill o from the domain (state, XML, pid, threads); the XML is parsed
  * here and nowhere else (lifecycle events and (re)connects). */
-int vms_adom_load(struct agent *a, virDomainPtr dom, struct adom *o);
-void vms_adom_free(struct adom *o);
-void vms_adom_send(struct agent *a, const struct adom *o);
+int vms_adom_load(struct vms_agent *a, virDomainPtr dom, struct vms_adom *o);
+void vms_adom_free(struct vms_adom *o);
+void vms_adom_send(struct vms_agent *a, const struct vms_adom *o);
 /* Its QEMU is stopped (SIGSTOP, state T/t): libvirt's call would hang. */
-bool vms_adom_stopped(const struct adom *o);
+bool vms_adom_stopped(const struct vms_adom *o);
 
 #endif

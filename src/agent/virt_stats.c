@@ -30,8 +30,8 @@
 #define MAXP 512 /* values in one STATS message; more are split */
 
 struct acc {
-	struct agent *a;
-	const struct adom *d;
+	struct vms_agent *a;
+	const struct vms_adom *d;
 	int64_t t;
 	uint8_t slow;
 	unsigned n;
@@ -71,7 +71,7 @@ static void acc_put(struct acc *c, unsigned id, unsigned idx, uint64_t v)
 	c->n++;
 }
 
-static void acc_start(struct acc *c, struct agent *a, const struct adom *d, int64_t t, uint8_t slow)
+static void acc_start(struct acc *c, struct vms_agent *a, const struct vms_adom *d, int64_t t, uint8_t slow)
 {
 	c->a = a;
 	c->d = d;
@@ -169,7 +169,7 @@ static unsigned put_device(struct acc *c, const virDomainStatsRecord *r, const v
  * crosscheck columns. */
 static unsigned put_record(struct acc *c, const virDomainStatsRecord *r, unsigned mask, bool check)
 {
-	const struct adom *d = c->d;
+	const struct vms_adom *d = c->d;
 	unsigned seen = 0, n;
 	const char *rest;
 	uint64_t v;
@@ -220,7 +220,7 @@ static unsigned put_record(struct acc *c, const virDomainStatsRecord *r, unsigne
 	return seen;
 }
 
-static struct adom *by_dom(struct agent *a, virDomainPtr dom)
+static struct vms_adom *by_dom(struct vms_agent *a, virDomainPtr dom)
 {
 	char uuid[VIR_UUID_STRING_BUFLEN];
 	if (virDomainGetUUIDString(dom, uuid) < 0)
@@ -246,7 +246,7 @@ static bool has_group(const virDomainStatsRecord *r, const char *prefix)
 
 /* The bulk record of d came with the groups `seen`: got[k] = seen for d's
  * place k in list (n domains). */
-static void note_got(uint8_t *got, struct adom *const *list, unsigned n, const struct adom *d, unsigned seen)
+static void note_got(uint8_t *got, struct vms_adom *const *list, unsigned n, const struct vms_adom *d, unsigned seen)
 {
 	for (unsigned k = 0; k < n; k++)
 		if (list[k] == d)
@@ -356,14 +356,14 @@ static bool call_block(struct acc *c)
 
 /* ---- the fallback fast path ------------------------------------------------------ */
 
-static bool usable(const struct adom *d, uint64_t now)
+static bool usable(const struct vms_adom *d, uint64_t now)
 {
 	return d->dom && !d->dead && d->hold_until <= now && !vms_adom_stopped(d);
 }
 
 /* ---- migration jobs -------------------------------------------------------------- */
 
-void vms_job_values(const virTypedParameter *p, int n, int type, uint64_t *v)
+void vms_agent_job_values(const virTypedParameter *p, int n, int type, uint64_t *v)
 {
 	for (unsigned k = 0; k < VMS_VM_NMIG; k++)
 		v[k] = VMS_NONE;
@@ -387,7 +387,7 @@ void vms_job_values(const virTypedParameter *p, int n, int type, uint64_t *v)
 	}
 }
 
-void vms_job_send(struct agent *a, const struct adom *d, const uint64_t *v)
+void vms_agent_job_send(struct vms_agent *a, const struct vms_adom *d, const uint64_t *v)
 {
 	struct acc *c = malloc(sizeof(*c));
 	if (!c)
@@ -408,11 +408,11 @@ static bool is_migration(const virTypedParameter *p, int n)
 	return op == VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT || op == VIR_DOMAIN_JOB_OPERATION_MIGRATION_IN;
 }
 
-void vms_agent_jobs(struct agent *a)
+void vms_agent_jobs(struct vms_agent *a)
 {
 	uint64_t now = vms_agent_mono();
 	for (unsigned i = 0; i < a->nd; i++) {
-		struct adom *d = &a->d[i];
+		struct vms_adom *d = &a->d[i];
 		if (!d->mig || !usable(d, now))
 			continue;
 		int type = VIR_DOMAIN_JOB_NONE, n = 0;
@@ -433,8 +433,8 @@ void vms_agent_jobs(struct agent *a)
 			d->mig = false; /* over: the final values come with its event */
 		} else {
 			uint64_t v[VMS_VM_NMIG];
-			vms_job_values(p, n, type, v);
-			vms_job_send(a, d, v);
+			vms_agent_job_values(p, n, type, v);
+			vms_agent_job_send(a, d, v);
 			if (type != VIR_DOMAIN_JOB_UNBOUNDED)
 				d->mig = false; /* failed or cancelled: said once */
 		}
@@ -449,7 +449,7 @@ void vms_agent_jobs(struct agent *a)
 
 /* The result of d's calculation, from the dirtyrate stats group (readable
  * on the read-only connection): sent once it is measured and new. */
-static void dirty_read(struct agent *a, struct adom *d, uint64_t now)
+static void dirty_read(struct vms_agent *a, struct vms_adom *d, uint64_t now)
 {
 	virDomainPtr doms[2] = {d->dom, NULL};
 	virDomainStatsRecordPtr *recs = NULL;
@@ -495,14 +495,14 @@ static void dirty_read(struct agent *a, struct adom *d, uint64_t now)
 	free(c);
 }
 
-void vms_agent_dirty(struct agent *a)
+void vms_agent_dirty(struct vms_agent *a)
 {
 	if (!a->rw)
 		return;
 	uint64_t now = vms_agent_mono();
-	struct adom *due = NULL;
+	struct vms_adom *due = NULL;
 	for (unsigned i = 0; i < a->nd; i++) {
-		struct adom *d = &a->d[i];
+		struct vms_adom *d = &a->d[i];
 		if (!usable(d, now))
 			continue;
 		if (d->dirty_wait) {
@@ -536,15 +536,15 @@ void vms_agent_dirty(struct agent *a)
 	due->dirty_read_at = now + (uint64_t)a->dirty_seconds * VMS_NSEC_PER_SEC + DIRTY_POLL;
 }
 
-void vms_agent_fast(struct agent *a)
+void vms_agent_fast(struct vms_agent *a)
 {
 	uint64_t now = vms_agent_mono();
 	virDomainPtr doms[VMS_PACE_BATCH_MAX + 1];
-	struct adom *list[VMS_PACE_BATCH_MAX];
+	struct vms_adom *list[VMS_PACE_BATCH_MAX];
 	unsigned n = 0;
 	unsigned groups = 0;
 	for (unsigned i = 0; i < a->nd && n < VMS_PACE_BATCH_MAX; i++) {
-		struct adom *d = &a->d[i];
+		struct vms_adom *d = &a->d[i];
 		if (!d->fallback || !usable(d, now))
 			continue;
 		groups |= d->fallback;
@@ -573,7 +573,7 @@ void vms_agent_fast(struct agent *a)
 	int nrec = stats ? virDomainListGetStats(doms, stats, &recs, VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT) : -1;
 	int64_t t = vms_agent_real();
 	for (int i = 0; i < nrec; i++) {
-		struct adom *d = by_dom(a, recs[i]->dom);
+		struct vms_adom *d = by_dom(a, recs[i]->dom);
 		if (!d)
 			continue;
 		acc_start(c, a, d, t, 0);
@@ -594,7 +594,7 @@ void vms_agent_fast(struct agent *a)
 	}
 	virDomainStatsRecordListFree(recs);
 	for (unsigned k = 0; k < n; k++) {
-		struct adom *d = list[k];
+		struct vms_adom *d = list[k];
 		unsigned missing = d->fallback & ~got[k];
 		if (!missing)
 			continue;
@@ -616,7 +616,7 @@ void vms_agent_fast(struct agent *a)
 
 static bool skip_dom(void *ctx, unsigned i)
 {
-	struct agent *a = ctx;
+	struct vms_agent *a = ctx;
 	const char *uuid = a->pace.d[i].uuid;
 	for (unsigned k = 0; k < a->nd; k++)
 		if (strcmp(a->d[k].uuid, uuid) == 0)
@@ -624,7 +624,7 @@ static bool skip_dom(void *ctx, unsigned i)
 	return true;
 }
 
-static struct adom *by_uuid(struct agent *a, const char *uuid)
+static struct vms_adom *by_uuid(struct vms_agent *a, const char *uuid)
 {
 	for (unsigned k = 0; k < a->nd; k++)
 		if (strcmp(a->d[k].uuid, uuid) == 0)
@@ -632,17 +632,17 @@ static struct adom *by_uuid(struct agent *a, const char *uuid)
 	return NULL;
 }
 
-void vms_agent_slow(struct agent *a)
+void vms_agent_slow(struct vms_agent *a)
 {
 	unsigned idx[VMS_PACE_BATCH_MAX];
-	struct adom *list[VMS_PACE_BATCH_MAX];
+	struct vms_adom *list[VMS_PACE_BATCH_MAX];
 	virDomainPtr doms[VMS_PACE_BATCH_MAX + 1];
 	bool ok[VMS_PACE_BATCH_MAX];
 	uint64_t t0 = vms_agent_mono();
 	unsigned n = vms_pace_pick(&a->pace, t0, skip_dom, a, idx, VMS_PACE_BATCH_MAX);
 	unsigned m = 0;
 	for (unsigned k = 0; k < n; k++) {
-		struct adom *d = by_uuid(a, a->pace.d[idx[k]].uuid);
+		struct vms_adom *d = by_uuid(a, a->pace.d[idx[k]].uuid);
 		if (!d)
 			continue;
 		idx[m] = idx[k];
@@ -682,7 +682,7 @@ void vms_agent_slow(struct agent *a)
 	memset(got, 0, sizeof(got));
 	memset(ok, 0, sizeof(ok));
 	for (int i = 0; i < nrec; i++) {
-		struct adom *d = by_dom(a, recs[i]->dom);
+		struct vms_adom *d = by_dom(a, recs[i]->dom);
 		if (!d)
 			continue;
 		acc_start(c, a, d, t, 1);
@@ -705,7 +705,7 @@ void vms_agent_slow(struct agent *a)
 			a->no_bulk_block = true;
 	}
 	for (unsigned k = 0; k < m; k++) {
-		struct adom *d = list[k];
+		struct vms_adom *d = list[k];
 		bool need_block = d->ndisk > 0;
 		bool b_ok = (got[k] & VMS_VG_BALLOON) != 0, k_ok = !need_block || (got[k] & VMS_VG_BLOCK);
 		if ((a->no_bulk_balloon && !b_ok) || (a->no_bulk_block && !k_ok)) {

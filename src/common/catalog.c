@@ -204,7 +204,7 @@ static const struct vms_catfield vms_cat_block[] = {
 	GAU("physical", BYTES, "size on the host"),
 };
 
-/* in the order of enum vms_cgfield (sampler/sources/vm_kernel.h) */
+/* in the order of enum vms_vmcg_field (sampler/sources/vm_kernel.h) */
 static const struct vms_catfield vmcg_f[] = {
 	GAU("cpu_quota_us", US, "CPU quota per period (cpu.max)"),
 	GAU("cpu_period_us", US, "CPU period (cpu.max)"),

@@ -57,6 +57,7 @@ int vms_procfile_open(struct vms_procfile *f, int dirfd, const char *relpath, si
 	struct vms_procfile nf = VMS_PROCFILE_INIT;
 	int r;
 
+	*f = nf;
 	nf.fd = openat(dirfd, relpath, O_RDONLY | O_CLOEXEC);
 	if (nf.fd < 0)
 		return -errno;

@@ -23,7 +23,9 @@ struct vms_procfile {
 #define VMS_PROCFILE_INIT { .fd = -1, .buf = NULL, .cap = 0, .len = 0, .grows = 0 }
 
 /* Open `relpath` under `dirfd`, read it once and size the buffer to twice
- * that (at least min_cap).  Returns 0 or -errno. */
+ * that (at least min_cap).  Returns 0 or -errno.  *f need not be set
+ * before: on failure it is VMS_PROCFILE_INIT, which vms_procfile_close()
+ * accepts (a source's close after its open failed). */
 int vms_procfile_open(struct vms_procfile *f, int dirfd, const char *relpath, size_t min_cap);
 /* Re-read the whole file into f->buf (f->len bytes).  0 or -errno. */
 int vms_procfile_read(struct vms_procfile *f);

@@ -27,6 +27,11 @@
  *                         error.
  *   bytes(s)              the size of the file being written, with what
  *                         is buffered (rotation by size).
+ *   newgen_file(s)        optional: when the output is rotated, true if a
+ *                         new generation should start a new file (wide
+ *                         CSV, whose header cannot change).  The sink's
+ *                         own decision; without it, only the rotation's
+ *                         time and size do.
  * The file opened (and reopened) is s->file when set (rotation names each
  * file), else s->path.
  *
@@ -78,6 +83,7 @@ struct vms_sink_ops {
 	/* fd to poll for POLLOUT while flush() returns -EAGAIN, or -1 */
 	int (*pollfd)(struct vms_sink *s);
 	uint64_t (*bytes)(struct vms_sink *s);
+	bool (*newgen_file)(const struct vms_sink *s);
 };
 
 /* Frames whose records are in an output's buffer or in flight: the end
@@ -155,8 +161,8 @@ int vms_sink_reopen_out(struct vms_sink *s, struct vms_out *o, bool reopenable, 
 
 /* The ops table vms_sink_<id> of the sink named "<id>": its private state
  * is struct <id>, its ops <id>_open, _begin, _write, _flush, _reopen,
- * _close, _pollfd and _bytes; the optional event op follows as a designated
- * initializer (.event = bin_event). */
+ * _close, _pollfd and _bytes; the optional ones follow as designated
+ * initializers (.event = bin_event). */
 #define VMS_SINK_OPS(id, ...)                                               \
 	const struct vms_sink_ops vms_sink_##id = {                          \
 		.name = #id,                                                 \

@@ -330,4 +330,11 @@ static uint64_t csv_bytes(struct vms_sink *s)
 	return c->out.written + c->out.len;
 }
 
-VMS_SINK_OPS(csv);
+/* Rotated, wide CSV starts a new file for a new generation: its header
+ * is fixed (long CSV has the columns in its rows). */
+static bool csv_newgen_file(const struct vms_sink *s)
+{
+	return s->csv_layout == VMS_CSV_WIDE;
+}
+
+VMS_SINK_OPS(csv, .newgen_file = csv_newgen_file);

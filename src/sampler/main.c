@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "out.h"
 #include "priv.h"
+#include "service.h"
 #include "sink.h"
 #include "vms_build.h"
 
@@ -100,6 +101,8 @@ static void raise_nofile(void)
 static int run(const struct vms_config *conf)
 {
 	struct vms_loop loop;
+	struct vms_service sv;
+	struct vms_loop_hooks hooks;
 	int r, rc;
 
 	raise_nofile();
@@ -126,30 +129,37 @@ static int run(const struct vms_config *conf)
 		fprintf(stderr, "vmsampler: %s\n", why);
 		return EXIT_USAGE;
 	}
-	r = vms_loop_init(&loop, conf, NULL);
+	r = vms_service_init(&sv, conf, &hooks);
+	if (r < 0) {
+		vms_err("out of memory");
+		return EXIT_RUNTIME;
+	}
+	r = vms_loop_init(&loop, conf, NULL, &hooks);
 	vms_priv_started(&privs);
 	if (r < 0) {
 		vms_loop_fini(&loop);
+		vms_service_fini(&sv);
 		if (vms_out_stop)
 			return 0; /* stopped while an output FIFO waited for its reader */
 		/* an output or ring refused (not ours, a link, a live ring: said
 		 * in one line) is a configuration error, not one to restart on */
 		return r == -EINVAL || vms_out_refused(r) ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	r = vms_loop_signals(&loop);
-	if (r < 0) {
+	r = vms_service_signals(&sv);
+	if (r < 0)
 		vms_err("cannot set up signal handling: %s", strerror(-r));
+	if (r < 0 || vms_out_stop) {
+		/* (vms_out_stop: stopped during the start-up, before signalfd
+		 * took over) */
 		vms_loop_fini(&loop);
-		return EXIT_RUNTIME;
+		vms_service_fini(&sv);
+		return r < 0 ? EXIT_RUNTIME : 0;
 	}
-	if (vms_out_stop) {
-		/* stopped during the start-up, before signalfd took over */
-		vms_loop_fini(&loop);
-		return 0;
-	}
+	vms_service_start(&sv);
 	rc = vms_loop_run(&loop) < 0 ? EXIT_RUNTIME : 0;
 	if (vms_loop_fini(&loop) < 0)
 		rc = EXIT_RUNTIME;
+	vms_service_fini(&sv);
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* source.c - the registry of compiled-in sources, in frame order.  The
  * order is only that of the columns: what one source produces for another
- * (the VM set) goes through the loop (struct vms_loop's vms). */
+ * (the VM set) goes through the source host (struct vms_srchost's vms). */
 #include <string.h>
 
 #include "source.h"

@@ -141,14 +141,9 @@ void vms_cgfiles_free(struct vms_cgfiles *f)
 {
 	if (!f)
 		return;
-	free(f->cpu_stat);
-	free(f->cpuacct_usage);
-	free(f->cpuacct_stat);
-	free(f->mem);
-	free(f->io_stat);
-	free(f->v2_dir);
-	free(f->cpu_dir);
-	free(f->mem_dir);
+	_Static_assert(sizeof(f->path) == sizeof(*f), "every field of struct vms_cgfiles is a path");
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(f->path); i++)
+		free(f->path[i]);
 	memset(f, 0, sizeof(*f));
 }
 

@@ -43,14 +43,20 @@ void vms_cgmounts_free(struct vms_cgmounts *m);
 
 /* The files of one VM, as absolute paths (NULL: not available). */
 struct vms_cgfiles {
-	char *cpu_stat;      /* v2 cpu.stat */
-	char *cpuacct_usage; /* v1 */
-	char *cpuacct_stat;  /* v1 */
-	char *mem;           /* v2 memory.current or v1 memory.usage_in_bytes */
-	char *io_stat;       /* v2 io.stat */
-	/* the VM's groups (limits, throttling, memory events, pressure:
-	 * vm_kernel.c), NULL when not placed in that hierarchy */
-	char *v2_dir, *cpu_dir, *mem_dir;
+	union {
+		struct {
+			char *cpu_stat;      /* v2 cpu.stat */
+			char *cpuacct_usage; /* v1 */
+			char *cpuacct_stat;  /* v1 */
+			char *mem;           /* v2 memory.current or v1 memory.usage_in_bytes */
+			char *io_stat;       /* v2 io.stat */
+			/* the VM's groups (limits, throttling, memory events,
+			 * pressure: vm_kernel.c), NULL when not placed in that
+			 * hierarchy */
+			char *v2_dir, *cpu_dir, *mem_dir;
+		};
+		char *path[8]; /* all of them, each owned (vms_cgfiles_free) */
+	};
 };
 
 /* From the text of /proc/<pid>/cgroup (pidcg, len bytes): the files that

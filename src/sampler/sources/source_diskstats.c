@@ -64,10 +64,10 @@ static unsigned dk_field(unsigned nfields, unsigned i)
 	return nfields == 4 ? dk_fields4[i] : i;
 }
 
-static int dk_open(struct vms_source *src)
+static int dk_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct diskstats *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	return vms_procfile_open(&p->f, src->proc_dirfd, "diskstats", 4096);
 }
 
@@ -94,8 +94,9 @@ static void dk_classify(struct vms_enttab *t)
 	}
 }
 
-static int dk_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int dk_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	struct diskstats *p = src->priv;
 	const struct vms_source_conf *sc = src->sconf;
 	struct vms_disk_line dl;
@@ -213,8 +214,6 @@ static int dk_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 static void dk_close(struct vms_source *src)
 {
 	struct diskstats *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_close(&p->f);
 	vms_enttab_free(&p->tab);
 }

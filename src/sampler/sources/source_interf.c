@@ -64,8 +64,9 @@ struct interference {
 	struct vms_interf_ent *ent; /* the tick's read of the account */
 };
 
-static int if_open(struct vms_source *src)
+static int if_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct interference *p = src->priv;
 	char err[256];
 	p->ent = malloc(IF_ACCT_MAX * sizeof(*p->ent));
@@ -185,10 +186,10 @@ static int32_t pair_col(const struct interference *p, uint32_t v, uint32_t c)
 	return -1;
 }
 
-static int if_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int if_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
 	struct interference *p = src->priv;
-	const struct vms_vmtab *t = src->vms;
+	const struct vms_vmtab *t = env->vms;
 	unsigned n;
 	int r;
 

@@ -44,12 +44,6 @@ struct irqfile {
 	bool sums;                /* interrupts: the sum columns, slots 0 .. ncpu */
 };
 
-struct interrupts {
-	struct irqfile q;
-};
-struct softirqs {
-	struct irqfile q;
-};
 
 static void irq_forget(struct irqfile *p)
 {
@@ -65,7 +59,6 @@ static void irq_forget(struct irqfile *p)
 static int irq_open(struct vms_source *src, const char *path, bool sums)
 {
 	struct irqfile *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	p->per_cpu = src->sconf && src->sconf->per_cpu;
 	p->sums = sums;
 	return vms_procfile_open(&p->f, src->proc_dirfd, path, 4096);
@@ -74,8 +67,6 @@ static int irq_open(struct vms_source *src, const char *path, bool sums)
 static void irq_close(struct vms_source *src)
 {
 	struct irqfile *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_close(&p->f);
 	irq_forget(p);
 }
@@ -175,8 +166,9 @@ static int irq_declare(struct vms_source *src, struct vms_schema_builder *b, con
 	return slot ? 0 : -ENODATA;
 }
 
-static int irq_sample(struct irqfile *p, uint64_t *slots, struct vms_tick_ctx *t)
+static int irq_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
+	struct irqfile *p = src->priv;
 	struct vms_enttab *tab = &p->tab;
 	struct irq_parse ip = {.v = p->v, .ncpu = p->ncpu};
 	struct vms_cur c;
@@ -229,52 +221,23 @@ static int irq_sample(struct irqfile *p, uint64_t *slots, struct vms_tick_ctx *t
 	return r;
 }
 
-/* ---- interrupts ------------------------------------------------------------ */
+/* ---- interrupts and softirqs ----------------------------------------------- */
 
-static int in_open(struct vms_source *src)
-{
-	return irq_open(src, "interrupts", true);
-}
+/* The two sources of the one format: each its file, its columns' prefix,
+ * and whether it has the sum columns (interrupts: slots 0 .. ncpu). */
+#define IRQ_SOURCE(id, file, pfx, sums)                                                  \
+	static int id##_open(struct vms_source *src, const struct vms_source_env *env)     \
+	{                                                                                    \
+		(void)env;                                                                   \
+		return irq_open(src, file, sums);                                            \
+	}                                                                                    \
+	static int id##_declare(struct vms_source *src, struct vms_schema_builder *b,       \
+				const struct vms_source_env *env)                            \
+	{                                                                                    \
+		(void)env;                                                                   \
+		return irq_declare(src, b, pfx);                                             \
+	}                                                                                    \
+	VMS_SOURCE_OPS_FAMILY(id, struct irqfile, id, irq)
 
-static int in_declare(struct vms_source *src, struct vms_schema_builder *b)
-{
-	return irq_declare(src, b, "intr");
-}
-
-static int in_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
-{
-	struct interrupts *s = src->priv;
-	return irq_sample(&s->q, slots, t);
-}
-
-static void in_close(struct vms_source *src)
-{
-	irq_close(src);
-}
-
-VMS_SOURCE_OPS(interrupts, in);
-
-/* ---- softirqs -------------------------------------------------------------- */
-
-static int si_open(struct vms_source *src)
-{
-	return irq_open(src, "softirqs", false);
-}
-
-static int si_declare(struct vms_source *src, struct vms_schema_builder *b)
-{
-	return irq_declare(src, b, "softirq");
-}
-
-static int si_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
-{
-	struct softirqs *s = src->priv;
-	return irq_sample(&s->q, slots, t);
-}
-
-static void si_close(struct vms_source *src)
-{
-	irq_close(src);
-}
-
-VMS_SOURCE_OPS(softirqs, si);
+IRQ_SOURCE(interrupts, "interrupts", "intr", true);
+IRQ_SOURCE(softirqs, "softirqs", "softirq", false);

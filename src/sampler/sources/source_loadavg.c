@@ -8,15 +8,16 @@ struct loadavg {
 	struct vms_procfile f;
 };
 
-static int la_open(struct vms_source *src)
+static int la_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct loadavg *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	return vms_procfile_open(&p->f, src->proc_dirfd, "loadavg", 256);
 }
 
-static int la_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int la_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	(void)src;
 	const struct vms_coldef load = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_LOAD, .scale = 2};
 	const struct vms_coldef tasks = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_TASKS};

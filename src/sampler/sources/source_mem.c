@@ -30,37 +30,35 @@
 
 typedef int kv_next_fn(struct vms_cur *c, struct vms_kv_line *out);
 
+/* meminfo's and vmstat's state: the file, its keys, and how to read a
+ * line of it */
 struct kvfile {
 	struct vms_procfile f;
 	struct vms_enttab tab;
+	kv_next_fn *next;         /* its line parser (parse_mem.h) */
+	bool (*match)(const struct vms_cur *, const struct vms_ent *);
 };
 
 /* meminfo and vmstat share their private state's layout */
-struct meminfo {
-	struct kvfile kv;
-};
-struct vmstat {
-	struct kvfile kv;
-};
 
-static int kv_open(struct vms_source *src, const char *path)
+static int kv_open(struct vms_source *src, const char *path, kv_next_fn *next,
+		   bool (*match)(const struct vms_cur *, const struct vms_ent *))
 {
 	struct kvfile *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
+	p->next = next;
+	p->match = match;
 	return vms_procfile_open(&p->f, src->proc_dirfd, path, 8192);
 }
 
 static void kv_close(struct vms_source *src)
 {
 	struct kvfile *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_close(&p->f);
 	vms_enttab_free(&p->tab);
 }
 
 /* The entities of the file (every well-formed line, in file order). */
-static int kv_scan(struct kvfile *p, kv_next_fn *next)
+static int kv_scan(struct kvfile *p)
 {
 	struct vms_kv_line kv;
 	struct vms_cur c;
@@ -69,7 +67,7 @@ static int kv_scan(struct kvfile *p, kv_next_fn *next)
 	r = vms_enttab_scan(&p->tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	while ((r = next(&c, &kv)) != 0) {
+	while ((r = p->next(&c, &kv)) != 0) {
 		if (r < 0)
 			continue; /* a damaged line declares nothing */
 		struct vms_ent *e = vms_enttab_add(&p->tab, kv.key, kv.key_len, kv.key, kv.key_len);
@@ -98,29 +96,27 @@ static bool vs_match(const struct vms_cur *c, const struct vms_ent *e)
 	return kv_match(c, e, ' ');
 }
 
-static int mi_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
-{
-	struct vms_kv_line *kv = line;
-	int r = vms_meminfo_next(c, kv);
-	*name = kv->key;
-	*len = kv->key_len;
-	return r;
-}
-
-static int vs_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
-{
-	struct vms_kv_line *kv = line;
-	int r = vms_vmstat_next(c, kv);
-	*name = kv->key;
-	*len = kv->key_len;
-	return r;
-}
-
-static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, vms_ent_parse_fn *parse,
-		     bool (*match)(const struct vms_cur *, const struct vms_ent *))
-{
-	struct vms_enttab *tab = &p->tab;
+/* A line as the entity table reads it in the tick: the family's parser
+ * and what it read. */
+struct kv_read {
+	kv_next_fn *next;
 	struct vms_kv_line kv;
+};
+
+static int kv_parse(struct vms_cur *c, void *line, const char **name, size_t *len)
+{
+	struct kv_read *rd = line;
+	int r = rd->next(c, &rd->kv);
+	*name = rd->kv.key;
+	*len = rd->kv.key_len;
+	return r;
+}
+
+static int kv_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
+{
+	struct kvfile *p = src->priv;
+	struct vms_enttab *tab = &p->tab;
+	struct kv_read rd = {.next = p->next};
 	struct vms_cur c;
 	struct vms_ent *e;
 	enum vms_ent_step st;
@@ -129,14 +125,14 @@ static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, 
 	int r = vms_enttab_read(tab, &p->f, &c);
 	if (r < 0)
 		return r;
-	while ((st = vms_enttab_next(tab, &pos, &c, t, match, parse, &kv, &e)) != VMS_ENT_END) {
+	while ((st = vms_enttab_next(tab, &pos, &c, t, p->match, kv_parse, &rd, &e)) != VMS_ENT_END) {
 		if (st == VMS_ENT_NEW)
 			return VMS_RESCHEMA; /* a new key */
 		if (st == VMS_ENT_SKIPPED) {
 			t->parse_errors += !!(e->bits & KV_BADNAME);
 			continue;
 		}
-		if (VMS_UNLIKELY(kv.kb != !!(e->bits & KV_KB))) {
+		if (VMS_UNLIKELY(rd.kv.kb != !!(e->bits & KV_KB))) {
 			/* the unit changed under the column: not believed */
 			vms_enttab_bad(tab, t);
 			continue;
@@ -144,16 +140,50 @@ static int kv_sample(struct kvfile *p, uint64_t *slots, struct vms_tick_ctx *t, 
 		vms_enttab_mark(tab, e);
 		t->parse_errors += !!(e->bits & KV_BADNAME);
 		if (e->slot >= 0)
-			slots[e->slot] = kv.v;
+			slots[e->slot] = rd.kv.v;
 	}
 	return vms_enttab_end(tab, slots); /* VMS_RESCHEMA: a key went away */
 }
 
+/* What a key's column is: its definition and its name (*name: the key,
+ * or the column's name written into buf, VMS_KV_KEY_MAX + 1 bytes); NULL:
+ * no column. */
+typedef const struct vms_coldef *kv_col_fn(const struct vms_source *src, struct vms_ent *e, char *buf,
+					   const char **name);
+
+/* Scan the file and declare a column of group g for each key col() keeps
+ * (of a key's lines the first: a second one is not sampled).  How many
+ * columns, or -errno. */
+static int kv_declare(struct vms_source *src, struct vms_schema_builder *b, enum vms_group g, kv_col_fn *col)
+{
+	struct kvfile *p = src->priv;
+	char buf[VMS_KV_KEY_MAX + 1];
+	uint32_t slot = 0;
+
+	int r = kv_scan(p);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < p->tab.n; i++) {
+		struct vms_ent *e = &p->tab.ent[i];
+		const char *name;
+		if (vms_enttab_dup(&p->tab, e))
+			continue; /* a second line of the same key: not sampled */
+		const struct vms_coldef *d = col(src, e, buf, &name);
+		if (!d)
+			continue;
+		e->slot = (int32_t)slot++;
+		e->ncols = 1;
+		vms_schema_addc(b, d, g, NULL, NULL, name);
+	}
+	return b->err ? b->err : (int)slot;
+}
+
 /* ---- meminfo -------------------------------------------------------------- */
 
-static int mi_open(struct vms_source *src)
+static int mi_open(struct vms_source *src, const struct vms_source_env *env)
 {
-	return kv_open(src, "meminfo");
+	(void)env;
+	return kv_open(src, "meminfo", vms_meminfo_next, mi_match);
 }
 
 /* "Active(anon)" -> "Active_anon" into out (cap bytes): false if it does
@@ -172,53 +202,38 @@ static bool mi_colname(const char *key, size_t len, char *out, size_t cap)
 	return true;
 }
 
-static int mi_declare(struct vms_source *src, struct vms_schema_builder *b)
+/* kB values are bytes (the parser scales them), the others counts; a key
+ * whose column cannot be named is counted as damaged at each sample. */
+static const struct vms_coldef *mi_col(const struct vms_source *src, struct vms_ent *e, char *buf, const char **name)
 {
-	const struct vms_coldef bytes = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_BYTES};
-	const struct vms_coldef count = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
-	struct meminfo *m = src->priv;
-	struct kvfile *p = &m->kv;
-	uint32_t slot = 0;
-	char name[VMS_KV_KEY_MAX + 1];
-
-	int r = kv_scan(p, vms_meminfo_next);
-	if (r < 0)
-		return r;
-	for (uint32_t i = 0; i < p->tab.n; i++) {
-		struct vms_ent *e = &p->tab.ent[i];
-		if (vms_enttab_dup(&p->tab, e))
-			continue; /* a second line of the same key: not sampled */
-		if (!mi_colname(e->name, e->name_len, name, sizeof(name))) {
-			e->bits |= KV_BADNAME;
-			continue;
-		}
-		e->slot = (int32_t)slot++;
-		e->ncols = 1;
-		vms_schema_addc(b, (e->bits & KV_KB) ? &bytes : &count, VMS_G_MEM, NULL, NULL, name);
+	static const struct vms_coldef bytes = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_BYTES};
+	static const struct vms_coldef count = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
+	(void)src;
+	if (!mi_colname(e->name, e->name_len, buf, VMS_KV_KEY_MAX + 1)) {
+		e->bits |= KV_BADNAME;
+		return NULL;
 	}
-	if (b->err)
-		return b->err;
-	return slot ? 0 : -ENODATA;
+	*name = buf;
+	return (e->bits & KV_KB) ? &bytes : &count;
 }
 
-static int mi_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
+static int mi_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
-	struct meminfo *m = src->priv;
-	return kv_sample(&m->kv, slots, t, mi_parse, mi_match);
+	(void)env;
+	int n = kv_declare(src, b, VMS_G_MEM, mi_col);
+	if (n < 0)
+		return n;
+	return n ? 0 : -ENODATA;
 }
 
-static void mi_close(struct vms_source *src)
-{
-	kv_close(src);
-}
-
-VMS_SOURCE_OPS(meminfo, mi);
+VMS_SOURCE_OPS_FAMILY(meminfo, struct kvfile, mi, kv);
 
 /* ---- vmstat --------------------------------------------------------------- */
 
-static int vs_open(struct vms_source *src)
+static int vs_open(struct vms_source *src, const struct vms_source_env *env)
 {
-	return kv_open(src, "vmstat");
+	(void)env;
+	return kv_open(src, "vmstat", vms_vmstat_next, vs_match);
 }
 
 static bool has_prefix(const char *s, const char *p)
@@ -240,47 +255,31 @@ static bool vs_gauge(const char *key)
 	       !has_prefix(key, "nr_tlb_") && !has_prefix(key, "nr_foll_pin_");
 }
 
-static int vs_declare(struct vms_source *src, struct vms_schema_builder *b)
+/* The keys the configuration selects; pgpgin and pgpgout in KiB (the
+ * kernel prints sectors / 2). */
+static const struct vms_coldef *vs_col(const struct vms_source *src, struct vms_ent *e, char *buf, const char **name)
 {
-	const struct vms_coldef gauge = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
-	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
-					 .wrap_bits = 64};
-	const struct vms_coldef kib = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_KIB, .wrap_bits = 64};
+	static const struct vms_coldef gauge = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
+	static const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
+						.wrap_bits = 64};
+	static const struct vms_coldef kib = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_KIB, .wrap_bits = 64};
 	const struct vms_source_conf *sc = src->sconf;
-	struct vmstat *v = src->priv;
-	struct kvfile *p = &v->kv;
-	uint32_t slot = 0;
-
-	int r = kv_scan(p, vms_vmstat_next);
-	if (r < 0)
-		return r;
-	for (uint32_t i = 0; i < p->tab.n; i++) {
-		struct vms_ent *e = &p->tab.ent[i];
-		if (vms_enttab_dup(&p->tab, e))
-			continue;
-		if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
-			continue;
-		const struct vms_coldef *d = &count;
-		if (vs_gauge(e->name))
-			d = &gauge;
-		else if (strcmp(e->name, "pgpgin") == 0 || strcmp(e->name, "pgpgout") == 0)
-			d = &kib; /* the kernel prints sectors / 2 */
-		e->slot = (int32_t)slot++;
-		e->ncols = 1;
-		vms_schema_addc(b, d, VMS_G_VMSTAT, NULL, NULL, e->name);
-	}
-	return b->err;
+	(void)buf;
+	if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
+		return NULL;
+	*name = e->name;
+	if (vs_gauge(e->name))
+		return &gauge;
+	if (strcmp(e->name, "pgpgin") == 0 || strcmp(e->name, "pgpgout") == 0)
+		return &kib;
+	return &count;
 }
 
-static int vs_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
+static int vs_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
-	struct vmstat *v = src->priv;
-	return kv_sample(&v->kv, slots, t, vs_parse, vs_match);
+	(void)env;
+	int n = kv_declare(src, b, VMS_G_VMSTAT, vs_col);
+	return n < 0 ? n : 0;
 }
 
-static void vs_close(struct vms_source *src)
-{
-	kv_close(src);
-}
-
-VMS_SOURCE_OPS(vmstat, vs);
+VMS_SOURCE_OPS_FAMILY(vmstat, struct kvfile, vs, kv);

@@ -10,7 +10,7 @@
  * numbers.
  *
  * The file is shared with the vm source (one read per tick for both), and
- * the tap devices of the VMs of the VM set (the loop's) are left out unless
+ * the tap devices of the VMs of the VM set (env->vms) are left out unless
  * netdev.vm_taps is set: they are the vm source's per-VM network columns.
  * The interface set is then re-declared whenever the VM table changes.
  *
@@ -84,8 +84,9 @@ bool vms_netdev_netlink(const struct vms_source *src)
 	return p && p->nl_on;
 }
 
-static int nd_open(struct vms_source *src)
+static int nd_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct netdev *p = src->priv;
 	int backend = src->sconf ? src->sconf->backend : VMS_NETDEV_AUTO;
 	p->vm_taps = src->sconf && src->sconf->vm_taps;
@@ -298,7 +299,7 @@ out:
 	return r;
 }
 
-static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int nd_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
 	const struct vms_coldef bytes = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_BYTES,
 					.wrap_bits = 64};
@@ -310,7 +311,7 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 	int r;
 
 	nd_forget(p);
-	p->vmgen = vms_vmtab_gen(src->vms);
+	p->vmgen = vms_vmtab_gen(env->vms);
 	r = p->nl_on ? nd_nl_tab(p) : nd_file_tab(p);
 	if (r < 0 && p->nl_on && !p->nl_forced && p->f) {
 		/* auto: netlink stopped working (a socket that cannot be opened
@@ -331,7 +332,7 @@ static int nd_declare(struct vms_source *src, struct vms_schema_builder *b)
 			continue; /* a second line of the same name: not sampled */
 		if (sc && !vms_globs_select(&sc->include, &sc->exclude, e->name))
 			continue;
-		if (!p->vm_taps && is_vm_tap(src->vms, e->name))
+		if (!p->vm_taps && is_vm_tap(env->vms, e->name))
 			continue;
 		char part[VMS_NAME_PART_MAX + 1];
 		vms_name_fit(part, VMS_NAME_PART_MAX, e->name, e->name_len);
@@ -475,8 +476,6 @@ static int nd_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 static void nd_close(struct vms_source *src)
 {
 	struct netdev *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_shared_close(p->f);
 	p->f = NULL;
 	vms_nl_close(&p->nl);

@@ -35,8 +35,9 @@ _Static_assert(VMS_PERF_SOFTWARE == 0 && VMS_PERF_TRACEPOINT == 1 && VMS_PERF_HA
 
 /* ---- the source -------------------------------------------------------- */
 
-static int perf_open(struct vms_source *src)
+static int perf_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct perf *p = src->priv;
 	const struct vms_source_conf *sc = src->sconf;
 	int r;
@@ -141,14 +142,14 @@ static void declare_block(struct vms_schema_builder *b, const struct evset *es, 
 	}
 }
 
-static int perf_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int perf_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
 	struct perf *p = src->priv;
 	char cpu[16];
 
-	p->vmgen = vms_vmtab_gen(src->vms);
+	p->vmgen = vms_vmtab_gen(env->vms);
 	p->fds_counted = false; /* counted when a VM is attached */
-	int r = perf_vms_sync(p, src->vms);
+	int r = perf_vms_sync(p, env->vms);
 	if (r < 0)
 		return r;
 	if (p->host.nok) {
@@ -290,10 +291,11 @@ static int perf_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_
 	return 0;
 }
 
-static void perf_idle(struct vms_source *src, uint64_t until_ns)
+static void perf_idle(struct vms_source *src, uint64_t until_ns, const struct vms_source_env *env)
 {
 	struct perf *p = src->priv;
 	(void)until_ns;
+	(void)env;
 	if (!p->check)
 		return;
 	p->check = false;

@@ -67,10 +67,10 @@ static void ps_forget(struct procstat *p)
 	p->ncpu_map = 0;
 }
 
-static int ps_open(struct vms_source *src)
+static int ps_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct procstat *p = src->priv;
-	p->f = (struct vms_procfile)VMS_PROCFILE_INIT;
 	ps_forget(p);
 	p->per_cpu = src->sconf && src->sconf->per_cpu;
 	return vms_procfile_open(&p->f, src->proc_dirfd, "stat", 4096);
@@ -83,8 +83,9 @@ static bool is_cpun_line(const struct vms_cur *c)
 	       vms_is_digit(c->p[3]);
 }
 
-static int ps_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int ps_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	const struct vms_coldef tick = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_TICKS,
 					.wrap_bits = 64};
 	const struct vms_coldef count = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT,
@@ -246,8 +247,6 @@ static int ps_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 static void ps_close(struct vms_source *src)
 {
 	struct procstat *p = src->priv;
-	if (!p)
-		return;
 	vms_procfile_close(&p->f);
 	ps_forget(p);
 }

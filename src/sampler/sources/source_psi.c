@@ -28,8 +28,9 @@ struct psi {
 	int32_t slot[PSI_NRES][2]; /* some, full: first column, -1 none */
 };
 
-static int psi_open(struct vms_source *src)
+static int psi_open(struct vms_source *src, const struct vms_source_env *env)
 {
+	(void)env;
 	struct psi *p = src->priv;
 	char path[32];
 	int first_err = -ENOENT;
@@ -51,8 +52,9 @@ static int psi_open(struct vms_source *src)
 	return n ? 0 : first_err;
 }
 
-static int psi_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int psi_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
+	(void)env;
 	const struct vms_coldef us = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_US, .wrap_bits = 64};
 	struct psi *p = src->priv;
 	uint32_t slot = 0;
@@ -128,8 +130,6 @@ static int psi_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_c
 static void psi_close(struct vms_source *src)
 {
 	struct psi *p = src->priv;
-	if (!p)
-		return;
 	for (unsigned i = 0; i < PSI_NRES; i++)
 		vms_procfile_close(&p->f[i]);
 }

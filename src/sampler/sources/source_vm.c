@@ -13,8 +13,8 @@
  * virt_proto.h.
  *
  * This source
- *   - produces the VM set (vmtab.h; the loop owns it and gives it to
- *     this source as src->vms_w): the agent's DOM/GONE/SYNC messages
+ *   - produces the VM set (vmtab.h; the source host owns it and gives it to
+ *     this source as env->vms_w): the agent's DOM/GONE/SYNC messages
  *     update it between ticks (ready()), and a change makes sample()
  *     return VMS_RESCHEMA so that every source re-declares;
  *   - reads each VM's fast counters from the kernel every tick
@@ -48,7 +48,7 @@
 #include "grow.h"
 #include "libexec.h"
 #include "log.h"
-#include "loop.h"
+#include "clock.h"
 #include "procfile.h"
 #include "hostid.h"
 #include "source.h"
@@ -58,45 +58,40 @@
 #include "vm_int.h"
 #include "vmtab.h"
 
+/* The run's clock and event queue, as the host handed them to vm_open
+ * (p->env: the same for the source's life). */
 static uint64_t now_ns(const struct vms_source *src)
 {
-	if (src->loop)
-		return vms_clock_mono(&src->loop->clock);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * VMS_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	const struct vms_vmsrc *p = src->priv;
+	return vms_clock_mono(p->env->clock);
 }
 
 static void event(struct vms_source *src, uint32_t type, const char *subject, const char *detail)
 {
-	if (src->loop)
-		vms_source_event(src, type, subject, detail);
+	const struct vms_vmsrc *p = src->priv;
+	vms_source_event(p->env, type, subject, detail);
 }
 
 /* ---- the agent's identity table --------------------------------------------- */
 
-static struct aux *aux_get(struct vm *p, const char *uuid)
+static struct vms_vmsrc_aux *aux_get(struct vms_vmsrc *p, const char *uuid)
 {
-	struct aux *a = vm_aux_find(p, uuid);
+	struct vms_vmsrc_aux *a = vms_vmsrc_aux_find(p, uuid);
 	if (a)
 		return a;
-	if (p->naux == p->capaux) {
-		unsigned cap = p->capaux ? p->capaux * 2 : 16;
-		struct aux *n = realloc(p->aux, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		p->aux = n;
-		p->capaux = cap;
-	}
+	struct vms_vmsrc_aux *n = vms_grow_array(p->aux, &p->capaux, p->naux + 1, sizeof(*n), 16);
+	if (!n)
+		return NULL;
+	p->aux = n;
 	a = &p->aux[p->naux++];
 	memset(a, 0, sizeof(*a));
 	memcpy(a->uuid, uuid, VMS_UUID_LEN); /* a checked UUID */
 	return a;
 }
 
-static void aux_drop(struct vm *p, const char *uuid)
+static void aux_drop(struct vms_vmsrc *p, const char *uuid)
 {
-	struct aux *a = vm_aux_find(p, uuid);
+	struct vms_vmsrc_aux *a = vms_vmsrc_aux_find(p, uuid);
 	if (a)
 		*a = p->aux[--p->naux];
 }
@@ -119,7 +114,7 @@ static void argv_free(char **argv)
 
 static int build_argv(struct vms_source *src, char *path)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	const struct vms_libvirt_conf *lc = p->lc;
 	uint64_t tick = src->conf->interval_ns * (src->every ? src->every : 1);
 	uint64_t budget = lc->budget_ns ? lc->budget_ns : tick / 20;
@@ -161,7 +156,7 @@ static int build_argv(struct vms_source *src, char *path)
 
 static void mark_lost(struct vms_source *src, const char *why)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (!p->lost_marked)
 		event(src, VMS_EV_LIBVIRT_LOST, p->uri, why);
 	p->lost_marked = true;
@@ -170,7 +165,7 @@ static void mark_lost(struct vms_source *src, const char *why)
 
 static int spawn(struct vms_source *src)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	int r = vms_vclient_spawn(&p->cl, p->argv);
 	if (r < 0)
 		return r;
@@ -189,7 +184,7 @@ static int spawn(struct vms_source *src)
 /* The agent is gone (exited, or killed): restart it later. */
 static void agent_down(struct vms_source *src, bool killed, const char *why)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	uint64_t now = now_ns(src);
 	vms_vclient_stop(&p->cl, killed ? 0 : 200);
 	if (now - p->started_at > 10 * RESPAWN_MAX)
@@ -211,17 +206,17 @@ static void nl_count(void *arg, int ifindex, const uint64_t v[VMS_NET_FIELDS])
 	(*(uint32_t *)arg)++;
 }
 
-static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
+static int vm_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	const struct vms_coldef conn = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_NONE};
 	const struct vms_coldef doms = {.kind = VMS_KIND_GAUGE, .unit = VMS_UNIT_COUNT};
 	const struct vms_coldef rst = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_COUNT, .wrap_bits = 64};
 	int r;
 
-	p->vmgen = vms_vmtab_gen(src->vms);
+	p->vmgen = vms_vmtab_gen(env->vms);
 	p->mig_reschema = false;
-	r = vm_reconcile(src);
+	r = vms_vmsrc_reconcile(src, env->vms);
 	if (r < 0)
 		return r;
 	/* room to index /proc/net/dev without allocating in the tick */
@@ -256,13 +251,13 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
 	vms_schema_addc(b, &doms, VMS_G_VIRT, NULL, NULL, "domains");
 	vms_schema_addc(b, &rst, VMS_G_VIRT, NULL, NULL, "agent_restarts");
 	for (unsigned i = 0; i < p->nrec; i++) {
-		struct vmrec *v = &p->rec[i];
+		struct vms_vmsrc_rec *v = &p->rec[i];
 		v->base = vms_schema_builder_count(b);
-		r = vm_rec_declare(b, v, p->lc);
+		r = vms_vmsrc_rec_declare(b, v, p->lc);
 		if (r < 0)
 			return r;
 		v->gone = false;
-		vm_rec_queue_needs(p, v);
+		vms_vmsrc_rec_queue_needs(p, v);
 	}
 	return b->err;
 }
@@ -275,7 +270,7 @@ static int vm_declare(struct vms_source *src, struct vms_schema_builder *b)
  * missing, until both came, and the final values wait for the state, so
  * that one last frame has them together; bounded by the agent's timeout
  * (then what came goes out and the record goes). */
-static bool mig_end_waits(const struct vm *p, const struct vmrec *r, uint64_t now)
+static bool mig_end_waits(const struct vms_vmsrc *p, const struct vms_vmsrc_rec *r, uint64_t now)
 {
 	if (!r->gone || !r->want_mig || (!r->mig_open && r->id.state == VMS_LV_SHUTOFF))
 		return false;
@@ -284,7 +279,7 @@ static bool mig_end_waits(const struct vm *p, const struct vmrec *r, uint64_t no
 
 static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (VMS_UNLIKELY(vms_vmtab_gen(t->vms) != p->vmgen || p->mig_reschema))
 		return VMS_RESCHEMA;
 	p->tick_due = t->idx + 1; /* 0 means "none": tick indexes may start at 0 */
@@ -314,7 +309,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			return VMS_RESCHEMA; /* more interfaces than room: declare grows it */
 	}
 	for (unsigned i = 0; i < p->nrec; i++) {
-		struct vmrec *r = &p->rec[i];
+		struct vms_vmsrc_rec *r = &p->rec[i];
 		uint64_t *s = slots + r->base;
 		vms_slots_none(s, r->lay.ncol);
 		s[r->lay.state] = (uint64_t)r->id.state;
@@ -348,7 +343,7 @@ static int vm_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 
 /* ---- agent messages -------------------------------------------------------------- */
 
-static struct vmrec *rec_find(struct vm *p, const char *uuid)
+static struct vms_vmsrc_rec *rec_find(struct vms_vmsrc *p, const char *uuid)
 {
 	for (unsigned i = 0; i < p->nrec; i++)
 		if (strcmp(p->rec[i].id.uuid, uuid) == 0)
@@ -365,7 +360,7 @@ static void str_copy(char *dst, size_t cap, struct vms_vp_str s)
 
 static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	struct vms_vp_conn c;
 	char msg[256], drv[64];
 	if (vms_vp_conn_dec(m, &c) < 0)
@@ -381,13 +376,13 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 				p->uri = u;
 			}
 		}
-		if (src->host_w) {
+		if (p->env->host_w) {
 			/* in the HOST record of the next schema generation (the
 			 * VMs' columns make one) */
-			vms_hostid_set(src->host_w, VMS_HK_LIBVIRT_URI, "%s", p->uri ? p->uri : "");
-			vms_hostid_set(src->host_w, VMS_HK_HYPERVISOR, "%s", drv);
+			vms_hostid_set(p->env->host_w, VMS_HK_LIBVIRT_URI, "%s", p->uri ? p->uri : "");
+			vms_hostid_set(p->env->host_w, VMS_HK_HYPERVISOR, "%s", drv);
 			if (c.hv_version)
-				vms_hostid_set_version(src->host_w, VMS_HK_HYPERVISOR_VERSION, c.hv_version);
+				vms_hostid_set_version(p->env->host_w, VMS_HK_HYPERVISOR_VERSION, c.hv_version);
 		}
 		if (p->said_unavailable || p->lost_marked)
 			vms_info("vm: connected to libvirt at %s (%s driver)", p->uri, drv);
@@ -415,7 +410,7 @@ static bool on_conn(struct vms_source *src, const struct vms_vp_msg *m)
 
 static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	struct vms_vp_dom d;
 	if (vms_vp_dom_dec(m, &d) < 0)
 		return false;
@@ -437,11 +432,11 @@ static bool on_dom(struct vms_source *src, const struct vms_vp_msg *m)
 		struct vms_vp_str s = vms_vp_list_str(d.disks, i);
 		ok = (vm.disk[i] = strndup(s.p, s.len)) != NULL;
 	}
-	struct aux *a = ok ? aux_get(p, d.uuid) : NULL;
+	struct vms_vmsrc_aux *a = ok ? aux_get(p, d.uuid) : NULL;
 	if (a) {
 		a->fallback = d.fallback;
 		a->listed = true;
-		vms_vmtab_upsert(src->vms_w, &vm);
+		vms_vmtab_upsert(p->env->vms_w, &vm);
 	}
 	free(vm.name);
 	free(vm.vcpu_tid);
@@ -469,16 +464,16 @@ static bool on_event(struct vms_source *src, const struct vms_vp_msg *m)
 
 static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (!n->c) {
 		for (unsigned i = 0; i < p->naux; i++)
 			p->aux[i].listed = false;
 		return;
 	}
 	p->synced = true;
-	const struct vms_vmtab *t = src->vms;
+	const struct vms_vmtab *t = p->env->vms;
 	for (unsigned i = 0; i < t->n;) {
-		struct aux *a = vm_aux_find(p, t->vm[i].uuid);
+		struct vms_vmsrc_aux *a = vms_vmsrc_aux_find(p, t->vm[i].uuid);
 		if (a && a->listed) {
 			i++;
 			continue;
@@ -486,16 +481,16 @@ static void on_sync(struct vms_source *src, const struct vms_vp_num *n)
 		char uuid[VMS_UUID_LEN + 1];
 		memcpy(uuid, t->vm[i].uuid, sizeof(uuid));
 		aux_drop(p, uuid);
-		vms_vmtab_remove(src->vms_w, uuid);
+		vms_vmtab_remove(p->env->vms_w, uuid);
 	}
 }
 
-static bool on_stats(struct vm *p, const struct vms_vp_msg *m)
+static bool on_stats(struct vms_vmsrc *p, const struct vms_vp_msg *m)
 {
 	struct vms_vp_stats s;
 	if (vms_vp_stats_dec(m, &s) < 0)
 		return false;
-	struct vmrec *r = rec_find(p, s.uuid);
+	struct vms_vmsrc_rec *r = rec_find(p, s.uuid);
 	if (!r || !r->pend)
 		return true; /* not declared (yet): the values are lost, not misplaced */
 	for (unsigned i = 0; i < s.n; i++) {
@@ -523,7 +518,7 @@ static bool on_stats(struct vm *p, const struct vms_vp_msg *m)
 
 static void send_holds(struct vms_source *src)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	uint64_t now = now_ns(src);
 	for (unsigned i = 0; i < p->nstuck; i++) {
 		if (p->stuck[i].until <= now)
@@ -536,49 +531,73 @@ static void send_holds(struct vms_source *src)
 	}
 }
 
+/* The messages that carry a number (and a UUID): decoded once, by
+ * on_msg. */
+static void on_num(struct vms_source *src, uint32_t type, const struct vms_vp_num *n)
+{
+	struct vms_vmsrc *p = src->priv;
+	switch (type) {
+	case VMS_VP_GONE:
+		aux_drop(p, n->uuid);
+		vms_vmtab_remove(p->env->vms_w, n->uuid);
+		break;
+	case VMS_VP_SYNC:
+		on_sync(src, n);
+		break;
+	case VMS_VP_BATCH_DONE:
+		p->batch_open = false;
+		break;
+	case VMS_VP_NEXT:
+		p->next_tick_at = now_ns(src) + (n->a < VMS_VP_NEXT_MAX ? n->a : VMS_VP_NEXT_MAX);
+		break;
+	case VMS_VP_ACK:
+		if (n->a > p->tick_acked) {
+			p->tick_acked = n->a;
+			p->unacked_since = now_ns(src);
+		}
+		break;
+	}
+}
+
+static bool on_hello(struct vms_source *src, const struct vms_vp_msg *m)
+{
+	struct vms_vmsrc *p = src->priv;
+	struct vms_vp_hello h;
+	if (vms_vp_hello_dec(m, &h) < 0)
+		return false;
+	if (h.version != VMS_VP_VERSION) {
+		vms_err("vm: the libvirt agent speaks protocol %u, this sampler %u: install matching "
+			"versions; per-VM statistics are off",
+			h.version, VMS_VP_VERSION);
+		p->fatal = true;
+		return false;
+	}
+	p->hello = true;
+	if (p->env->host_w && h.libvirt_version)
+		vms_hostid_set_version(p->env->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
+	send_holds(src);
+	for (unsigned i = 0; i < p->nrec; i++)
+		vms_vmsrc_rec_queue_needs(p, &p->rec[i]);
+	return true;
+}
+
 /* false: the stream is broken (a message that does not decode) */
 static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	struct vms_vp_num n;
 	struct vms_vp_uuids u;
 	switch (m->type) {
-	case VMS_VP_HELLO: {
-		struct vms_vp_hello h;
-		if (vms_vp_hello_dec(m, &h) < 0)
-			return false;
-		if (h.version != VMS_VP_VERSION) {
-			vms_err("vm: the libvirt agent speaks protocol %u, this sampler %u: install matching "
-				"versions; per-VM statistics are off",
-				h.version, VMS_VP_VERSION);
-			p->fatal = true;
-			return false;
-		}
-		p->hello = true;
-		if (src->host_w && h.libvirt_version)
-			vms_hostid_set_version(src->host_w, VMS_HK_LIBVIRT_VERSION, h.libvirt_version);
-		send_holds(src);
-		for (unsigned i = 0; i < p->nrec; i++)
-			vm_rec_queue_needs(p, &p->rec[i]);
-		return true;
-	}
+	case VMS_VP_HELLO:
+		return on_hello(src, m);
 	case VMS_VP_CONN:
 		return on_conn(src, m);
 	case VMS_VP_DOM:
 		return on_dom(src, m);
-	case VMS_VP_GONE:
-		if (vms_vp_num_dec(m, &n) < 0)
-			return false;
-		aux_drop(p, n.uuid);
-		vms_vmtab_remove(src->vms_w, n.uuid);
-		return true;
 	case VMS_VP_EVENT:
 		return on_event(src, m);
-	case VMS_VP_SYNC:
-		if (vms_vp_num_dec(m, &n) < 0)
-			return false;
-		on_sync(src, &n);
-		return true;
+	case VMS_VP_STATS:
+		return on_stats(p, m);
 	case VMS_VP_BATCH:
 		if (vms_vp_uuids_dec(m, &u) < 0)
 			return false;
@@ -587,34 +606,24 @@ static bool on_msg(struct vms_source *src, const struct vms_vp_msg *m)
 			vms_vp_uuids_get(&u, i, p->batch[i]);
 		p->batch_open = true;
 		return true;
+	case VMS_VP_GONE:
+	case VMS_VP_SYNC:
 	case VMS_VP_BATCH_DONE:
-		if (vms_vp_num_dec(m, &n) < 0)
-			return false;
-		p->batch_open = false;
-		return true;
-	case VMS_VP_STATS:
-		return on_stats(p, m);
 	case VMS_VP_NEXT:
-		if (vms_vp_num_dec(m, &n) < 0)
-			return false;
-		p->next_tick_at = now_ns(src) + (n.a < VMS_VP_NEXT_MAX ? n.a : VMS_VP_NEXT_MAX);
-		return true;
 	case VMS_VP_ACK:
 		if (vms_vp_num_dec(m, &n) < 0)
 			return false;
-		if (n.a > p->tick_acked) {
-			p->tick_acked = n.a;
-			p->unacked_since = now_ns(src);
-		}
+		on_num(src, m->type, &n);
 		return true;
 	default:
 		return true; /* a newer agent's message: ignored */
 	}
 }
 
-static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n)
+static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n, const struct vms_source_env *env)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
+	(void)env; /* p->env, kept from vm_open, for the helpers it calls */
 	if (n < 1 || p->cl.fd < 0 || !fds[0].revents)
 		return;
 	if (fds[0].revents & POLLOUT)
@@ -642,7 +651,7 @@ static void vm_ready(struct vms_source *src, const struct pollfd *fds, int n)
 
 static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	if (p->cl.fd < 0 || max < 1)
 		return 0;
 	fds[0] = (struct pollfd){.fd = p->cl.fd,
@@ -655,17 +664,17 @@ static int vm_pollfds(struct vms_source *src, struct pollfd *fds, int max)
  * announced are left alone for a while, doubling each time. */
 static void watchdog(struct vms_source *src, uint64_t now)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	char names[160] = "";
 	size_t off = 0;
 	if (p->batch_open) {
 		for (unsigned i = 0; i < p->nbatch; i++) {
-			struct stuck *s = NULL;
+			struct vms_vmsrc_stuck *s = NULL;
 			for (unsigned k = 0; k < p->nstuck && !s; k++)
 				if (strcmp(p->stuck[k].uuid, p->batch[i]) == 0)
 					s = &p->stuck[k];
 			if (!s) {
-				struct stuck *ns = realloc(p->stuck, (p->nstuck + 1) * sizeof(*ns));
+				struct vms_vmsrc_stuck *ns = realloc(p->stuck, (p->nstuck + 1) * sizeof(*ns));
 				if (!ns)
 					break;
 				p->stuck = ns;
@@ -677,7 +686,7 @@ static void watchdog(struct vms_source *src, uint64_t now)
 			if (s->hold > STUCK_HOLD_MAX)
 				s->hold = STUCK_HOLD_MAX;
 			s->until = now + s->hold;
-			const struct vms_vm *vm = vms_vmtab_find(src->vms, p->batch[i]);
+			const struct vms_vm *vm = vms_vmtab_find(p->env->vms, p->batch[i]);
 			if (off < sizeof(names))
 				off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", off ? ", " : "",
 							vm ? vm->name : p->batch[i]);
@@ -693,9 +702,9 @@ static void watchdog(struct vms_source *src, uint64_t now)
 	agent_down(src, true, why);
 }
 
-static void vm_idle(struct vms_source *src, uint64_t until_ns)
+static void vm_idle(struct vms_source *src, uint64_t until_ns, const struct vms_source_env *env)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	(void)until_ns;
 	uint64_t now = now_ns(src);
 
@@ -704,22 +713,22 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 	 * the same UUID meanwhile, or it migrated out and the agent's word of
 	 * its end is still to come or still to be written (mig_end_waits) */
 	for (unsigned i = 0; i < p->nrec; i++) {
-		struct vmrec *r = &p->rec[i];
-		const struct vms_vm *vm = r->gone ? vms_vmtab_find(src->vms, r->id.uuid) : NULL;
+		struct vms_vmsrc_rec *r = &p->rec[i];
+		const struct vms_vm *vm = r->gone ? vms_vmtab_find(env->vms, r->id.uuid) : NULL;
 		if (!vm || vm->pid != r->id.pid)
 			continue;
 		if (!r->gone_at)
 			r->gone_at = now;
 		if ((r->want_mig && r->pend_any) || mig_end_waits(p, r, now))
 			continue;
-		vms_vmtab_remove(src->vms_w, r->id.uuid);
+		vms_vmtab_remove(env->vms_w, r->id.uuid);
 	}
 
 	if (p->cl.fd >= 0) {
 		uint64_t every = p->lc->timeout_ns / 4 < IDLE_TICK_EVERY ? p->lc->timeout_ns / 4 : IDLE_TICK_EVERY;
 		if (!p->connected)
 			every = p->lc->timeout_ns;
-		bool none = (p->nrec == 0 && src->vms->n == 0) || (now < p->next_tick_at && !p->batch_open);
+		bool none = (p->nrec == 0 && env->vms->n == 0) || (now < p->next_tick_at && !p->batch_open);
 		bool idle = none && now - p->tick_sent_at < every;
 		if (p->tick_due > p->tick_sent && p->hello && !idle) {
 			p->tick_sent_at = now;
@@ -727,7 +736,7 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
 				p->unacked_since = now;
 			vms_vp_begin(&p->cl.out, VMS_VP_TICK);
 			vms_vp_u64(&p->cl.out, p->tick_due);
-			vms_vp_u64(&p->cl.out, src->loop ? (uint64_t)vms_clock_real(&src->loop->clock) : 0);
+			vms_vp_u64(&p->cl.out, (uint64_t)vms_clock_real(env->clock));
 			if (vms_vp_end(&p->cl.out) == 0)
 				p->tick_sent = p->tick_due;
 			vms_vclient_trim(&p->cl, OUT_KEEP);
@@ -756,7 +765,7 @@ static void vm_idle(struct vms_source *src, uint64_t until_ns)
  * columns instead of rolling over after its first row. */
 static void first_listing(struct vms_source *src)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	uint64_t wait = p->lc->timeout_ns < 5 * VMS_NSEC_PER_SEC ? p->lc->timeout_ns : 5 * VMS_NSEC_PER_SEC;
 	uint64_t end = now_ns(src) + wait;
 	while (p->cl.fd >= 0 && !p->synced && !p->said_unavailable && !p->fatal) {
@@ -769,19 +778,17 @@ static void first_listing(struct vms_source *src)
 		int ms = (int)((end - now) / VMS_NSEC_PER_MSEC) + 1;
 		if (poll(&fd, 1, ms) <= 0)
 			continue;
-		vm_ready(src, &fd, 1);
+		vm_ready(src, &fd, 1, p->env);
 	}
 }
 
 static void vm_close(struct vms_source *src)
 {
-	struct vm *p = src->priv;
-	if (!p)
-		return;
+	struct vms_vmsrc *p = src->priv;
 	vms_vclient_stop(&p->cl, 1000);
 	vms_vclient_free(&p->cl);
 	for (unsigned i = 0; i < p->nrec; i++)
-		vm_rec_free(&p->rec[i]);
+		vms_vmsrc_rec_free(&p->rec[i]);
 	free(p->rec);
 	p->rec = NULL;
 	p->nrec = 0;
@@ -801,23 +808,22 @@ static void vm_close(struct vms_source *src)
 	free(p->stuck);
 	argv_free(p->argv);
 	free(p->uri);
-	memset(p, 0, sizeof(*p));
-	if (src->vms_w)
-		vms_vmtab_clear(src->vms_w);
+	memset(p, 0, sizeof(*p)); /* the host empties the VM set it gave */
 }
 
-static int vm_open(struct vms_source *src)
+static int vm_open(struct vms_source *src, const struct vms_source_env *env)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	int r;
 
+	p->env = env; /* the host keeps it while the source is open */
 	vms_vclient_init(&p->cl);
 	p->nl.fd = -1; /* vm_close closes it */
 	p->lc = &src->conf->libvirt;
 	p->detail_every = vms_cadence_ticks(p->lc->detail_ns, src->conf->interval_ns);
-	if (!src->vms_w)
-		return -EINVAL; /* the loop gives the VM set to its producer */
-	vms_vmtab_clear(src->vms_w);
+	if (!env->vms_w)
+		return -EINVAL; /* the source host gives the VM set to its producer */
+	vms_vmtab_clear(env->vms_w);
 	p->uri = strdup(p->lc->uri ? p->lc->uri : "libvirt's default URI");
 	p->scratch = malloc(SCRATCH);
 	if (!p->uri || !p->scratch)
@@ -858,4 +864,5 @@ static int vm_open(struct vms_source *src)
 	return 0;
 }
 
-VMS_SOURCE_OPS(vm, vm, .produces_vms = true, .pollfds = vm_pollfds, .ready = vm_ready, .idle = vm_idle);
+VMS_SOURCE_OPS_PRIV(vm, struct vms_vmsrc, vm, .produces_vms = true, .pollfds = vm_pollfds, .ready = vm_ready,
+		    .idle = vm_idle);

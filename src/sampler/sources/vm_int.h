@@ -39,7 +39,7 @@
 #define VMS_LV_SHUTOFF 5     /* virDomainState VIR_DOMAIN_SHUTOFF */
 #define VMS_LV_JOB_RUNNING 2 /* virDomainJobType VIR_DOMAIN_JOB_UNBOUNDED */
 
-struct vmrec {
+struct vms_vmsrc_rec {
 	struct vms_vm id;      /* copy of the table entry the files were opened for */
 	char *cname;           /* the name as it appears in column names */
 	struct vms_vmk k;
@@ -57,19 +57,19 @@ struct vmrec {
 	bool keep;             /* declare: still in the table */
 };
 
-struct aux {
+struct vms_vmsrc_aux {
 	char uuid[VMS_UUID_LEN + 1];
 	uint8_t fallback;      /* groups the agent serves every tick */
 	bool listed;
 };
 
-struct stuck {
+struct vms_vmsrc_stuck {
 	char uuid[VMS_UUID_LEN + 1];
 	uint64_t until;
 	uint64_t hold;
 };
 
-struct vm {
+struct vms_vmsrc {
 	const struct vms_libvirt_conf *lc;
 	uint32_t detail_every;     /* ticks between two reads of a VM's detail files */
 	struct vms_cgmounts cg;
@@ -81,9 +81,10 @@ struct vm {
 	char *scratch;
 	int ino;                   /* inotify: the VMs' cgroup limits (vm_kernel.h) */
 	bool ino_open;
-	struct vmrec *rec;
+	struct vms_vmsrc_rec *rec;
 	unsigned nrec;
 	uint64_t vmgen;
+	const struct vms_source_env *env; /* the run's, from vm_open: clock, events, the VM set */
 
 	/* the agent */
 	struct vms_vclient cl;
@@ -100,25 +101,25 @@ struct vm {
 	bool connected, ever_connected, said_unavailable, lost_marked;
 	bool synced;               /* a full listing arrived */
 	bool mig_reschema;         /* a VM needs its migration.* columns */
-	struct aux *aux;
+	struct vms_vmsrc_aux *aux;
 	unsigned naux, capaux;
 	char batch[VMS_VP_BATCH_MAX][VMS_UUID_LEN + 1];
 	unsigned nbatch;
 	bool batch_open;
-	struct stuck *stuck;
+	struct vms_vmsrc_stuck *stuck;
 	unsigned nstuck;
 };
 
 /* vm_rec.c: the records of the VMs, and their columns */
 /* The libvirt-side values kept for the VM of that UUID, NULL without. */
-struct aux *vm_aux_find(struct vm *p, const char *uuid);
-void vm_rec_free(struct vmrec *r);
+struct vms_vmsrc_aux *vms_vmsrc_aux_find(struct vms_vmsrc *p, const char *uuid);
+void vms_vmsrc_rec_free(struct vms_vmsrc_rec *r);
 /* Requests for what the kernel cannot serve (not for the agent that is
  * serving it already). */
-void vm_rec_queue_needs(struct vm *p, struct vmrec *r);
-int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc);
+void vms_vmsrc_rec_queue_needs(struct vms_vmsrc *p, struct vms_vmsrc_rec *r);
+int vms_vmsrc_rec_declare(struct vms_schema_builder *b, struct vms_vmsrc_rec *r, const struct vms_libvirt_conf *lc);
 /* Make the records follow the table: keep the files of VMs whose identity
  * did not change, open those of new ones, close the others. */
-int vm_reconcile(struct vms_source *src);
+int vms_vmsrc_reconcile(struct vms_source *src, const struct vms_vmtab *t);
 
 #endif

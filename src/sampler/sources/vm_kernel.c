@@ -17,7 +17,7 @@
 
 /* ---- layout -------------------------------------------------------------- */
 
-const char *const vms_vm_place_cols[VMS_VM_PLACE_FIELDS] = {"pcpu", "allowed", "allowed_first"};
+const char *const vms_vmk_place_cols[VMS_VM_PLACE_FIELDS] = {"pcpu", "allowed", "allowed_first"};
 
 void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned ndisk, bool iocg,
 		    unsigned ncg, bool check)
@@ -252,7 +252,7 @@ static bool cg_is_detail(const struct cg_def *d)
 	return d->type == CT_PSI || (!d->watch && strncmp(d->name, "memory.", 7) == 0);
 }
 
-bool vms_cg_detail(unsigned f)
+bool vms_vmcg_detail(unsigned f)
 {
 	for (unsigned i = 0; i < VMS_CG_NFILES; i++)
 		for (int k = 0; k < 4; k++)

@@ -30,7 +30,7 @@
  *   mem.cgroup            cgroup2 memory.current or v1
  *                         memory.usage_in_bytes
  *   cg.*                  the VM's cgroup limits, throttling, memory
- *                         events and breakdown, and pressure (vms_cgfield:
+ *                         events and breakdown, and pressure (vms_vmcg_field:
  *                         each from the cgroup2 file if the VM's group has
  *                         it, else the v1 one; a field no file gives has
  *                         no column).  The detail files (memory
@@ -62,7 +62,7 @@ struct vms_vmlay {
  * the host CPU it last ran on, how many host CPUs its affinity allows,
  * and the lowest of them. */
 #define VMS_VM_PLACE_FIELDS 3
-extern const char *const vms_vm_place_cols[VMS_VM_PLACE_FIELDS];
+extern const char *const vms_vmk_place_cols[VMS_VM_PLACE_FIELDS];
 
 /* ncg: the VM's cg.* columns (vms_vmcg_ncols), after its block columns. */
 void vms_vmlay_init(struct vms_vmlay *l, unsigned nvcpu, unsigned ntap, unsigned ndisk, bool iocg,
@@ -77,7 +77,7 @@ void vms_vmlay_add_dirty(struct vms_vmlay *l);
 void vms_vmlay_add_mig(struct vms_vmlay *l);
 
 /* The cg.* fields, in column order. */
-enum vms_cgfield {
+enum vms_vmcg_field {
 	VMS_CGF_CPU_QUOTA, VMS_CGF_CPU_PERIOD, VMS_CGF_CPU_WEIGHT, VMS_CGF_CPU_SHARES,
 	VMS_CGF_NR_PERIODS, VMS_CGF_NR_THROTTLED, VMS_CGF_THROTTLED,
 	VMS_CGF_MEM_MAX, VMS_CGF_MEM_HIGH,
@@ -138,7 +138,7 @@ void vms_vmcg_stale(struct vms_vmcg *g);
  * nothing; one read(2) when nothing was written. */
 void vms_vmcg_drain(int ino, struct vms_vmcg *first, size_t stride, unsigned n);
 /* The fields into s[0 .. ncols) (VMS_NONE: not read this tick); the detail
- * files (vms_cg_detail) only when detail is set; scratch of cap bytes;
+ * files (vms_vmcg_detail) only when detail is set; scratch of cap bytes;
  * malformed files counted in *parse_errors.  Allocates nothing. */
 void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap, bool detail,
 		     uint32_t *parse_errors);
@@ -146,7 +146,7 @@ void vms_vmcg_sample(struct vms_vmcg *g, uint64_t *s, char *scratch, size_t cap,
  * breakdown, memory events, swap and pressure (read on a slower cadence;
  * cpu.stat's throttling and the limits are not: every tick, or their
  * cached values where they cannot have changed). */
-bool vms_cg_detail(unsigned f);
+bool vms_vmcg_detail(unsigned f);
 /* The column of a metric (enum vms_vmetric) and index, or -1. */
 int32_t vms_vmlay_col(const struct vms_vmlay *l, unsigned metric, unsigned index);
 /* The group (enum vms_vgroup) of column i (state, path, slow_t: 0). */

@@ -16,7 +16,6 @@
 #include "cgroup.h"
 #include "libexec.h"
 #include "log.h"
-#include "loop.h"
 #include "name.h"
 #include "priv.h"
 #include "procfile.h"
@@ -27,7 +26,7 @@
 #include "vm_int.h"
 #include "vmtab.h"
 
-struct aux *vm_aux_find(struct vm *p, const char *uuid)
+struct vms_vmsrc_aux *vms_vmsrc_aux_find(struct vms_vmsrc *p, const char *uuid)
 {
 	for (unsigned i = 0; i < p->naux; i++)
 		if (strcmp(p->aux[i].uuid, uuid) == 0)
@@ -37,7 +36,7 @@ struct aux *vm_aux_find(struct vm *p, const char *uuid)
 
 /* ---- declaring ----------------------------------------------------------------- */
 
-void vm_rec_free(struct vmrec *r)
+void vms_vmsrc_rec_free(struct vms_vmsrc_rec *r)
 {
 	vms_vmk_close(&r->k);
 	vms_vm_clear(&r->id);
@@ -47,9 +46,9 @@ void vm_rec_free(struct vmrec *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm *vm)
+static int rec_open(struct vms_source *src, struct vms_vmsrc_rec *r, const struct vms_vm *vm)
 {
-	struct vm *p = src->priv;
+	struct vms_vmsrc *p = src->priv;
 	memset(r, 0, sizeof(*r));
 	if (vms_vm_dup(&r->id, vm) < 0)
 		return -ENOMEM;
@@ -59,7 +58,7 @@ static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm
 			 vm->uuid, strlen(vm->name), cn);
 	r->cname = strdup(cn);
 	if (!r->cname || vms_vmk_open(&r->k, vm, src->proc_dirfd, &p->cg, p->ino_open ? p->ino : -1) < 0) {
-		vm_rec_free(r);
+		vms_vmsrc_rec_free(r);
 		return -ENOMEM;
 	}
 	/* /proc/<pid>/io is 0400 and behind a ptrace check: QEMU runs as
@@ -77,9 +76,9 @@ static int rec_open(struct vms_source *src, struct vmrec *r, const struct vms_vm
 
 /* Requests for what the kernel cannot serve (not for the agent that is
  * serving it already). */
-void vm_rec_queue_needs(struct vm *p, struct vmrec *r)
+void vms_vmsrc_rec_queue_needs(struct vms_vmsrc *p, struct vms_vmsrc_rec *r)
 {
-	struct aux *a = vm_aux_find(p, r->id.uuid);
+	struct vms_vmsrc_aux *a = vms_vmsrc_aux_find(p, r->id.uuid);
 	uint8_t want = VMS_VG_CPU | (r->id.nvcpu ? VMS_VG_VCPU : 0) | (r->id.ntap ? VMS_VG_NET : 0);
 	uint8_t missing = (uint8_t)(want & ~r->k.have & ~(a ? a->fallback : 0) & ~r->need_sent);
 	if (!missing || p->cl.fd < 0)
@@ -121,7 +120,7 @@ static void metric_table(struct vms_schema_builder *b, struct vms_coldef *d, con
 	metric_cols(b, d, n, sub, t[0].id, t[nt - 1].id);
 }
 
-int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct vms_libvirt_conf *lc)
+int vms_vmsrc_rec_declare(struct vms_schema_builder *b, struct vms_vmsrc_rec *r, const struct vms_libvirt_conf *lc)
 {
 	const struct vms_vm *vm = &r->id;
 	struct vms_coldef d = {.key = vm->uuid};
@@ -160,7 +159,7 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 			const struct vms_coldef pd = {.kind = VMS_KIND_GAUGE,
 						      .unit = f == 1 ? VMS_UNIT_COUNT : VMS_UNIT_NONE,
 						      .key = vm->uuid};
-			vms_schema_addf(b, &pd, "vm.%s.vcpu%u.%s", n, i, vms_vm_place_cols[f]);
+			vms_schema_addf(b, &pd, "vm.%s.vcpu%u.%s", n, i, vms_vmk_place_cols[f]);
 		}
 	if (r->lay.check >= 0) {
 		metric_cols(b, &d, n, NULL, VMS_VM_CHECK_CPU_TIME, VMS_VM_CHECK_CPU_SYSTEM);
@@ -199,11 +198,10 @@ int vm_rec_declare(struct vms_schema_builder *b, struct vmrec *r, const struct v
 
 /* Make the records follow the table: keep the files of VMs whose identity
  * did not change, open those of new ones, close the others. */
-int vm_reconcile(struct vms_source *src)
+int vms_vmsrc_reconcile(struct vms_source *src, const struct vms_vmtab *t)
 {
-	struct vm *p = src->priv;
-	const struct vms_vmtab *t = src->vms;
-	struct vmrec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
+	struct vms_vmsrc *p = src->priv;
+	struct vms_vmsrc_rec *nr = calloc(t->n ? t->n : 1, sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
 	for (unsigned i = 0; i < p->nrec; i++)
@@ -211,7 +209,7 @@ int vm_reconcile(struct vms_source *src)
 	int r = 0;
 	for (unsigned i = 0; i < t->n; i++) {
 		const struct vms_vm *vm = &t->vm[i];
-		struct vmrec *old = NULL;
+		struct vms_vmsrc_rec *old = NULL;
 		for (unsigned k = 0; k < p->nrec && !old; k++)
 			if (!p->rec[k].keep && strcmp(p->rec[k].id.uuid, vm->uuid) == 0)
 				old = &p->rec[k];
@@ -226,7 +224,7 @@ int vm_reconcile(struct vms_source *src)
 		if (r < 0) {
 			for (unsigned k = 0; k < i; k++)
 				if (!nr[k].keep)
-					vm_rec_free(&nr[k]);
+					vms_vmsrc_rec_free(&nr[k]);
 			free(nr);
 			return r;
 		}
@@ -234,7 +232,7 @@ int vm_reconcile(struct vms_source *src)
 	}
 	for (unsigned i = 0; i < p->nrec; i++)
 		if (!p->rec[i].keep)
-			vm_rec_free(&p->rec[i]);
+			vms_vmsrc_rec_free(&p->rec[i]);
 	free(p->rec);
 	p->rec = nr;
 	p->nrec = t->n;

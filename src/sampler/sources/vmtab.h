@@ -6,7 +6,7 @@
  * domains (UUID, name, state, QEMU pid, vCPU threads, taps, disks) from
  * libvirt through its agent and updates the table between ticks (open,
  * ready, idle; never in sample).  The others (netdev, perf) read it
- * (src->vms, and the tick context's vms): when vms_vmtab_gen() changed
+ * (env->vms, and the tick context's vms): when vms_vmtab_gen() changed
  * since their last declare(), their sample() returns VMS_RESCHEMA and
  * they re-declare from the table.  VMs are keyed by UUID; the name is
  * only a label (a VM can be renamed). */
