@@ -310,9 +310,13 @@ static void test_source_columns(void **state)
 	struct drv *d = drv_new("/proc", &vms_source_interference);
 	d->vms = &tab;
 	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 12);
+	assert_int_equal(d->schema->ncols, 14);
 	assert_string_equal(d->schema->cols[0].name, "vm.v.intf.wait");
-	assert_string_equal(d->schema->cols[6].name, "vm.a.intf.wait");
+	assert_string_equal(d->schema->cols[7].name, "vm.a.intf.wait");
+	/* declared by identity (the catalogue's group and field) */
+	assert_int_equal(d->schema->cols[0].group, VMS_G_VMINTF);
+	assert_string_equal(d->schema->cols[0].entity, "v");
+	assert_string_equal(d->schema->cols[0].field, "wait");
 	assert_int_equal(d->schema->cols[0].unit, VMS_UNIT_NS);
 	assert_int_equal(drv_sample(d), 0);
 	kill(a, SIGCONT);
@@ -323,6 +327,7 @@ static void test_source_columns(void **state)
 	assert_int_equal(drv_declare(d), 0);
 	assert_true(col(d, "vm.v.intf.by.a") >= 0);
 	assert_true(col(d, "vm.a.intf.by.v") >= 0);
+	assert_int_equal(d->schema->cols[col(d, "vm.v.intf.by.a")].group, VMS_G_VMINTFBY);
 	struct kside k0, k1;
 	stop_and_read(v, a, cpu, &k0);
 	assert_int_equal(drv_sample(d), 0);
@@ -388,5 +393,115 @@ static void test_source_columns(void **state)
 	waitpid(a, NULL, 0);
 }
 
+/* A host process in a cgroup of its own, pinned with V: the source names
+ * the cgroup by its path (its directory under the cgroup2 mount, which
+ * the test made), and vm.v.intf.host.PATH is the process's run time over
+ * an interval (as check_behind), host_other none of it. */
+static void test_source_host_cgroup(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
+	if (!X)
+		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	int cpu = test_last_cpu();
+	pid_t v = test_spin_on(cpu), h = test_spin_on(cpu);
+	usleep(100 * 1000);
+	kill(h, SIGSTOP);
+	char rel[64], cg[700], procs[720], pid[32];
+	snprintf(rel, sizeof(rel), "vms-test-intfhost-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s/%s", cg2, rel);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)h);
+	int fd = *cg2 && mkdir(cg, 0755) == 0 ? open(procs, O_WRONLY) : -1;
+	if (fd < 0 || write(fd, pid, (size_t)n) != n) {
+		if (fd >= 0)
+			close(fd);
+		kill(v, SIGKILL);
+		kill(h, SIGKILL);
+		waitpid(v, NULL, 0);
+		waitpid(h, NULL, 0);
+		rmdir(cg);
+		vms_skip(NULL, "no cgroup2 group of its own for the host process");
+	}
+	close(fd);
+	pid_t tv[1] = {v};
+	struct vms_vm vm[1] = {
+		{.uuid = "00000000-0000-0000-0000-0000000000cc", .name = "v", .state = 1, .pid = v,
+		 .nvcpu = 1, .vcpu_tid = tv},
+	};
+	struct vms_vmtab tab = {.vm = vm, .n = 1, .gen = 1};
+	struct vms_source_conf sc = {.host_cgroups = 5};
+	struct drv *d = drv_new_conf("/proc", &vms_source_interference, &sc);
+	d->vms = &tab;
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(d->schema->ncols, 7); /* no cgroup named yet */
+	assert_int_equal(drv_sample(d), 0);
+	kill(h, SIGCONT);
+	usleep(300 * 1000);
+	/* the tick reads the account; idle ranks the host's cgroups (H's
+	 * first: it held V's CPU), names them and asks for a new schema */
+	assert_int_equal(drv_sample(d), 0);
+	d->src.ops->idle(&d->src, UINT64_MAX);
+	for (int i = 0; i < 4; i++) {
+		int r = drv_sample(d);
+		if (r == 0)
+			break;
+		assert_int_equal(r, VMS_RESCHEMA);
+		assert_int_equal(drv_declare(d), 0);
+	}
+	char name[200];
+	snprintf(name, sizeof(name), "vm.v.intf.host.%s", rel);
+	int c = col(d, name);
+	if (c < 0) {
+		for (uint32_t i = 0; i < d->schema->ncols; i++)
+			fprintf(stderr, "column %s\n", d->schema->cols[i].name);
+		fail_msg("no column %s", name);
+	}
+	assert_int_equal(d->schema->cols[c].group, VMS_G_VMINTFHOST);
+	assert_string_equal(d->schema->cols[c].field, rel);
+	struct kside k0, k1;
+	stop_and_read(v, h, cpu, &k0);
+	int s = drv_sample(d);
+	if (s == VMS_RESCHEMA) {
+		assert_int_equal(drv_declare(d), 0);
+		s = drv_sample(d);
+	}
+	assert_int_equal(s, 0);
+	uint64_t by0 = val(d, name), oth0 = val(d, "vm.v.intf.host_other"), host0 = val(d, "vm.v.intf.host");
+	uint64_t unk0 = val(d, "vm.v.intf.unknown");
+	kill(h, SIGCONT);
+	sleep(2);
+	stop_and_read(v, h, cpu, &k1);
+	s = drv_sample(d);
+	if (s == VMS_RESCHEMA) {
+		assert_int_equal(drv_declare(d), 0);
+		s = drv_sample(d);
+	}
+	assert_int_equal(s, 0);
+	double by = (double)(val(d, name) - by0), run_h = (double)(k1.run_a - k0.run_a);
+	double oth = (double)(val(d, "vm.v.intf.host_other") - oth0);
+	double host = (double)(val(d, "vm.v.intf.host") - host0);
+	fprintf(stderr, "host cgroup %s: behind it %.1f ms (it ran %.1f), host %.1f ms, host_other %.1f ms\n", rel,
+		by / 1e6, run_h / 1e6, host / 1e6, oth / 1e6);
+	assert_true(run_h > 2e8);
+	check_behind(by, run_h, (double)(k1.steal - k0.steal), (double)(val(d, "vm.v.intf.unknown") - unk0), 0);
+	/* the named cgroups and host_other add up to host */
+	uint64_t named = 0;
+	for (uint32_t i = 0; i < d->schema->ncols; i++)
+		if (d->schema->cols[i].group == VMS_G_VMINTFHOST)
+			named += d->slots[i];
+	assert_int_equal(named + val(d, "vm.v.intf.host_other"), val(d, "vm.v.intf.host"));
+	/* the tick allocates nothing */
+	uint32_t errs;
+	assert_int_equal(drv_sample_allocs(d, 50, true, &errs), 0);
+	drv_close(d);
+	kill(v, SIGKILL);
+	kill(h, SIGKILL);
+	waitpid(v, NULL, 0);
+	waitpid(h, NULL, 0);
+	assert_int_equal(rmdir(cg), 0);
+}
+
 VMS_TEST_MAIN(setup, teardown, test_behind_other_vm, test_behind_own_thread, test_behind_host_cgroup,
-	      test_source_columns)
+	      test_source_columns, test_source_host_cgroup)

@@ -156,6 +156,7 @@ static const struct vms_catfield vmintf_f[] = {
 	CNT("vms", NS, "of it, waiting behind other VMs"),
 	CNT("own", NS, "of it, waiting behind the VM's own other threads"),
 	CNT("host", NS, "of it, waiting behind host processes"),
+	CNT("host_other", NS, "of host, behind the cgroups not named (vmintfhost)"),
 	CNT("kernel", NS, "of it, waiting behind the kernel (interrupts, softirqs, kernel threads)"),
 	CNT("unknown", NS, "of it, not placed (the program's ring overflowed)"),
 };
@@ -312,6 +313,8 @@ const struct vms_catgroup vms_catalog[VMS_G_N] = {
 	[VMS_G_VMINTF] = {"vmintf", "vm.", "intf.", 1, 0, 0, T(vmintf_f), "whom a VM's vCPUs waited behind"},
 	[VMS_G_VMINTFBY] = {"vmintfby", "vm.", "intf.by.", 1, 0, 1, NULL, 0,
 			    "a VM's vCPUs' wait behind one other VM (the field is that VM's name)"},
+	[VMS_G_VMINTFHOST] = {"vmintfhost", "vm.", "intf.host.", 1, 0, 1, NULL, 0,
+			      "a VM's vCPUs' wait behind one of the host's top cgroups (the field is its path)"},
 };
 #undef T
 

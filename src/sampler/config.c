@@ -155,6 +155,7 @@ static const struct vms_conf_key perf_keys[] = {
 
 static const struct vms_conf_key interference_keys[] = {
 	SOURCE_KEYS,
+	{"host_cgroups", VMS_CONF_U32, SRC(host_cgroups), .min = 0, .max = 64},
 };
 
 #define SECTION(name, feature, compiled, field, keys)                                    \
@@ -370,6 +371,7 @@ int vms_config_defaults(struct vms_config *c)
 	 * CAP_BPF, which the service does not have otherwise */
 	source_defaults(&c->interference);
 	c->interference.enabled = false;
+	c->interference.host_cgroups = VMS_INTERF_HOST_CGROUPS;
 	source_defaults(&c->perf);
 	c->perf.per_cpu = true;
 	c->perf.vm_interval_ns = VMS_PERF_VM_INTERVAL_DEFAULT;
