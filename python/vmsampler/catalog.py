@@ -72,6 +72,10 @@ GROUPS = [
      ()),
     ('vmintfhost', 'vm.', 'intf.host.', 1, 0, 1,
      ()),
+    ('vmintfest', 'vm.', 'intfest.', 1, 0, 0,
+     ('wait', 'vms', 'own', 'host', 'irq', 'unknown')),
+    ('vmintfestby', 'vm.', 'intfest.by.', 1, 0, 1,
+     ()),
 ]
 
 BY_NAME = {g[0]: g for g in GROUPS}

@@ -119,6 +119,7 @@ struct vms_config {
 	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */
 	struct vms_source_conf interference; /* only read in a build with bpf */
+	struct vms_source_conf intfest;      /* interference estimated without BPF */
 	/* outside the table (no key): --force, outputs may overwrite a file
 	 * that is not a vmsampler output of their kind (out.h) */
 	bool force;
