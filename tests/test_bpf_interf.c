@@ -86,11 +86,36 @@ static void check_behind(double behind, double run, double steal, double unknown
 			 "the ring: %llu)", behind / 1e6, run / 1e6, steal / 1e6, unknown / 1e6, (unsigned long long)over);
 }
 
+/* The irq + softirq time of CPU cpu so far (ns; /proc/stat, USER_HZ),
+ * and its busy time (user + nice + system + irq + softirq) */
+static uint64_t irq_ns(int cpu, uint64_t *busy)
+{
+	char want[16], line[512];
+	unsigned long long f[7];
+	uint64_t b = 0;
+	snprintf(want, sizeof(want), "cpu%d ", cpu);
+	FILE *fp = fopen("/proc/stat", "r");
+	assert_non_null(fp);
+	uint64_t v = 0;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, want, strlen(want)) == 0 &&
+		    sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4],
+			   &f[5], &f[6]) == 7)
+		{
+			v = (f[5] + f[6]) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+			b = (f[0] + f[1] + f[2] + f[5] + f[6]) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+		}
+	fclose(fp);
+	if (busy)
+		*busy = b;
+	return v;
+}
+
 /* The kernel's side of a window: V's run delay, A's run time, the CPU's
  * steal, read with A stopped (its last run ended 50 ms before, and so did
  * V's last wait behind it). */
 struct kside {
-	uint64_t delay, run_a, steal;
+	uint64_t delay, run_a, steal, irq;
 };
 
 static void stop_and_read(pid_t v, pid_t a, int cpu, struct kside *k)
@@ -100,6 +125,7 @@ static void stop_and_read(pid_t v, pid_t a, int cpu, struct kside *k)
 	k->delay = schedstat(v, 2);
 	k->run_a = schedstat(a, 1);
 	k->steal = steal_ns(cpu);
+	k->irq = irq_ns(cpu, NULL);
 }
 
 /* The inode of the process's cgroup v2 directory: its cgroup id. */
@@ -310,9 +336,10 @@ static void test_source_columns(void **state)
 	struct drv *d = drv_new("/proc", &vms_source_interference);
 	d->vms = &tab;
 	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 14);
+	assert_int_equal(d->schema->ncols, 16);
 	assert_string_equal(d->schema->cols[0].name, "vm.v.intf.wait");
-	assert_string_equal(d->schema->cols[7].name, "vm.a.intf.wait");
+	assert_string_equal(d->schema->cols[8].name, "vm.a.intf.wait");
+	assert_string_equal(d->schema->cols[7].name, "vm.v.intf.irq_est");
 	/* declared by identity (the catalogue's group and field) */
 	assert_int_equal(d->schema->cols[0].group, VMS_G_VMINTF);
 	assert_string_equal(d->schema->cols[0].entity, "v");
@@ -332,7 +359,7 @@ static void test_source_columns(void **state)
 	stop_and_read(v, a, cpu, &k0);
 	assert_int_equal(drv_sample(d), 0);
 	uint64_t wait0 = val(d, "vm.v.intf.wait"), by0 = val(d, "vm.v.intf.by.a");
-	uint64_t unk0 = val(d, "vm.v.intf.unknown");
+	uint64_t unk0 = val(d, "vm.v.intf.unknown"), irq0 = val(d, "vm.v.intf.irq_est");
 	kill(a, SIGCONT);
 	sleep(2);
 	stop_and_read(v, a, cpu, &k1);
@@ -357,10 +384,45 @@ static void test_source_columns(void **state)
 		delay / 1e6, by / 1e6, run_a / 1e6);
 	if (wait < delay * 0.98 - 1e7 || wait > delay * 1.02 + 1e7)
 		fail_msg("wait %.1f ms, run delay %.1f ms", wait / 1e6, delay / 1e6);
-	check_behind(by, run_a, (double)(k1.steal - k0.steal),
-		     (double)(val(d, "vm.v.intf.unknown") - unk0), 0);
-	/* the tick allocates nothing (a's waits go on meanwhile) */
+	check_behind(by, run_a, (double)(k1.steal - k0.steal), (double)(val(d, "vm.v.intf.unknown") - unk0), 0);
+	/* irq_est: V's waits on that CPU times the CPU's interrupt share of
+	 * its busy time, tick by tick; V waits only while the CPU is busy, so
+	 * it is at most the CPU's interrupt time (/proc/stat), a tick of it
+	 * at each end */
+	double irq_est = (double)(val(d, "vm.v.intf.irq_est") - irq0), irq_cpu = (double)(k1.irq - k0.irq);
+	fprintf(stderr, "irq_est %.1f ms, the CPU's irq + softirq %.1f ms\n", irq_est / 1e6, irq_cpu / 1e6);
+	if (irq_est > irq_cpu + 2e7)
+		fail_msg("irq_est %.1f ms, the CPU's irq + softirq %.1f ms", irq_est / 1e6, irq_cpu / 1e6);
+	/* irq_est tick by tick: V (pinned) waits only on that CPU, so its
+	 * estimate is its wait in each tick times the CPU's irq + softirq
+	 * share of its busy time in the tick, read by the test from
+	 * /proc/stat right after the source did (the counters move at the
+	 * scheduler tick, 10 ms, sometimes between the two reads; and the
+	 * program's two maps are read microseconds apart): 25 % + 3 ms */
 	kill(a, SIGCONT);
+	uint64_t busy_p, irq_p = irq_ns(cpu, &busy_p), we_p = val(d, "vm.v.intf.wait"),
+			 ie_p = val(d, "vm.v.intf.irq_est");
+	double ref = 0;
+	for (int i = 0; i < 20; i++) {
+		usleep(100 * 1000);
+		int rs = drv_sample(d);
+		if (rs == VMS_RESCHEMA) {
+			assert_int_equal(drv_declare(d), 0);
+			rs = drv_sample(d);
+		}
+		assert_int_equal(rs, 0);
+		uint64_t busy_n, irq_n = irq_ns(cpu, &busy_n), we_n = val(d, "vm.v.intf.wait");
+		if (busy_n > busy_p)
+			ref += (double)(we_n - we_p) * (double)(irq_n - irq_p) / (double)(busy_n - busy_p);
+		busy_p = busy_n;
+		irq_p = irq_n;
+		we_p = we_n;
+	}
+	double est = (double)(val(d, "vm.v.intf.irq_est") - ie_p);
+	fprintf(stderr, "irq_est over 20 ticks %.2f ms, the reference %.2f ms\n", est / 1e6, ref / 1e6);
+	if (est < ref * 0.75 - 3e6 || est > ref * 1.25 + 3e6)
+		fail_msg("irq_est %.2f ms, the reference %.2f ms", est / 1e6, ref / 1e6);
+	/* the tick allocates nothing (a's waits go on meanwhile) */
 	uint32_t errs;
 	unsigned long allocs = drv_sample_allocs(d, 100, true, &errs);
 	assert_int_equal(allocs, 0);
@@ -435,7 +497,7 @@ static void test_source_host_cgroup(void **state)
 	struct drv *d = drv_new_conf("/proc", &vms_source_interference, &sc);
 	d->vms = &tab;
 	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 7); /* no cgroup named yet */
+	assert_int_equal(d->schema->ncols, 8); /* no cgroup named yet */
 	assert_int_equal(drv_sample(d), 0);
 	kill(h, SIGCONT);
 	usleep(300 * 1000);

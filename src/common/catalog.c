@@ -159,6 +159,7 @@ static const struct vms_catfield vmintf_f[] = {
 	CNT("host_other", NS, "of host, behind the cgroups not named (vmintfhost)"),
 	CNT("kernel", NS, "of it, waiting behind the kernel (interrupts, softirqs, kernel threads)"),
 	CNT("unknown", NS, "of it, not placed (the program's ring overflowed)"),
+	CNT("irq_est", NS, "of it, estimated in interrupts and softirqs (inside the parts above, not besides)"),
 };
 
 static const struct vms_catfield vmintfest_f[] = {

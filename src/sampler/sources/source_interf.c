@@ -15,6 +15,12 @@
  *   unknown  the parts the program could not place (a wait longer than
  *            its ring of segments)
  *   host_other  of host, behind the cgroups not named below
+ *   irq_est  of wait, an estimate of the interrupt and softirq time
+ *            inside the parts above (not besides them): each VM's waits
+ *            per CPU waited on (the program's waits map) times that
+ *            CPU's share of irq + softirq in its busy time in the tick
+ *            (/proc/stat, cpuirq.h); doc/interference.md says why it is
+ *            not measured
  * and the victim x culprit matrix as sparse columns: vm.NAME.intf.by.OTHER
  * for each other VM it has waited behind so far, and
  * vm.NAME.intf.host.CGROUP for each of the host's top cgroups (the
@@ -40,16 +46,18 @@
 
 #include "bpf_interf.h"
 #include "cgroup.h"
+#include "cpuirq.h"
 #include "name.h"
 #include "source.h"
 #include "vmtab.h"
 
-enum { C_WAIT, C_VMS, C_OWN, C_HOST, C_HOST_OTHER, C_KERNEL, C_UNKNOWN, IF_COLS };
+enum { C_WAIT, C_VMS, C_OWN, C_HOST, C_HOST_OTHER, C_KERNEL, C_UNKNOWN, C_IRQ, IF_COLS };
 #define IF_ACCT_MAX 16384 /* the acct map's entries (interf.bpf.c) */
 #define IF_TOP_MAX 64 /* sources.interference.host_cgroups at most */
 #define IF_RANK_NS 1000000000ull /* idle ranks the host's cgroups at most this often */
 
-static const char *const if_cols[IF_COLS] = {"wait", "vms", "own", "host", "host_other", "kernel", "unknown"};
+static const char *const if_cols[IF_COLS] = {"wait",    "vms",     "own",    "host",
+					     "host_other", "kernel", "unknown", "irq_est"};
 
 /* a VM this run has seen: its index for the program is its position */
 struct if_known {
@@ -59,6 +67,7 @@ struct if_known {
 	unsigned ntid;
 	int32_t vm;           /* its position in the current VM set, -1: gone */
 	bool gone;            /* it left: its account was dropped (it starts again from 0 if it comes back) */
+	uint64_t irq_est;     /* the estimate so far, ns */
 };
 
 /* a pair (victim, culprit) with a column: culprit kind INTERF_VM (id: its
@@ -94,6 +103,11 @@ struct interference {
 	struct if_cg *cg;         /* the names known so far */
 	unsigned ncg, capcg;
 	char *cgroot;             /* the cgroup2 mount, NULL: none */
+	/* the interrupt time estimate */
+	struct vms_cpuirq cpus;
+	struct vms_interf_wait *wt; /* the tick's read of the waits per CPU */
+	uint64_t *wprev;          /* [known * ncpu]: the waits as last read */
+	unsigned nwprev;          /* known VMs it covers */
 	uint64_t next_rank;       /* CLOCK_MONOTONIC ns */
 };
 
@@ -107,8 +121,12 @@ static int if_open(struct vms_source *src)
 		p->ntop = IF_TOP_MAX;
 	p->named = calloc(p->ntop + 1, sizeof(*p->named));
 	p->want = calloc(p->ntop + 1, sizeof(*p->want));
-	if (!p->ent || !p->named || !p->want)
+	p->wt = malloc(IF_ACCT_MAX * sizeof(*p->wt));
+	if (!p->ent || !p->named || !p->want || !p->wt)
 		return -ENOMEM;
+	int rc = vms_cpuirq_open(&p->cpus, src->proc_dirfd);
+	if (rc < 0)
+		return rc;
 	struct vms_cgmounts m;
 	if (vms_cgmounts_load(&m, src->proc_dirfd, NULL) == 0) {
 		if (m.v2.point)
@@ -153,6 +171,9 @@ static void if_close(struct vms_source *src)
 		free(p->cg[i].path);
 	free(p->cg);
 	free(p->cgroot);
+	free(p->wt);
+	free(p->wprev);
+	vms_cpuirq_close(&p->cpus);
 	vms_interf_close(p->x);
 	memset(p, 0, sizeof(*p));
 }
@@ -219,6 +240,9 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 		 * coming and going: its index is never given again */
 		k->gone = true;
 		int r = vms_interf_forget_account(p->x, i);
+		k->irq_est = 0;
+		if (i < p->nwprev)
+			memset(p->wprev + (size_t)i * p->cpus.ncpu, 0, p->cpus.ncpu * sizeof(*p->wprev));
 		if (r < 0)
 			return r;
 	}
@@ -264,6 +288,17 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b)
 	r = sync_vms(p, t);
 	if (r < 0)
 		return r;
+	/* the waits per CPU as last read: a row per known VM (indices only
+	 * grow: the rows kept are the same VMs') */
+	if (p->nwprev < p->nknown) {
+		size_t nc = p->cpus.ncpu;
+		uint64_t *w = realloc(p->wprev, p->nknown * nc * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		memset(w + p->nwprev * nc, 0, (p->nknown - p->nwprev) * nc * sizeof(*w));
+		p->wprev = w;
+		p->nwprev = p->nknown;
+	}
 	/* the host's cgroups to name: idle's choice */
 	memcpy(p->named, p->want, p->nwant * sizeof(*p->named));
 	p->nnamed = p->nwant;
@@ -332,6 +367,30 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b)
 	return b->err;
 }
 
+__extension__ typedef unsigned __int128 u128;
+
+/* Each VM's waits on each CPU since the last read times the CPU's share
+ * of interrupt time in its busy time this tick.  Read again in the same
+ * tick (a new schema's sample), every delta is 0. */
+static void irq_estimate(struct interference *p, struct vms_tick_ctx *t)
+{
+	bool cpus = vms_cpuirq_read(&p->cpus, t->idx, &t->parse_errors);
+	unsigned n;
+	if (vms_interf_read_waits(p->x, p->wt, IF_ACCT_MAX, &n) < 0 && !n)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const struct vms_interf_wait *w = &p->wt[i];
+		if (w->vm >= p->nwprev || w->cpu >= p->cpus.ncpu)
+			continue;
+		uint64_t *prev = &p->wprev[(size_t)w->vm * p->cpus.ncpu + w->cpu];
+		uint64_t d = w->ns >= *prev ? w->ns - *prev : w->ns; /* dropped and made again: from 0 */
+		*prev = w->ns;
+		uint64_t busy = p->cpus.dbusy[w->cpu], irq = p->cpus.dirq[w->cpu];
+		if (cpus && d && busy)
+			p->known[w->vm].irq_est += (uint64_t)((u128)d * (irq < busy ? irq : busy) / busy);
+	}
+}
+
 static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct interference *p = src->priv;
@@ -343,6 +402,7 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	if (r < 0 && r != -ENOSPC)
 		return r;
 	p->nent = n;
+	irq_estimate(p, t);
 	/* the declared columns start at 0 and are filled from the account;
 	 * a VM without a local process (remote, the test driver) is not
 	 * measured: its columns are missing */
@@ -354,6 +414,8 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			memset(slots + p->base[v], 0, ncol * sizeof(*slots));
 		else
 			vms_slots_none(slots + p->base[v], ncol);
+		if (k->pid > 0)
+			slots[p->base[v] + C_IRQ] = k->irq_est;
 	}
 	for (unsigned e = 0; e < n; e++) {
 		const struct vms_interf_ent *x = &p->ent[e];

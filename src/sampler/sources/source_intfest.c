@@ -35,16 +35,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cursor.h"
+#include "cpuirq.h"
 #include "parse.h"
-#include "procfile.h"
 #include "source.h"
 #include "vmtab.h"
 
 enum { E_WAIT, E_VMS, E_OWN, E_HOST, E_IRQ, E_UNKNOWN, IE_COLS };
 static const char *const ie_cols[IE_COLS] = {"wait", "vms", "own", "host", "irq", "unknown"};
 
-#define IE_MAX_CPU 8192
 #define IE_THREADS_NS (5 * 1000000000ull) /* idle looks for new threads this often */
 #define IE_BUF 2048 /* a stat or schedstat line */
 
@@ -77,13 +75,8 @@ struct intfest {
 	unsigned nknown, capknown;
 	struct ie_thr *thr;
 	unsigned nthr;
-	struct vms_procfile *stat;
-	unsigned ncpu;
-	uint64_t *busy, *irq;    /* [ncpu] /proc/stat as last read (ticks) */
-	uint64_t *dbusy, *dirq;  /* [ncpu] this tick's, ns */
+	struct vms_cpuirq cpus;  /* each CPU's busy and irq time this tick */
 	uint64_t *wrun;          /* [ncpu] this tick's run of the watched threads there */
-	bool have_stat;
-	uint64_t tick_ns;        /* ns per USER_HZ tick */
 	uint64_t done_idx;       /* the tick whose estimate is in the totals */
 	/* the columns */
 	uint32_t *base;          /* per known: first column, UINT32_MAX: none */
@@ -117,28 +110,11 @@ static int ie_open(struct vms_source *src)
 {
 	struct intfest *p = src->priv;
 	p->done_idx = UINT64_MAX;
-	long hz = sysconf(_SC_CLK_TCK);
-	p->tick_ns = 1000000000ull / (uint64_t)(hz > 0 ? hz : 100);
-	int r = vms_procfile_shared_open(&p->stat, src->proc_dirfd, "stat", 4096);
+	int r = vms_cpuirq_open(&p->cpus, src->proc_dirfd);
 	if (r < 0)
-		return r;
-	/* the CPUs: the highest cpuN line */
-	struct vms_cur c;
-	struct vms_stat_line sl;
-	vms_cur_init(&c, p->stat->buf, p->stat->len);
-	while ((r = vms_stat_next(&c, &sl)) != 0)
-		if (r > 0 && sl.key == VMS_STAT_CPU && sl.cpu < IE_MAX_CPU && sl.cpu >= p->ncpu)
-			p->ncpu = sl.cpu + 1;
-	if (!p->ncpu)
-		return -ENOENT; /* no per-CPU lines: nothing to split over */
-	p->busy = calloc(p->ncpu, sizeof(*p->busy));
-	p->irq = calloc(p->ncpu, sizeof(*p->irq));
-	p->dbusy = calloc(p->ncpu, sizeof(*p->dbusy));
-	p->dirq = calloc(p->ncpu, sizeof(*p->dirq));
-	p->wrun = calloc(p->ncpu, sizeof(*p->wrun));
-	if (!p->busy || !p->irq || !p->dbusy || !p->dirq || !p->wrun)
-		return -ENOMEM;
-	return 0;
+		return r; /* -ENOENT: no per-CPU lines, nothing to split over */
+	p->wrun = calloc(p->cpus.ncpu, sizeof(*p->wrun));
+	return p->wrun ? 0 : -ENOMEM;
 }
 
 static void free_cols(struct intfest *p)
@@ -161,13 +137,8 @@ static void ie_close(struct vms_source *src)
 		free(p->known[i].by);
 	free(p->known);
 	free_cols(p);
-	free(p->busy);
-	free(p->irq);
-	free(p->dbusy);
-	free(p->dirq);
 	free(p->wrun);
-	if (p->stat)
-		vms_procfile_shared_close(p->stat);
+	vms_cpuirq_close(&p->cpus);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -351,45 +322,10 @@ static ssize_t rd(struct intfest *p, int fd)
 	return n;
 }
 
-/* /proc/stat's per-CPU busy and interrupt time: this tick's deltas in ns
- * (false on the first read, or a read that failed) */
-static bool read_cpus(struct intfest *p, struct vms_tick_ctx *t)
-{
-	if (vms_procfile_shared_read(p->stat, t->idx) < 0) {
-		p->have_stat = false;
-		return false;
-	}
-	struct vms_cur c;
-	struct vms_stat_line sl;
-	int r;
-	for (unsigned i = 0; i < p->ncpu; i++)
-		p->dbusy[i] = p->dirq[i] = 0;
-	vms_cur_init(&c, p->stat->buf, p->stat->len);
-	while ((r = vms_stat_next(&c, &sl)) != 0) {
-		if (r < 0) {
-			t->parse_errors++;
-			continue;
-		}
-		if (sl.key != VMS_STAT_CPU || sl.cpu >= p->ncpu || sl.nfields < 7)
-			continue;
-		/* user nice system idle iowait irq softirq */
-		uint64_t irq = sl.v[5] + sl.v[6], busy = sl.v[0] + sl.v[1] + sl.v[2] + irq;
-		if (p->have_stat && busy >= p->busy[sl.cpu] && irq >= p->irq[sl.cpu]) {
-			p->dbusy[sl.cpu] = (busy - p->busy[sl.cpu]) * p->tick_ns;
-			p->dirq[sl.cpu] = (irq - p->irq[sl.cpu]) * p->tick_ns;
-		}
-		p->busy[sl.cpu] = busy;
-		p->irq[sl.cpu] = irq;
-	}
-	bool had = p->have_stat;
-	p->have_stat = true;
-	return had;
-}
-
 /* each thread's run, delay and CPU: this tick's deltas */
 static void read_threads(struct intfest *p, struct vms_tick_ctx *t)
 {
-	for (unsigned i = 0; i < p->ncpu; i++)
+	for (unsigned i = 0; i < p->cpus.ncpu; i++)
 		p->wrun[i] = 0;
 	for (unsigned i = 0; i < p->nthr; i++) {
 		struct ie_thr *x = &p->thr[i];
@@ -417,7 +353,7 @@ static void read_threads(struct intfest *p, struct vms_tick_ctx *t)
 		x->run = ss.run_ns;
 		x->delay = ss.wait_ns;
 		x->have = true;
-		if (ts.f[39] < p->ncpu) {
+		if (ts.f[39] < p->cpus.ncpu) {
 			x->cpu = (int32_t)ts.f[39];
 			p->wrun[x->cpu] += x->drun;
 		}
@@ -434,7 +370,7 @@ static uint64_t part(uint64_t a, uint64_t b, uint64_t c)
 
 static void estimate(struct intfest *p, struct vms_tick_ctx *t)
 {
-	bool cpus = read_cpus(p, t);
+	bool cpus = vms_cpuirq_read(&p->cpus, t->idx, &t->parse_errors);
 	read_threads(p, t);
 	for (unsigned i = 0; i < p->nthr; i++) {
 		const struct ie_thr *v = &p->thr[i];
@@ -449,8 +385,8 @@ static void estimate(struct intfest *p, struct vms_tick_ctx *t)
 		}
 		unsigned c = (unsigned)v->cpu;
 		uint64_t others = p->wrun[c] - v->drun;
-		uint64_t irq = p->dirq[c];
-		uint64_t host = p->dbusy[c] > p->wrun[c] + irq ? p->dbusy[c] - p->wrun[c] - irq : 0;
+		uint64_t irq = p->cpus.dirq[c], busy = p->cpus.dbusy[c];
+		uint64_t host = busy > p->wrun[c] + irq ? busy - p->wrun[c] - irq : 0;
 		uint64_t sum = others + irq + host;
 		if (!sum) {
 			kv->tot[E_UNKNOWN] += d;
