@@ -149,7 +149,33 @@ static uint64_t cgroup_ino(pid_t pid)
 	return ino;
 }
 
+
+/* The busy loops this test started: a failed assertion leaves the test
+ * early, and the group's teardown kills those still running (they hold
+ * the test's stdout: the harness would wait for them) */
+static pid_t kids[16];
+static unsigned nkids;
+
+static pid_t spin(int cpu)
+{
+	pid_t p = test_spin_on(cpu);
+	if (nkids < sizeof(kids) / sizeof(kids[0]))
+		kids[nkids++] = p;
+	return p;
+}
+
+static void kill_kids(void)
+{
+	for (unsigned i = 0; i < nkids; i++)
+		if (waitpid(kids[i], NULL, WNOHANG) == 0) { /* our child, not reaped yet */
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+	nkids = 0;
+}
+
 static struct vms_interf *X;
+static char cgleft[700]; /* the cgroup the running test made */
 
 static int setup(void **state)
 {
@@ -175,6 +201,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	kill_kids();
+	if (*cgleft)
+		rmdir(cgleft); /* a test that failed with its process in it */
 	vms_interf_close(X);
 	return 0;
 }
@@ -215,7 +244,7 @@ static void run(enum mode mode)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
 	int cpu = test_last_cpu();
 	uint32_t vvm = 10 * (uint32_t)mode + 10, avm = vvm + 1;
-	pid_t v = test_spin_on(cpu), a = test_spin_on(cpu);
+	pid_t v = spin(cpu), a = spin(cpu);
 	usleep(100 * 1000); /* both pinned and running */
 	assert_int_equal(vms_interf_thread(X, (uint32_t)v, vvm, true), 0);
 	if (mode == OTHER_VM)
@@ -228,7 +257,8 @@ static void run(enum mode mode)
 		char procs[640], pid[32];
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 		int n = snprintf(pid, sizeof(pid), "%d\n", (int)a);
-		int fd = *cg2 && mkdir(cg, 0755) == 0 ? open(procs, O_WRONLY) : -1;
+		snprintf(cgleft, sizeof(cgleft), "%s", cg);
+	int fd = *cg2 && mkdir(cg, 0755) == 0 ? open(procs, O_WRONLY) : -1;
 		if (fd < 0 || write(fd, pid, (size_t)n) != n) {
 			if (fd >= 0)
 				close(fd);
@@ -277,7 +307,7 @@ static void run(enum mode mode)
 		fail_msg("account %.1f ms, waited %.1f ms", (double)sum / 1e6, waited / 1e6);
 	/* the sum rule: the kernel's run delay, within 2 % (its waits and ours
 	 * end at the same switches; the reads are microseconds apart) */
-	assert_true(run_a > 2e8); /* A ran: about 1 s of 2 on an idle CPU */
+	assert_true(run_a > 5e7); /* A ran: about 1 s of 2 on an idle CPU, little on a loaded one */
 	if (waited < delay * 0.98 - 1e7 || waited > delay * 1.02 + 1e7)
 		fail_msg("waited %.1f ms, run delay %.1f ms", waited / 1e6, delay / 1e6);
 	/* what ran while V waited: A, for all of its run time */
@@ -322,7 +352,7 @@ static void test_source_columns(void **state)
 	if (!X)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
 	int cpu = test_last_cpu();
-	pid_t v = test_spin_on(cpu), a = test_spin_on(cpu);
+	pid_t v = spin(cpu), a = spin(cpu);
 	usleep(100 * 1000);
 	kill(a, SIGSTOP);
 	pid_t tv[1] = {v}, ta[1] = {a};
@@ -467,7 +497,7 @@ static void test_source_host_cgroup(void **state)
 	if (!X)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
 	int cpu = test_last_cpu();
-	pid_t v = test_spin_on(cpu), h = test_spin_on(cpu);
+	pid_t v = spin(cpu), h = spin(cpu);
 	usleep(100 * 1000);
 	kill(h, SIGSTOP);
 	char rel[64], cg[700], procs[720], pid[32];
@@ -475,6 +505,7 @@ static void test_source_host_cgroup(void **state)
 	snprintf(cg, sizeof(cg), "%s/%s", cg2, rel);
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)h);
+	snprintf(cgleft, sizeof(cgleft), "%s", cg);
 	int fd = *cg2 && mkdir(cg, 0755) == 0 ? open(procs, O_WRONLY) : -1;
 	if (fd < 0 || write(fd, pid, (size_t)n) != n) {
 		if (fd >= 0)
@@ -546,7 +577,7 @@ static void test_source_host_cgroup(void **state)
 	double host = (double)(val(d, "vm.v.intf.host") - host0);
 	fprintf(stderr, "host cgroup %s: behind it %.1f ms (it ran %.1f), host %.1f ms, host_other %.1f ms\n", rel,
 		by / 1e6, run_h / 1e6, host / 1e6, oth / 1e6);
-	assert_true(run_h > 2e8);
+	assert_true(run_h > 5e7);
 	check_behind(by, run_h, (double)(k1.steal - k0.steal), (double)(val(d, "vm.v.intf.unknown") - unk0), 0);
 	/* the named cgroups and host_other add up to host */
 	uint64_t named = 0;

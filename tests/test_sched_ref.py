@@ -219,7 +219,12 @@ class Recorded(unittest.TestCase):
         evs = sched_ref.events(data)
         os.unlink(data)
         acc = sched_ref.account(evs, {v.pid: 'v'}, {}, {a.pid: 'a'}, tasks)['v']
-        covered = evs and evs[0][0] < t_cont and evs[-1][0] > t_stop
+        # perf sometimes records no sched_switch at all on this shared
+        # machine (seen with a ping-pong of another session's test beside
+        # it: 40,000 switches/s), though the other events are there: a
+        # trace without V's switches is recorded again
+        covered = (evs and evs[0][0] < t_cont and evs[-1][0] > t_stop and
+                   any(e[2] == 'sched_switch' and v.pid in (e[5][0], e[5][2]) for e in evs))
         return acc, s1v[1] - s0v[1], s1a[0] - s0a[0], st1 - st0, covered
 
     def test_pinned_busy_loops(self):
@@ -232,7 +237,7 @@ class Recorded(unittest.TestCase):
             for x in (v, a):
                 os.kill(x.pid, signal.SIGSTOP)
             time.sleep(0.1)
-            for lead in (0.7, 2.0):  # perf's start-up, on a loaded machine
+            for lead in (0.7, 1.5, 2.0, 2.0):  # perf's start-up, on a loaded machine
                 acc, delay, run_a, steal, covered = self.trace(tmp, cpu, v, a, lead)
                 if covered:
                     break
@@ -241,12 +246,12 @@ class Recorded(unittest.TestCase):
                 p.kill()
                 p.wait()
             shutil.rmtree(tmp)
-        self.assertTrue(covered, 'perf sched record did not start within 2 s')
+        self.assertTrue(covered, 'perf sched record did not start within 2 s, or recorded no switch of V')
         total, behind = sum(acc.values()), acc.get('a', 0)
         print('V run delay %.1f ms, waits in the trace %.1f ms; A ran %.1f ms, behind A %.1f ms; steal %.1f ms; %s'
               % (delay / 1e6, total / 1e6, run_a / 1e6, behind / 1e6, steal / 1e6,
                  {k: round(x / 1e6, 1) for k, x in acc.items()}), file=sys.stderr)
-        self.assertGreater(run_a, 1e8)  # A ran, V waited behind it
+        self.assertGreater(run_a, 3e7)  # A ran, V waited behind it (little on a loaded machine)
         # all of V's run delay and A's run time fell inside the trace
         self.assertLessEqual(abs(total - delay), 0.05 * delay + 1e7)
         # behind A is A's run time, plus the steal inside A's segments

@@ -27,6 +27,37 @@
 
 extern const struct vms_source_ops vms_source_intfest;
 
+/* The busy loops this test started: a failed assertion leaves the test
+ * early, and the group's teardown kills those still running (they hold
+ * the test's stdout: the harness would wait for them) */
+static pid_t kids[16];
+static unsigned nkids;
+
+static pid_t spin(int cpu)
+{
+	pid_t p = test_spin_on(cpu);
+	if (nkids < sizeof(kids) / sizeof(kids[0]))
+		kids[nkids++] = p;
+	return p;
+}
+
+static void kill_kids(void)
+{
+	for (unsigned i = 0; i < nkids; i++)
+		if (waitpid(kids[i], NULL, WNOHANG) == 0) { /* our child, not reaped yet */
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+	nkids = 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	kill_kids();
+	return 0;
+}
+
 /* schedstat field f (1: run ns, 2: delay ns) of the thread */
 static uint64_t schedstat(pid_t pid, int f)
 {
@@ -91,7 +122,7 @@ static void test_pinned(void **state)
 {
 	(void)state;
 	int cpu = test_last_cpu();
-	pid_t v = test_spin_on(cpu), a = test_spin_on(cpu), h = test_spin_on(cpu);
+	pid_t v = spin(cpu), a = spin(cpu), h = spin(cpu);
 	usleep(100 * 1000);
 	pid_t tv[1] = {v}, ta[1] = {a};
 	struct vms_vm vm[3] = {
@@ -145,7 +176,7 @@ static void test_pinned(void **state)
 	assert_int_equal(sum_parts(d, "v"), val(d, "vm.v.intfest.wait"));
 	assert_int_equal(val(d, "vm.v.intfest.vms"), val(d, "vm.v.intfest.by.a"));
 	/* wait is the kernel's run delay (the same schedstat, read ms apart) */
-	assert_true(run_a > 2e8 && run_h > 2e8);
+	assert_true(run_a > 5e7 && run_h > 5e7); /* they ran (a loaded machine: little) */
 	if (wait < delay * 0.98 - 1e7 || wait > delay * 1.02 + 1e7)
 		fail_msg("wait %.1f ms, run delay %.1f ms", wait / 1e6, delay / 1e6);
 	/* pinned: behind a is A's run time; /proc/stat's busy time is in
@@ -169,4 +200,4 @@ static void test_pinned(void **state)
 	}
 }
 
-VMS_TEST_MAIN(NULL, NULL, test_pinned)
+VMS_TEST_MAIN(NULL, teardown, test_pinned)
