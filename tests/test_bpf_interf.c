@@ -39,18 +39,6 @@ extern const struct vms_source_ops vms_source_interference;
  * host), from our mountinfo */
 static char cg2[512];
 
-/* schedstat field f (1: run ns, 2: delay ns) of the thread */
-static uint64_t schedstat(pid_t pid, int f)
-{
-	char p[64];
-	unsigned long long v[3];
-	snprintf(p, sizeof(p), "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
-	FILE *fp = fopen(p, "r");
-	assert_non_null(fp);
-	assert_int_equal(fscanf(fp, "%llu %llu %llu", &v[0], &v[1], &v[2]), 3);
-	fclose(fp);
-	return v[f - 1];
-}
 
 /* The steal time of CPU cpu so far (ns; /proc/stat's cpuN steal field,
  * in USER_HZ ticks): time this (virtual) machine's CPU did not run. */
@@ -122,8 +110,8 @@ static void stop_and_read(pid_t v, pid_t a, int cpu, struct kside *k)
 {
 	kill(a, SIGSTOP);
 	usleep(50 * 1000);
-	k->delay = schedstat(v, 2);
-	k->run_a = schedstat(a, 1);
+	k->delay = test_thread_schedstat(v, 2);
+	k->run_a = test_thread_schedstat(a, 1);
 	k->steal = steal_ns(cpu);
 	k->irq = irq_ns(cpu, NULL);
 }
@@ -149,30 +137,6 @@ static uint64_t cgroup_ino(pid_t pid)
 	return ino;
 }
 
-
-/* The busy loops this test started: a failed assertion leaves the test
- * early, and the group's teardown kills those still running (they hold
- * the test's stdout: the harness would wait for them) */
-static pid_t kids[16];
-static unsigned nkids;
-
-static pid_t spin(int cpu)
-{
-	pid_t p = test_spin_on(cpu);
-	if (nkids < sizeof(kids) / sizeof(kids[0]))
-		kids[nkids++] = p;
-	return p;
-}
-
-static void kill_kids(void)
-{
-	for (unsigned i = 0; i < nkids; i++)
-		if (waitpid(kids[i], NULL, WNOHANG) == 0) { /* our child, not reaped yet */
-			kill(kids[i], SIGKILL);
-			waitpid(kids[i], NULL, 0);
-		}
-	nkids = 0;
-}
 
 static struct vms_interf *X;
 static char cgleft[700]; /* the cgroup the running test made */
@@ -201,11 +165,33 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	kill_kids();
+	test_spin_kill_all();
 	if (*cgleft)
 		rmdir(cgleft); /* a test that failed with its process in it */
 	vms_interf_close(X);
 	return 0;
+}
+
+/* Process pid moved into a new cgroup2 group rel (under cg2), its path
+ * into cg; a real SKIP where that cannot be done (not root, no cgroup2:
+ * the teardown kills the loops) */
+static void own_cgroup(const char *rel, pid_t pid, char *cg, size_t cap)
+{
+	char procs[800], line[32];
+	snprintf(cg, cap, "%s/%s", cg2, rel);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	int n = snprintf(line, sizeof(line), "%d\n", (int)pid);
+	snprintf(cgleft, sizeof(cgleft), "%s", cg);
+	int fd = *cg2 && mkdir(cg, 0755) == 0 ? open(procs, O_WRONLY) : -1;
+	if (fd < 0 || write(fd, line, (size_t)n) != n) {
+		if (fd >= 0)
+			close(fd);
+		test_spin_kill_all();
+		rmdir(cg);
+		*cgleft = '\0';
+		vms_skip(NULL, "no cgroup2 group of its own for the host process");
+	}
+	close(fd);
 }
 
 enum mode { OTHER_VM, OWN, HOST };
@@ -244,7 +230,7 @@ static void run(enum mode mode)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
 	int cpu = test_last_cpu();
 	uint32_t vvm = 10 * (uint32_t)mode + 10, avm = vvm + 1;
-	pid_t v = spin(cpu), a = spin(cpu);
+	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu);
 	usleep(100 * 1000); /* both pinned and running */
 	assert_int_equal(vms_interf_thread(X, (uint32_t)v, vvm, true), 0);
 	if (mode == OTHER_VM)
@@ -253,23 +239,9 @@ static void run(enum mode mode)
 		assert_int_equal(vms_interf_thread(X, (uint32_t)a, vvm, false), 0);
 	char cg[600] = "";
 	if (mode == HOST) {
-		snprintf(cg, sizeof(cg), "%s/vms-test-interf-%d", cg2, (int)getpid());
-		char procs[640], pid[32];
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-		int n = snprintf(pid, sizeof(pid), "%d\n", (int)a);
-		snprintf(cgleft, sizeof(cgleft), "%s", cg);
-	int fd = *cg2 && mkdir(cg, 0755) == 0 ? open(procs, O_WRONLY) : -1;
-		if (fd < 0 || write(fd, pid, (size_t)n) != n) {
-			if (fd >= 0)
-				close(fd);
-			kill(v, SIGKILL);
-			kill(a, SIGKILL);
-			waitpid(v, NULL, 0);
-			waitpid(a, NULL, 0);
-			rmdir(cg);
-			vms_skip(NULL, "no cgroup2 group of its own for the host process");
-		}
-		close(fd);
+		char rel[64];
+		snprintf(rel, sizeof(rel), "vms-test-interf-%d", (int)getpid());
+		own_cgroup(rel, a, cg, sizeof(cg));
 	}
 	host_id = cgroup_ino(a);
 	/* the interval: A stopped at both ends, so that no wait of V behind A
@@ -352,7 +324,7 @@ static void test_source_columns(void **state)
 	if (!X)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
 	int cpu = test_last_cpu();
-	pid_t v = spin(cpu), a = spin(cpu);
+	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu);
 	usleep(100 * 1000);
 	kill(a, SIGSTOP);
 	pid_t tv[1] = {v}, ta[1] = {a};
@@ -497,27 +469,12 @@ static void test_source_host_cgroup(void **state)
 	if (!X)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
 	int cpu = test_last_cpu();
-	pid_t v = spin(cpu), h = spin(cpu);
+	pid_t v = test_spin_kept(cpu), h = test_spin_kept(cpu);
 	usleep(100 * 1000);
 	kill(h, SIGSTOP);
-	char rel[64], cg[700], procs[720], pid[32];
+	char rel[64], cg[700];
 	snprintf(rel, sizeof(rel), "vms-test-intfhost-%d", (int)getpid());
-	snprintf(cg, sizeof(cg), "%s/%s", cg2, rel);
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-	int n = snprintf(pid, sizeof(pid), "%d\n", (int)h);
-	snprintf(cgleft, sizeof(cgleft), "%s", cg);
-	int fd = *cg2 && mkdir(cg, 0755) == 0 ? open(procs, O_WRONLY) : -1;
-	if (fd < 0 || write(fd, pid, (size_t)n) != n) {
-		if (fd >= 0)
-			close(fd);
-		kill(v, SIGKILL);
-		kill(h, SIGKILL);
-		waitpid(v, NULL, 0);
-		waitpid(h, NULL, 0);
-		rmdir(cg);
-		vms_skip(NULL, "no cgroup2 group of its own for the host process");
-	}
-	close(fd);
+	own_cgroup(rel, h, cg, sizeof(cg));
 	pid_t tv[1] = {v};
 	struct vms_vm vm[1] = {
 		{.uuid = "00000000-0000-0000-0000-0000000000cc", .name = "v", .state = 1, .pid = v,

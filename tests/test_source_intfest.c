@@ -27,49 +27,13 @@
 
 extern const struct vms_source_ops vms_source_intfest;
 
-/* The busy loops this test started: a failed assertion leaves the test
- * early, and the group's teardown kills those still running (they hold
- * the test's stdout: the harness would wait for them) */
-static pid_t kids[16];
-static unsigned nkids;
-
-static pid_t spin(int cpu)
-{
-	pid_t p = test_spin_on(cpu);
-	if (nkids < sizeof(kids) / sizeof(kids[0]))
-		kids[nkids++] = p;
-	return p;
-}
-
-static void kill_kids(void)
-{
-	for (unsigned i = 0; i < nkids; i++)
-		if (waitpid(kids[i], NULL, WNOHANG) == 0) { /* our child, not reaped yet */
-			kill(kids[i], SIGKILL);
-			waitpid(kids[i], NULL, 0);
-		}
-	nkids = 0;
-}
-
 static int teardown(void **state)
 {
 	(void)state;
-	kill_kids();
+	test_spin_kill_all();
 	return 0;
 }
 
-/* schedstat field f (1: run ns, 2: delay ns) of the thread */
-static uint64_t schedstat(pid_t pid, int f)
-{
-	char p[64];
-	unsigned long long v[3];
-	snprintf(p, sizeof(p), "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
-	FILE *fp = fopen(p, "r");
-	assert_non_null(fp);
-	assert_int_equal(fscanf(fp, "%llu %llu %llu", &v[0], &v[1], &v[2]), 3);
-	fclose(fp);
-	return v[f - 1];
-}
 
 struct kside {
 	uint64_t delay_v, run_a, run_h;
@@ -81,9 +45,9 @@ static void stop_and_read(pid_t v, pid_t a, pid_t h, struct kside *k)
 	kill(a, SIGSTOP);
 	kill(h, SIGSTOP);
 	usleep(50 * 1000);
-	k->delay_v = schedstat(v, 2);
-	k->run_a = schedstat(a, 1);
-	k->run_h = schedstat(h, 1);
+	k->delay_v = test_thread_schedstat(v, 2);
+	k->run_a = test_thread_schedstat(a, 1);
+	k->run_h = test_thread_schedstat(h, 1);
 }
 
 static void cont(pid_t a, pid_t h)
@@ -122,7 +86,7 @@ static void test_pinned(void **state)
 {
 	(void)state;
 	int cpu = test_last_cpu();
-	pid_t v = spin(cpu), a = spin(cpu), h = spin(cpu);
+	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu), h = test_spin_kept(cpu);
 	usleep(100 * 1000);
 	pid_t tv[1] = {v}, ta[1] = {a};
 	struct vms_vm vm[3] = {

@@ -42,9 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "bpf_interf.h"
+#include "grow.h"
 #include "cgroup.h"
 #include "cpuirq.h"
 #include "name.h"
@@ -87,7 +87,7 @@ struct interference {
 	struct vms_interf *x;
 	uint64_t vmgen;
 	struct if_known *known;
-	unsigned nknown, capknown;
+	uint32_t nknown, capknown;
 	struct if_pair *pair;     /* declared pairs, column order */
 	unsigned npair;
 	uint32_t *base;           /* per known VM: its first column, UINT32_MAX: none */
@@ -108,7 +108,7 @@ struct interference {
 	struct vms_interf_wait *wt; /* the tick's read of the waits per CPU */
 	uint64_t *wprev;          /* [known * ncpu]: the waits as last read */
 	unsigned nwprev;          /* known VMs it covers */
-	uint64_t next_rank;       /* CLOCK_MONOTONIC ns */
+	uint64_t next_rank;       /* the loop's clock (idle's until_ns) */
 };
 
 static int if_open(struct vms_source *src)
@@ -196,14 +196,10 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 		const struct vms_vm *vm = &t->vm[i];
 		struct if_known *k = known_find(p, vm->uuid);
 		if (!k) {
-			if (p->nknown == p->capknown) {
-				unsigned cap = p->capknown ? 2 * p->capknown : 16;
-				struct if_known *n = realloc(p->known, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				p->known = n;
-				p->capknown = cap;
-			}
+			struct if_known *n = vms_grow_array(p->known, &p->capknown, p->nknown + 1, sizeof(*n), 16);
+			if (!n)
+				return -ENOMEM;
+			p->known = n;
 			k = &p->known[p->nknown++];
 			memset(k, 0, sizeof(*k));
 			snprintf(k->uuid, sizeof(k->uuid), "%s", vm->uuid);
@@ -558,13 +554,10 @@ static int cg_resolve(struct interference *p, const uint64_t *want, unsigned n)
 static void if_idle(struct vms_source *src, uint64_t until_ns)
 {
 	struct interference *p = src->priv;
-	(void)until_ns;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (!p->ntop || p->rename || now < p->next_rank)
+	/* until_ns, the next tick's deadline, is the clock here */
+	if (!p->ntop || p->rename || until_ns < p->next_rank)
 		return;
-	p->next_rank = now + IF_RANK_NS;
+	p->next_rank = until_ns < UINT64_MAX - IF_RANK_NS ? until_ns + IF_RANK_NS : 0;
 	struct if_tot *tot = malloc((p->nent ? p->nent : 1) * sizeof(*tot));
 	if (!tot)
 		return;

@@ -32,10 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cpuirq.h"
+#include "grow.h"
 #include "parse.h"
 #include "source.h"
 #include "vmtab.h"
@@ -72,7 +72,7 @@ struct ie_known {
 struct intfest {
 	uint64_t vmgen;
 	struct ie_known *known;
-	unsigned nknown, capknown;
+	uint32_t nknown, capknown;
 	struct ie_thr *thr;
 	unsigned nthr;
 	struct vms_cpuirq cpus;  /* each CPU's busy and irq time this tick */
@@ -84,7 +84,7 @@ struct intfest {
 	uint32_t *pcul;          /* a pair's culprit (known index) */
 	uint32_t *setk;          /* per VM of the set: its known index */
 	unsigned npair;
-	uint64_t next_threads;   /* CLOCK_MONOTONIC ns */
+	uint64_t next_threads;   /* the loop's clock (idle's until_ns) */
 	char buf[IE_BUF];
 };
 
@@ -246,14 +246,10 @@ static int ie_declare(struct vms_source *src, struct vms_schema_builder *b)
 	for (unsigned i = 0; t && i < t->n; i++) {
 		struct ie_known *k = known_find(p, t->vm[i].uuid);
 		if (!k) {
-			if (p->nknown == p->capknown) {
-				unsigned cap = p->capknown ? 2 * p->capknown : 16;
-				struct ie_known *n = realloc(p->known, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				p->known = n;
-				p->capknown = cap;
-			}
+			struct ie_known *n = vms_grow_array(p->known, &p->capknown, p->nknown + 1, sizeof(*n), 16);
+			if (!n)
+				return -ENOMEM;
+			p->known = n;
 			k = &p->known[p->nknown++];
 			memset(k, 0, sizeof(*k));
 			snprintf(k->uuid, sizeof(k->uuid), "%s", t->vm[i].uuid);
@@ -450,13 +446,10 @@ static int ie_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 static void ie_idle(struct vms_source *src, uint64_t until_ns)
 {
 	struct intfest *p = src->priv;
-	(void)until_ns;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (now < p->next_threads || vms_vmtab_gen(src->vms) != p->vmgen)
+	/* until_ns, the next tick's deadline, is the clock here */
+	if (until_ns < p->next_threads || vms_vmtab_gen(src->vms) != p->vmgen)
 		return;
-	p->next_threads = now + IE_THREADS_NS;
+	p->next_threads = until_ns < UINT64_MAX - IE_THREADS_NS ? until_ns + IE_THREADS_NS : 0;
 	rebuild_threads(src, src->vms); /* out of memory: the old table stays */
 }
 
