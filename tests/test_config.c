@@ -336,7 +336,7 @@ static const struct err_case err_cases[] = {
 #if HAVE_BPF
 	 ", interference"
 #endif
-	 ")"},
+	 ", intfest)"},
 	{"sources:\n  netdevs: {}\n", "t.yaml:2:3: unknown source 'netdevs' (did you mean 'netdev'?)"},
 #if !HAVE_LIBVIRT
 	{"sources:\n  libvirt: {enabled: true}\n",

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char *fixture_path(const char *rel)
@@ -351,4 +352,37 @@ pid_t test_spin_on(int cpu)
 			; /* runs, or waits to run, on its CPU */
 	}
 	return p;
+}
+
+static pid_t spun[16];
+static unsigned nspun;
+
+pid_t test_spin_kept(int cpu)
+{
+	pid_t p = test_spin_on(cpu);
+	if (nspun < sizeof(spun) / sizeof(spun[0]))
+		spun[nspun++] = p;
+	return p;
+}
+
+void test_spin_kill_all(void)
+{
+	for (unsigned i = 0; i < nspun; i++)
+		if (waitpid(spun[i], NULL, WNOHANG) == 0) { /* our child, not reaped yet */
+			kill(spun[i], SIGKILL);
+			waitpid(spun[i], NULL, 0);
+		}
+	nspun = 0;
+}
+
+uint64_t test_thread_schedstat(pid_t pid, int f)
+{
+	char p[64];
+	unsigned long long v[3];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
+	FILE *fp = fopen(p, "r");
+	assert_non_null(fp);
+	assert_int_equal(fscanf(fp, "%llu %llu %llu", &v[0], &v[1], &v[2]), 3);
+	fclose(fp);
+	return v[f - 1];
 }

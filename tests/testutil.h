@@ -67,6 +67,14 @@ int test_last_cpu(void);
 /* A child process that spins for ever, pinned to cpu (-1: where it is
  * allowed); the caller kills and reaps it. */
 pid_t test_spin_on(int cpu);
+/* The same, kept in a list: test_spin_kill_all() kills and reaps those
+ * not reaped yet (a group teardown: a failed assertion leaves the test
+ * with its loops running, and they hold its stdout). */
+pid_t test_spin_kept(int cpu);
+void test_spin_kill_all(void);
+/* Field f of the thread's /proc/PID/task/PID/schedstat (1: run ns, 2:
+ * run delay ns, 3: time slices). */
+uint64_t test_thread_schedstat(pid_t pid, int f);
 
 /* Write a file (creating parent directories). */
 void write_file(const char *path, const char *data, size_t len);

@@ -67,8 +67,14 @@ GROUPS = [
     ('softirq', 'softirq.', '', 1, 0, 1,
      ('HI', 'TIMER', 'NET_TX', 'NET_RX', 'BLOCK', 'IRQ_POLL', 'TASKLET', 'SCHED', 'HRTIMER', 'RCU')),
     ('vmintf', 'vm.', 'intf.', 1, 0, 0,
-     ('wait', 'vms', 'own', 'host', 'kernel', 'unknown')),
+     ('wait', 'vms', 'own', 'host', 'host_other', 'kernel', 'unknown', 'irq_est')),
     ('vmintfby', 'vm.', 'intf.by.', 1, 0, 1,
+     ()),
+    ('vmintfhost', 'vm.', 'intf.host.', 1, 0, 1,
+     ()),
+    ('vmintfest', 'vm.', 'intfest.', 1, 0, 0,
+     ('wait', 'vms', 'own', 'host', 'irq', 'unknown')),
+    ('vmintfestby', 'vm.', 'intfest.by.', 1, 0, 1,
      ()),
 ]
 

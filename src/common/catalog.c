@@ -156,8 +156,19 @@ static const struct vms_catfield vmintf_f[] = {
 	CNT("vms", NS, "of it, waiting behind other VMs"),
 	CNT("own", NS, "of it, waiting behind the VM's own other threads"),
 	CNT("host", NS, "of it, waiting behind host processes"),
+	CNT("host_other", NS, "of host, behind the cgroups not named (vmintfhost)"),
 	CNT("kernel", NS, "of it, waiting behind the kernel (interrupts, softirqs, kernel threads)"),
 	CNT("unknown", NS, "of it, not placed (the program's ring overflowed)"),
+	CNT("irq_est", NS, "of it, estimated in interrupts and softirqs (inside the parts above, not besides)"),
+};
+
+static const struct vms_catfield vmintfest_f[] = {
+	CNT("wait", NS, "run delay of the VM's vCPUs (schedstat): the sum of the estimates below"),
+	CNT("vms", NS, "of it, estimated behind other VMs' threads"),
+	CNT("own", NS, "of it, estimated behind the VM's own other threads"),
+	CNT("host", NS, "of it, estimated behind the host's other tasks"),
+	CNT("irq", NS, "of it, estimated behind interrupts and softirqs"),
+	CNT("unknown", NS, "of it, not placed (nothing else ran on the CPU, a file not read)"),
 };
 
 static const struct vms_catfield vmio_f[] = {
@@ -312,6 +323,12 @@ const struct vms_catgroup vms_catalog[VMS_G_N] = {
 	[VMS_G_VMINTF] = {"vmintf", "vm.", "intf.", 1, 0, 0, T(vmintf_f), "whom a VM's vCPUs waited behind"},
 	[VMS_G_VMINTFBY] = {"vmintfby", "vm.", "intf.by.", 1, 0, 1, NULL, 0,
 			    "a VM's vCPUs' wait behind one other VM (the field is that VM's name)"},
+	[VMS_G_VMINTFHOST] = {"vmintfhost", "vm.", "intf.host.", 1, 0, 1, NULL, 0,
+			      "a VM's vCPUs' wait behind one of the host's top cgroups (the field is its path)"},
+	[VMS_G_VMINTFEST] = {"vmintfest", "vm.", "intfest.", 1, 0, 0, T(vmintfest_f),
+			     "whom a VM's vCPUs waited behind, estimated without BPF"},
+	[VMS_G_VMINTFESTBY] = {"vmintfestby", "vm.", "intfest.by.", 1, 0, 1, NULL, 0,
+			       "a VM's vCPUs' wait behind one other VM, estimated (the field is that VM's name)"},
 };
 #undef T
 

@@ -51,6 +51,9 @@ enum vms_group {
 	VMS_G_SOFTIRQ,  /* softirq.<all|N>.<vector>: /proc/softirqs (open) */
 	VMS_G_VMINTF,   /* vm.<name>.intf.<field>: interference (doc/interference.md) */
 	VMS_G_VMINTFBY, /* vm.<name>.intf.by.<other VM> (open) */
+	VMS_G_VMINTFHOST, /* vm.<name>.intf.host.<cgroup path> (open) */
+	VMS_G_VMINTFEST, /* vm.<name>.intfest.<field>: interference estimated without BPF */
+	VMS_G_VMINTFESTBY, /* vm.<name>.intfest.by.<other VM> (open) */
 	VMS_G_N
 };
 

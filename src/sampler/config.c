@@ -155,6 +155,11 @@ static const struct vms_conf_key perf_keys[] = {
 
 static const struct vms_conf_key interference_keys[] = {
 	SOURCE_KEYS,
+	{"host_cgroups", VMS_CONF_U32, SRC(host_cgroups), .min = 0, .max = 64},
+};
+
+static const struct vms_conf_key intfest_keys[] = {
+	SOURCE_KEYS,
 };
 
 #define SECTION(name, feature, compiled, field, keys)                                    \
@@ -183,6 +188,7 @@ const struct vms_conf_section vms_conf_sections[] = {
 	SECTION("libvirt", "libvirt", HAVE_LIBVIRT, libvirt, libvirt_keys),
 	SECTION("perf", "perf", HAVE_PERF, perf, perf_keys),
 	SECTION("interference", "bpf", HAVE_BPF, interference, interference_keys),
+	SECTION("intfest", NULL, true, intfest, intfest_keys),
 };
 const unsigned vms_conf_nsections = VMS_ARRAY_SIZE(vms_conf_sections);
 
@@ -370,6 +376,11 @@ int vms_config_defaults(struct vms_config *c)
 	 * CAP_BPF, which the service does not have otherwise */
 	source_defaults(&c->interference);
 	c->interference.enabled = false;
+	c->interference.host_cgroups = VMS_INTERF_HOST_CGROUPS;
+	/* its estimate without BPF: opt-in, it reads every QEMU thread's
+	 * schedstat and stat each tick */
+	source_defaults(&c->intfest);
+	c->intfest.enabled = false;
 	source_defaults(&c->perf);
 	c->perf.per_cpu = true;
 	c->perf.vm_interval_ns = VMS_PERF_VM_INTERVAL_DEFAULT;

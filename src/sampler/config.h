@@ -65,7 +65,9 @@ struct vms_source_conf {
 	int backend;     /* netdev: enum vms_netdev_backend */
 	struct vms_perf_events host, vm; /* perf: host-wide and per-VM events */
 	uint64_t vm_interval_ns; /* perf: each VM's groups read this often (0: every tick) */
+	uint32_t host_cgroups;   /* interference: the host's cgroups named (the rest: host_other) */
 };
+#define VMS_INTERF_HOST_CGROUPS 5 /* sources.interference.host_cgroups default */
 
 /* sources.libvirt: the vm source (per-VM statistics) and its agent. */
 struct vms_libvirt_conf {
@@ -117,6 +119,7 @@ struct vms_config {
 	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */
 	struct vms_source_conf interference; /* only read in a build with bpf */
+	struct vms_source_conf intfest;      /* interference estimated without BPF */
 	/* outside the table (no key): --force, outputs may overwrite a file
 	 * that is not a vmsampler output of their kind (out.h) */
 	bool force;

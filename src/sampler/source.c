@@ -25,6 +25,7 @@ extern const struct vms_source_ops vms_source_perf;
 #if HAVE_BPF
 extern const struct vms_source_ops vms_source_interference;
 #endif
+extern const struct vms_source_ops vms_source_intfest;
 
 const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_procstat,
@@ -45,6 +46,7 @@ const struct vms_source_ops *const vms_source_registry[] = {
 #if HAVE_BPF
 	&vms_source_interference, /* reads the VM set, like perf */
 #endif
+	&vms_source_intfest, /* the same without BPF, estimated (reads the VM set) */
 };
 const unsigned vms_source_registry_len = VMS_ARRAY_SIZE(vms_source_registry);
 

@@ -20,7 +20,7 @@
 
 struct vms_interf {
 	struct interf *skel;
-	int fd_threads, fd_vms, fd_acct, fd_stats;
+	int fd_threads, fd_vms, fd_acct, fd_stats, fd_waits;
 };
 
 /* libbpf's own messages stay quiet: the reason is said once, by the
@@ -68,6 +68,7 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 	x->fd_vms = bpf_map__fd(x->skel->maps.vms);
 	x->fd_acct = bpf_map__fd(x->skel->maps.acct);
 	x->fd_stats = bpf_map__fd(x->skel->maps.stats);
+	x->fd_waits = bpf_map__fd(x->skel->maps.waits);
 	*out = x;
 	return 0;
 fail:
@@ -127,6 +128,39 @@ int vms_interf_forget_account(struct vms_interf *x, uint32_t vm)
 	}
 	if (have && bpf_map_delete_elem(x->fd_acct, &k) != 0 && errno != ENOENT)
 		return -errno;
+	struct interf_wkey w, wn;
+	const struct interf_wkey *wp = NULL;
+	have = false;
+	while (bpf_map_get_next_key(x->fd_waits, wp, &wn) == 0) {
+		if (have && bpf_map_delete_elem(x->fd_waits, &w) != 0 && errno != ENOENT)
+			return -errno;
+		have = wn.vm == vm;
+		w = wn;
+		wp = &w;
+	}
+	if (have && bpf_map_delete_elem(x->fd_waits, &w) != 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int vms_interf_read_waits(struct vms_interf *x, struct vms_interf_wait *out, unsigned cap, unsigned *n)
+{
+	struct interf_wkey k, next;
+	const struct interf_wkey *prev = NULL;
+	unsigned got = 0;
+	while (bpf_map_get_next_key(x->fd_waits, prev, &next) == 0) {
+		uint64_t v;
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(x->fd_waits, &k, &v) != 0)
+			continue;
+		if (got == cap) {
+			*n = got;
+			return -ENOSPC;
+		}
+		out[got++] = (struct vms_interf_wait){.vm = k.vm, .cpu = k.cpu, .ns = v};
+	}
+	*n = got;
 	return 0;
 }
 

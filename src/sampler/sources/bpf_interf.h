@@ -32,7 +32,8 @@ int vms_interf_forget_thread(struct vms_interf *x, uint32_t tid);
 int vms_interf_vm(struct vms_interf *x, uint32_t tgid, uint32_t vm);
 int vms_interf_forget_vm(struct vms_interf *x, uint32_t tgid);
 
-/* Drop the account's entries of VM vm, as victim and as culprit (a VM
+/* Drop the account's entries of VM vm, as victim and as culprit, and its
+ * waits per CPU (a VM
  * that went away: the sampler never gives its index to another).  0 or
  * -errno.  Between ticks: it walks the whole map. */
 int vms_interf_forget_account(struct vms_interf *x, uint32_t vm);
@@ -45,6 +46,14 @@ struct vms_interf_ent {
 	uint64_t id, ns;
 };
 int vms_interf_read(struct vms_interf *x, struct vms_interf_ent *out, unsigned cap, unsigned *n);
+/* The victim VMs' waits per CPU waited on, so far: at most cap entries
+ * into out (*n of them; -ENOSPC when there were more).  Allocates
+ * nothing. */
+struct vms_interf_wait {
+	uint32_t vm, cpu;
+	uint64_t ns;
+};
+int vms_interf_read_waits(struct vms_interf *x, struct vms_interf_wait *out, unsigned cap, unsigned *n);
 /* What thread tid waited in total since it was told (the sum rule). */
 int vms_interf_waited(struct vms_interf *x, uint32_t tid, uint64_t *ns);
 /* Additions lost to a full account map, and waits whose oldest part went

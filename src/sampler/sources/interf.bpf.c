@@ -40,6 +40,13 @@ struct {
 } acct SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct interf_wkey);
+	__type(value, __u64);
+} waits SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, INTERF_MAX_CPUS);
 	__type(key, __u32);
@@ -143,6 +150,14 @@ static void charge_wait(struct interf_thread *t, __u32 cpu, __u64 now, bool open
 		stat_add(1, 1);
 	}
 	t->waited += now - t0;
+	/* the wait per CPU waited on (a full map: not counted there; the
+	 * sampler's estimate of its interrupt time is then short) */
+	struct interf_wkey wk = {.vm = t->vm, .cpu = cpu};
+	__u64 w = now - t0, *wv = bpf_map_lookup_elem(&waits, &wk);
+	if (wv)
+		__sync_fetch_and_add(wv, w);
+	else if (bpf_map_update_elem(&waits, &wk, &w, BPF_NOEXIST) != 0 && (wv = bpf_map_lookup_elem(&waits, &wk)))
+		__sync_fetch_and_add(wv, w);
 }
 
 /* The culprit that is the current task (prev, at sched_switch). */

@@ -38,6 +38,13 @@ struct interf_thread {
 	__u64 waited;   /* ns waited in total (for the sum rule) */
 };
 
+/* a victim VM's waits per CPU waited on: (vm, cpu) -> ns (the sampler
+ * estimates the interrupt time in them from /proc/stat) */
+struct interf_wkey {
+	__u32 vm;
+	__u32 cpu;
+};
+
 /* the account: (victim's VM, culprit) -> ns behind it */
 struct interf_key {
 	__u32 victim;

@@ -14,27 +14,50 @@
  *   kernel   behind kernel threads and idle
  *   unknown  the parts the program could not place (a wait longer than
  *            its ring of segments)
+ *   host_other  of host, behind the cgroups not named below
+ *   irq_est  of wait, an estimate of the interrupt and softirq time
+ *            inside the parts above (not besides them): each VM's waits
+ *            per CPU waited on (the program's waits map) times that
+ *            CPU's share of irq + softirq in its busy time in the tick
+ *            (/proc/stat, cpuirq.h); doc/interference.md says why it is
+ *            not measured
  * and the victim x culprit matrix as sparse columns: vm.NAME.intf.by.OTHER
- * for each other VM it has waited behind so far (declared when the pair
- * first appears: a new schema generation, as when a disk appears; a host
- * whose VMs are pinned apart has few pairs).  The top culprit and its
- * share over an interval are the readers' to compute (counters in, rates
- * out).
+ * for each other VM it has waited behind so far, and
+ * vm.NAME.intf.host.CGROUP for each of the host's top cgroups (the
+ * `host_cgroups` most waited behind over all VMs so far, by their path
+ * under the cgroup2 mount, e.g. system.slice/backup.service; "/" is the
+ * root) it has waited behind (declared when the pair first appears: a new
+ * schema generation, as when a disk appears; a host whose VMs are pinned
+ * apart has few pairs).  The program keys a host task by its cgroup v2
+ * id, the inode of the group's directory: idle() ranks the ids, names the
+ * top ones by a walk of the cgroup2 mount (cached; walked again only when
+ * a new id is to be named) and asks for a new schema when the top set
+ * changed.  The top culprit and its share over an interval are the
+ * readers' to compute (counters in, rates out).
  *
  * VMs get an index for the program that is never reused in the run (by
  * UUID), so that the account's old entries never name another VM.  The
  * tick reads the account with no allocation (an array sized at open). */
+#include <fts.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bpf_interf.h"
+#include "grow.h"
+#include "cgroup.h"
+#include "cpuirq.h"
+#include "name.h"
 #include "source.h"
 #include "vmtab.h"
 
-#define IF_COLS 6 /* wait vms own host kernel unknown */
+enum { C_WAIT, C_VMS, C_OWN, C_HOST, C_HOST_OTHER, C_KERNEL, C_UNKNOWN, C_IRQ, IF_COLS };
 #define IF_ACCT_MAX 16384 /* the acct map's entries (interf.bpf.c) */
+#define IF_TOP_MAX 64 /* sources.interference.host_cgroups at most */
+#define IF_RANK_NS 1000000000ull /* idle ranks the host's cgroups at most this often */
 
-static const char *const if_cols[IF_COLS] = {"wait", "vms", "own", "host", "kernel", "unknown"};
+static const char *const if_cols[IF_COLS] = {"wait",    "vms",     "own",    "host",
+					     "host_other", "kernel", "unknown", "irq_est"};
 
 /* a VM this run has seen: its index for the program is its position */
 struct if_known {
@@ -44,24 +67,48 @@ struct if_known {
 	unsigned ntid;
 	int32_t vm;           /* its position in the current VM set, -1: gone */
 	bool gone;            /* it left: its account was dropped (it starts again from 0 if it comes back) */
+	uint64_t irq_est;     /* the estimate so far, ns */
 };
 
-/* a pair (victim, culprit) with a column */
+/* a pair (victim, culprit) with a column: culprit kind INTERF_VM (id: its
+ * known index) or INTERF_HOST (id: a named cgroup's id) */
 struct if_pair {
-	uint32_t victim, culprit;
+	uint32_t victim, kind;
+	uint64_t id;
+};
+
+/* a host cgroup's name, by its v2 id */
+struct if_cg {
+	uint64_t id;
+	char *path; /* under the cgroup2 mount, "/" for the root; "cgroup-ID" if the walk did not find it */
 };
 
 struct interference {
 	struct vms_interf *x;
 	uint64_t vmgen;
 	struct if_known *known;
-	unsigned nknown, capknown;
+	uint32_t nknown, capknown;
 	struct if_pair *pair;     /* declared pairs, column order */
 	unsigned npair;
 	uint32_t *base;           /* per known VM: its first column, UINT32_MAX: none */
 	uint32_t *pfirst, *pn;    /* per known VM: its pairs, pair[pfirst .. pfirst + pn) */
 	uint32_t *setk;           /* per VM of the set: its known index */
 	struct vms_interf_ent *ent; /* the tick's read of the account */
+	unsigned nent;            /* entries of the last successful read */
+	/* the host's cgroups: the top ones named (declared), idle's choice */
+	unsigned ntop;            /* how many to name (sources.interference.host_cgroups) */
+	uint64_t *named, *want;   /* ntop each, sorted; nnamed, nwant used */
+	unsigned nnamed, nwant;
+	bool rename;              /* want differs from named: a new schema */
+	struct if_cg *cg;         /* the names known so far */
+	unsigned ncg, capcg;
+	char *cgroot;             /* the cgroup2 mount, NULL: none */
+	/* the interrupt time estimate */
+	struct vms_cpuirq cpus;
+	struct vms_interf_wait *wt; /* the tick's read of the waits per CPU */
+	uint64_t *wprev;          /* [known * ncpu]: the waits as last read */
+	unsigned nwprev;          /* known VMs it covers */
+	uint64_t next_rank;       /* the loop's clock (idle's until_ns) */
 };
 
 static int if_open(struct vms_source *src, const struct vms_source_env *env)
@@ -70,8 +117,23 @@ static int if_open(struct vms_source *src, const struct vms_source_env *env)
 	struct interference *p = src->priv;
 	char err[256];
 	p->ent = malloc(IF_ACCT_MAX * sizeof(*p->ent));
-	if (!p->ent)
+	p->ntop = src->sconf ? src->sconf->host_cgroups : VMS_INTERF_HOST_CGROUPS;
+	if (p->ntop > IF_TOP_MAX)
+		p->ntop = IF_TOP_MAX;
+	p->named = calloc(p->ntop + 1, sizeof(*p->named));
+	p->want = calloc(p->ntop + 1, sizeof(*p->want));
+	p->wt = malloc(IF_ACCT_MAX * sizeof(*p->wt));
+	if (!p->ent || !p->named || !p->want || !p->wt)
 		return -ENOMEM;
+	int rc = vms_cpuirq_open(&p->cpus, src->proc_dirfd);
+	if (rc < 0)
+		return rc;
+	struct vms_cgmounts m;
+	if (vms_cgmounts_load(&m, src->proc_dirfd, NULL) == 0) {
+		if (m.v2.point)
+			p->cgroot = strdup(m.v2.point);
+		vms_cgmounts_free(&m);
+	}
 	int r = vms_interf_open(&p->x, err, sizeof(err));
 	if (r < 0)
 		return r; /* the loop says: source interference unavailable: <errno> */
@@ -104,6 +166,15 @@ static void if_close(struct vms_source *src)
 	free(p->pn);
 	free(p->setk);
 	free(p->ent);
+	free(p->named);
+	free(p->want);
+	for (unsigned i = 0; i < p->ncg; i++)
+		free(p->cg[i].path);
+	free(p->cg);
+	free(p->cgroot);
+	free(p->wt);
+	free(p->wprev);
+	vms_cpuirq_close(&p->cpus);
 	vms_interf_close(p->x);
 	memset(p, 0, sizeof(*p));
 }
@@ -126,14 +197,10 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 		const struct vms_vm *vm = &t->vm[i];
 		struct if_known *k = known_find(p, vm->uuid);
 		if (!k) {
-			if (p->nknown == p->capknown) {
-				unsigned cap = p->capknown ? 2 * p->capknown : 16;
-				struct if_known *n = realloc(p->known, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				p->known = n;
-				p->capknown = cap;
-			}
+			struct if_known *n = vms_grow_array(p->known, &p->capknown, p->nknown + 1, sizeof(*n), 16);
+			if (!n)
+				return -ENOMEM;
+			p->known = n;
 			k = &p->known[p->nknown++];
 			memset(k, 0, sizeof(*k));
 			snprintf(k->uuid, sizeof(k->uuid), "%s", vm->uuid);
@@ -170,20 +237,41 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 		 * coming and going: its index is never given again */
 		k->gone = true;
 		int r = vms_interf_forget_account(p->x, i);
+		k->irq_est = 0;
+		if (i < p->nwprev)
+			memset(p->wprev + (size_t)i * p->cpus.ncpu, 0, p->cpus.ncpu * sizeof(*p->wprev));
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-/* The column of pair (v, c), -1 if it has none: v's pairs are
- * contiguous, after its six columns. */
-static int32_t pair_col(const struct interference *p, uint32_t v, uint32_t c)
+/* The column of pair (v, kind, id), -1 if it has none: v's pairs are
+ * contiguous, after its IF_COLS columns. */
+static int32_t pair_col(const struct interference *p, uint32_t v, uint32_t kind, uint64_t id)
 {
-	for (uint32_t k = 0; k < p->pn[v]; k++)
-		if (p->pair[p->pfirst[v] + k].culprit == c)
+	for (uint32_t k = 0; k < p->pn[v]; k++) {
+		const struct if_pair *q = &p->pair[p->pfirst[v] + k];
+		if (q->kind == kind && q->id == id)
 			return (int32_t)(p->base[v] + IF_COLS + k);
+	}
 	return -1;
+}
+
+static bool is_named(const struct interference *p, uint64_t id)
+{
+	for (unsigned i = 0; i < p->nnamed; i++)
+		if (p->named[i] == id)
+			return true;
+	return false;
+}
+
+static const char *cg_name(const struct interference *p, uint64_t id)
+{
+	for (unsigned i = 0; i < p->ncg; i++)
+		if (p->cg[i].id == id)
+			return p->cg[i].path;
+	return NULL;
 }
 
 static int if_declare(struct vms_source *src, struct vms_schema_builder *b, const struct vms_source_env *env)
@@ -197,10 +285,26 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	r = sync_vms(p, t);
 	if (r < 0)
 		return r;
+	/* the waits per CPU as last read: a row per known VM (indices only
+	 * grow: the rows kept are the same VMs') */
+	if (p->nwprev < p->nknown) {
+		size_t nc = p->cpus.ncpu;
+		uint64_t *w = realloc(p->wprev, p->nknown * nc * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		memset(w + p->nwprev * nc, 0, (p->nknown - p->nwprev) * nc * sizeof(*w));
+		p->wprev = w;
+		p->nwprev = p->nknown;
+	}
+	/* the host's cgroups to name: idle's choice */
+	memcpy(p->named, p->want, p->nwant * sizeof(*p->named));
+	p->nnamed = p->nwant;
+	p->rename = false;
 	/* the pairs: those of the account now, of VMs still here */
 	r = vms_interf_read(p->x, p->ent, IF_ACCT_MAX, &n);
 	if (r < 0 && r != -ENOSPC)
 		return r;
+	p->nent = n;
 	free(p->pair);
 	free(p->base);
 	free(p->pfirst);
@@ -229,17 +333,30 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 		p->setk[i] = v;
 		p->pfirst[v] = p->npair;
 		for (unsigned c = 0; c < IF_COLS; c++)
-			vms_schema_addf(b, &d, "vm.%s.intf.%s", name, if_cols[c]);
+			vms_schema_addc(b, &d, VMS_G_VMINTF, name, NULL, if_cols[c]);
 		col += IF_COLS;
 		for (unsigned e = 0; e < n; e++) {
 			const struct vms_interf_ent *x = &p->ent[e];
-			if (x->victim != v || x->kind != INTERF_VM || x->id >= p->nknown)
+			if (x->victim != v)
 				continue;
-			const struct if_known *ck = &p->known[x->id];
-			if (ck->vm < 0 || pair_col(p, v, (uint32_t)x->id) >= 0)
+			if (x->kind == INTERF_VM) {
+				if (x->id >= p->nknown)
+					continue;
+				const struct if_known *ck = &p->known[x->id];
+				if (ck->vm < 0 || pair_col(p, v, INTERF_VM, x->id) >= 0)
+					continue;
+				vms_schema_addc(b, &d, VMS_G_VMINTFBY, name, NULL, t->vm[ck->vm].name);
+			} else if (x->kind == INTERF_HOST) {
+				const char *cn = cg_name(p, x->id);
+				if (!is_named(p, x->id) || !cn || pair_col(p, v, INTERF_HOST, x->id) >= 0)
+					continue;
+				char fit[VMS_NAME_PART_MAX + 1];
+				vms_name_fit(fit, VMS_NAME_PART_MAX, cn, strlen(cn));
+				vms_schema_addc(b, &d, VMS_G_VMINTFHOST, name, NULL, fit);
+			} else {
 				continue;
-			vms_schema_addf(b, &d, "vm.%s.intf.by.%s", name, t->vm[ck->vm].name);
-			p->pair[p->npair++] = (struct if_pair){v, (uint32_t)x->id};
+			}
+			p->pair[p->npair++] = (struct if_pair){v, x->kind, x->id};
 			p->pn[v]++;
 			col++;
 		}
@@ -247,16 +364,42 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	return b->err;
 }
 
+__extension__ typedef unsigned __int128 u128;
+
+/* Each VM's waits on each CPU since the last read times the CPU's share
+ * of interrupt time in its busy time this tick.  Read again in the same
+ * tick (a new schema's sample), every delta is 0. */
+static void irq_estimate(struct interference *p, struct vms_tick_ctx *t)
+{
+	bool cpus = vms_cpuirq_read(&p->cpus, t->idx, &t->parse_errors);
+	unsigned n;
+	if (vms_interf_read_waits(p->x, p->wt, IF_ACCT_MAX, &n) < 0 && !n)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const struct vms_interf_wait *w = &p->wt[i];
+		if (w->vm >= p->nwprev || w->cpu >= p->cpus.ncpu)
+			continue;
+		uint64_t *prev = &p->wprev[(size_t)w->vm * p->cpus.ncpu + w->cpu];
+		uint64_t d = w->ns >= *prev ? w->ns - *prev : w->ns; /* dropped and made again: from 0 */
+		*prev = w->ns;
+		uint64_t busy = p->cpus.dbusy[w->cpu], irq = p->cpus.dirq[w->cpu];
+		if (cpus && d && busy)
+			p->known[w->vm].irq_est += (uint64_t)((u128)d * (irq < busy ? irq : busy) / busy);
+	}
+}
+
 static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct interference *p = src->priv;
 	unsigned n;
 
-	if (vms_vmtab_gen(t->vms) != p->vmgen)
+	if (vms_vmtab_gen(t->vms) != p->vmgen || p->rename)
 		return VMS_RESCHEMA;
 	int r = vms_interf_read(p->x, p->ent, IF_ACCT_MAX, &n);
 	if (r < 0 && r != -ENOSPC)
 		return r;
+	p->nent = n;
+	irq_estimate(p, t);
 	/* the declared columns start at 0 and are filled from the account;
 	 * a VM without a local process (remote, the test driver) is not
 	 * measured: its columns are missing */
@@ -268,34 +411,42 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			memset(slots + p->base[v], 0, ncol * sizeof(*slots));
 		else
 			vms_slots_none(slots + p->base[v], ncol);
+		if (k->pid > 0)
+			slots[p->base[v] + C_IRQ] = k->irq_est;
 	}
 	for (unsigned e = 0; e < n; e++) {
 		const struct vms_interf_ent *x = &p->ent[e];
 		if (x->victim >= p->nknown || p->base[x->victim] == UINT32_MAX || !p->known[x->victim].pid)
 			continue; /* a VM that went away */
 		uint64_t *s = slots + p->base[x->victim];
+		int32_t pc = -1;
+		bool pair = false;
 		unsigned c;
 		switch (x->kind) {
 		case INTERF_VM:
-			c = 1;
+			c = C_VMS;
+			pair = x->id < p->nknown && p->known[x->id].vm >= 0;
 			break;
 		case INTERF_OWN:
-			c = 2;
+			c = C_OWN;
 			break;
 		case INTERF_HOST:
-			c = 3;
+			c = C_HOST;
+			pair = x->id && is_named(p, x->id);
+			if (!pair)
+				s[C_HOST_OTHER] += x->ns;
 			break;
 		case INTERF_KERNEL:
-			c = 4;
+			c = C_KERNEL;
 			break;
 		default:
-			c = 5;
+			c = C_UNKNOWN;
 			break;
 		}
-		s[0] += x->ns;
+		s[C_WAIT] += x->ns;
 		s[c] += x->ns;
-		if (x->kind == INTERF_VM && x->id < p->nknown && p->known[x->id].vm >= 0) {
-			int32_t pc = pair_col(p, x->victim, (uint32_t)x->id);
+		if (pair) {
+			pc = pair_col(p, x->victim, x->kind, x->id);
 			if (pc < 0)
 				return VMS_RESCHEMA; /* a new pair */
 			slots[pc] += x->ns;
@@ -304,4 +455,140 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 	return r == -ENOSPC ? -ENOSPC : 0;
 }
 
-VMS_SOURCE_OPS(interference, if);
+/* ---- the host's cgroups, named outside the tick ------------------------------ */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct if_tot {
+	uint64_t id, ns;
+};
+
+static int cmp_tot_id(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct if_tot *)a)->id, &((const struct if_tot *)b)->id);
+}
+
+/* by ns, the largest first; ties by id */
+static int cmp_tot_ns(const void *a, const void *b)
+{
+	const struct if_tot *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return cmp_tot_id(a, b);
+}
+
+static int cg_add(struct interference *p, uint64_t id, const char *path)
+{
+	if (p->ncg == p->capcg) {
+		unsigned cap = p->capcg ? 2 * p->capcg : 16;
+		struct if_cg *n = realloc(p->cg, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->cg = n;
+		p->capcg = cap;
+	}
+	char *s = strdup(path);
+	if (!s)
+		return -ENOMEM;
+	p->cg[p->ncg++] = (struct if_cg){id, s};
+	return 0;
+}
+
+/* Name the ids of want[] the cache does not know: a walk of the cgroup2
+ * mount, each directory's inode being its group's id (kernfs).  An id
+ * the walk does not find (its group is gone) is named cgroup-ID. */
+static int cg_resolve(struct interference *p, const uint64_t *want, unsigned n)
+{
+	uint64_t miss[IF_TOP_MAX];
+	unsigned nmiss = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (!cg_name(p, want[i]))
+			miss[nmiss++] = want[i];
+	if (!nmiss)
+		return 0;
+	unsigned left = nmiss;
+	if (p->cgroot) {
+		char *const roots[] = {p->cgroot, NULL};
+		FTS *f = fts_open(roots, FTS_PHYSICAL | FTS_NOCHDIR | FTS_XDEV, NULL);
+		FTSENT *e;
+		size_t rl = strlen(p->cgroot);
+		while (f && left && (e = fts_read(f))) {
+			if (e->fts_info != FTS_D)
+				continue;
+			for (unsigned i = 0; i < nmiss; i++) {
+				if (!miss[i] || miss[i] != (uint64_t)e->fts_statp->st_ino)
+					continue;
+				const char *rel = e->fts_path + rl;
+				while (*rel == '/')
+					rel++;
+				int r = cg_add(p, miss[i], *rel ? rel : "/");
+				if (r < 0) {
+					fts_close(f);
+					return r;
+				}
+				miss[i] = 0;
+				left--;
+			}
+		}
+		if (f)
+			fts_close(f);
+	}
+	for (unsigned i = 0; i < nmiss; i++) {
+		if (!miss[i])
+			continue;
+		char name[40];
+		snprintf(name, sizeof(name), "cgroup-%llu", (unsigned long long)miss[i]);
+		int r = cg_add(p, miss[i], name);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* After the tick: rank the host's cgroups by the wait behind them (all
+ * victims, since the start), from the tick's read of the account; the
+ * top ntop are to be named; a change asks for a new schema. */
+static void if_idle(struct vms_source *src, uint64_t until_ns, const struct vms_source_env *env)
+{
+	(void)env;
+	struct interference *p = src->priv;
+	/* until_ns, the next tick's deadline, is the clock here */
+	if (!p->ntop || p->rename || until_ns < p->next_rank)
+		return;
+	p->next_rank = until_ns < UINT64_MAX - IF_RANK_NS ? until_ns + IF_RANK_NS : 0;
+	struct if_tot *tot = malloc((p->nent ? p->nent : 1) * sizeof(*tot));
+	if (!tot)
+		return;
+	unsigned nt = 0;
+	for (unsigned e = 0; e < p->nent; e++)
+		if (p->ent[e].kind == INTERF_HOST && p->ent[e].id)
+			tot[nt++] = (struct if_tot){p->ent[e].id, p->ent[e].ns};
+	qsort(tot, nt, sizeof(*tot), cmp_tot_id);
+	unsigned m = 0;
+	for (unsigned i = 0; i < nt; i++) {
+		if (m && tot[m - 1].id == tot[i].id)
+			tot[m - 1].ns += tot[i].ns;
+		else
+			tot[m++] = tot[i];
+	}
+	qsort(tot, m, sizeof(*tot), cmp_tot_ns);
+	unsigned nw = m < p->ntop ? m : p->ntop;
+	uint64_t w[IF_TOP_MAX];
+	for (unsigned i = 0; i < nw; i++)
+		w[i] = tot[i].id;
+	free(tot);
+	qsort(w, nw, sizeof(*w), cmp_u64);
+	if (nw == p->nnamed && memcmp(w, p->named, nw * sizeof(*w)) == 0)
+		return;
+	if (cg_resolve(p, w, nw) < 0)
+		return; /* out of memory: tried again at the next rank */
+	memcpy(p->want, w, nw * sizeof(*w));
+	p->nwant = nw;
+	p->rename = true;
+}
+
+VMS_SOURCE_OPS(interference, if, .idle = if_idle);
