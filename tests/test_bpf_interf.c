@@ -672,6 +672,72 @@ static void test_source_host_cgroup(void **state)
 	assert_int_equal(rmdir(cg), 0);
 }
 
+/* A VM leaves and comes back (the source through its ops, two busy
+ * "VMs" pinned to one CPU, as above, no timing bounds): V's eight
+ * columns never go back, though the program's entries of V behind A
+ * are dropped when A leaves (the source carries them), and V had waited
+ * behind A for a good part of a second before. */
+static void test_source_leave(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
+	if (!X)
+		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	int cpu = test_last_cpu();
+	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu);
+	pid_t tv[1] = {v}, ta[1] = {a};
+	struct vms_vm vm[2] = {
+		{.uuid = "00000000-0000-0000-0000-0000000000ac", .name = "v", .state = 1, .pid = v,
+		 .nvcpu = 1, .vcpu_tid = tv},
+		{.uuid = "00000000-0000-0000-0000-0000000000bd", .name = "a", .state = 1, .pid = a,
+		 .nvcpu = 1, .vcpu_tid = ta},
+	};
+	struct vms_vmtab tab = {.vm = vm, .n = 2, .gen = 1};
+	struct drv *d = drv_new("/proc", &vms_source_interference);
+	d->vms = &tab;
+	assert_int_equal(drv_declare(d), 0);
+	int s = drv_sample(d);
+	for (int i = 0; i < 20 && (s == VMS_RESCHEMA || col(d, "vm.v.intf.by.a") < 0 ||
+				   val(d, "vm.v.intf.by.a") < 100000000); i++) {
+		usleep(100 * 1000);
+		if (s == VMS_RESCHEMA)
+			assert_int_equal(drv_declare(d), 0);
+		s = drv_sample(d);
+	}
+	assert_int_equal(s, 0);
+	assert_true(val(d, "vm.v.intf.by.a") >= 100000000);
+	uint64_t before[IF_NCOLS];
+	for (unsigned i = 0; i < IF_NCOLS; i++)
+		before[i] = val(d, if_col_name(i));
+	tab.n = 1; /* a leaves */
+	tab.gen = 2;
+	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
+	assert_int_equal(drv_declare(d), 0);
+	assert_int_equal(col(d, "vm.v.intf.by.a"), -ENOENT);
+	assert_int_equal(drv_sample(d), 0);
+	check_monotonic(d, before);
+	tab.n = 2; /* and comes back */
+	tab.gen = 3;
+	assert_int_equal(drv_sample(d), VMS_RESCHEMA);
+	assert_int_equal(drv_declare(d), 0);
+	for (int i = 0; i < 5; i++) {
+		usleep(50 * 1000);
+		s = drv_sample(d);
+		if (s == VMS_RESCHEMA) {
+			assert_int_equal(drv_declare(d), 0);
+			s = drv_sample(d);
+		}
+		assert_int_equal(s, 0);
+		check_monotonic(d, before);
+	}
+	drv_close(d);
+	kill(v, SIGKILL);
+	kill(a, SIGKILL);
+	waitpid(v, NULL, 0);
+	waitpid(a, NULL, 0);
+}
+
 /* The account read by batches (BPF_MAP_LOOKUP_BATCH) and entry by entry
  * (the fallback where the kernel refuses batch ops, forced here) gives
  * the same entries: 3,000 put from user space under victims no test
@@ -763,4 +829,4 @@ static void test_read_walk(void **state)
 
 VMS_TEST_MAIN(setup, teardown, test_behind_other_vm, test_behind_own_thread, test_behind_host_cgroup,
 	      test_perf_still_counts, test_source_columns, test_source_host_cgroup,
-	      test_read_walk)
+	      test_source_leave, test_read_walk)
