@@ -18,9 +18,19 @@
 #include "interf.skel.h"
 #pragma GCC diagnostic pop
 
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's, for a map type without an op */
+#endif
+
 struct vms_interf {
 	struct interf *skel;
 	int fd_threads, fd_vms, fd_acct, fd_stats, fd_waits;
+	/* a whole map as read (acct or waits), allocated at open: keys
+	 * (bcap of the larger key) and their values */
+	void *bkeys;
+	uint64_t *bvals;
+	uint32_t bcap;
+	bool walk; /* the kernel refused batch ops (or a test asked): per entry */
 };
 
 /* libbpf's own messages stay quiet: the reason is said once, by the
@@ -69,6 +79,16 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 	x->fd_acct = bpf_map__fd(x->skel->maps.acct);
 	x->fd_stats = bpf_map__fd(x->skel->maps.stats);
 	x->fd_waits = bpf_map__fd(x->skel->maps.waits);
+	uint32_t ma = bpf_map__max_entries(x->skel->maps.acct), mw = bpf_map__max_entries(x->skel->maps.waits);
+	x->bcap = ma > mw ? ma : mw;
+	x->bkeys = calloc(x->bcap, sizeof(struct interf_key) > sizeof(struct interf_wkey) ? sizeof(struct interf_key)
+											 : sizeof(struct interf_wkey));
+	x->bvals = calloc(x->bcap, sizeof(*x->bvals));
+	if (!x->bkeys || !x->bvals) {
+		r = -ENOMEM;
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		goto fail;
+	}
 	*out = x;
 	return 0;
 fail:
@@ -81,6 +101,8 @@ void vms_interf_close(struct vms_interf *x)
 	if (!x)
 		return;
 	interf__destroy(x->skel);
+	free(x->bkeys);
+	free(x->bvals);
 	free(x);
 }
 
@@ -112,78 +134,154 @@ int vms_interf_forget_vm(struct vms_interf *x, uint32_t tgid)
 	return bpf_map_delete_elem(x->fd_vms, &tgid) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
-int vms_interf_forget_account(struct vms_interf *x, uint32_t vm)
+void vms_interf_walk_only(struct vms_interf *x, bool on)
 {
-	struct interf_key k, next;
-	const struct interf_key *prev = NULL;
-	bool have = false;
-	/* deleting the key just visited would lose the walk's place: delete
-	 * each one after stepping past it */
-	while (bpf_map_get_next_key(x->fd_acct, prev, &next) == 0) {
-		if (have && bpf_map_delete_elem(x->fd_acct, &k) != 0 && errno != ENOENT)
-			return -errno;
-		have = next.victim == vm || (next.kind == INTERF_VM && next.id == vm);
-		k = next;
-		prev = &k;
+	x->walk = on;
+}
+
+int vms_interf_account_add(struct vms_interf *x, const struct vms_interf_ent *e)
+{
+	struct interf_key k = {.victim = e->victim, .kind = e->kind, .id = e->id};
+	return update(x->fd_acct, &k, &e->ns);
+}
+
+/* Map fd's entries one by one (two calls each) into x's buffers, *n of
+ * them: 0, or -ENOSPC when there were more than they hold. */
+static int walk_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
+{
+	char *keys = x->bkeys;
+	const void *prev = NULL;
+	uint32_t got = 0;
+	while (bpf_map_get_next_key(fd, prev, keys + (size_t)got * ks) == 0) {
+		if (got == x->bcap)
+			break; /* cannot happen: bcap is the map's size */
+		/* the next step starts from this key, kept even if it was deleted meanwhile */
+		prev = keys + (size_t)got * ks;
+		if (bpf_map_lookup_elem(fd, prev, &x->bvals[got]) != 0)
+			continue; /* deleted meanwhile: the slot is reused */
+		if (++got == x->bcap) {
+			*n = got;
+			return bpf_map_get_next_key(fd, prev, keys) == 0 ? -ENOSPC : 0;
+		}
 	}
-	if (have && bpf_map_delete_elem(x->fd_acct, &k) != 0 && errno != ENOENT)
-		return -errno;
-	struct interf_wkey w, wn;
-	const struct interf_wkey *wp = NULL;
-	have = false;
-	while (bpf_map_get_next_key(x->fd_waits, wp, &wn) == 0) {
-		if (have && bpf_map_delete_elem(x->fd_waits, &w) != 0 && errno != ENOENT)
-			return -errno;
-		have = wn.vm == vm;
-		w = wn;
-		wp = &w;
+	*n = got;
+	return 0;
+}
+
+/* Map fd's entries (keys of ks bytes, u64 values) into x's buffers, *n of
+ * them: by batches of buckets (one call for the whole map, BPF_MAP_
+ * LOOKUP_BATCH, Linux 5.6), or per entry where the kernel refuses batch
+ * ops.  0, -ENOSPC (more than the buffers hold: the first *n), or -errno. */
+static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
+{
+	if (x->walk)
+		return walk_all(x, fd, ks, n);
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	char *keys = x->bkeys;
+	uint32_t got = 0, in = 0, out = 0;
+	bool first = true;
+	while (got < x->bcap) {
+		uint32_t count = x->bcap - got;
+		int r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys + (size_t)got * ks, &x->bvals[got],
+					     &count, &o);
+		int e = r < 0 ? errno : 0;
+		got += count; /* set also with ENOENT, the end */
+		if (r < 0) {
+			if (e == ENOENT)
+				break;
+			if (first && !got && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP || e == ENOTSUPP)) {
+				x->walk = true; /* an older kernel: from now on, per entry */
+				return walk_all(x, fd, ks, n);
+			}
+			*n = got;
+			return e == ENOSPC ? -ENOSPC : -e;
+		}
+		in = out;
+		first = false;
 	}
-	if (have && bpf_map_delete_elem(x->fd_waits, &w) != 0 && errno != ENOENT)
+	*n = got;
+	return 0;
+}
+
+/* a key of the account that names VM vm, as victim or as culprit */
+static bool names_vm(const struct interf_key *k, uint32_t vm)
+{
+	return k->victim == vm || (k->kind == INTERF_VM && k->id == vm);
+}
+
+/* Delete key k of map fd: its last value into *v (atomically where the
+ * kernel can, Linux 5.14).  0, or -errno (-ENOENT: gone meanwhile). */
+static int take(int fd, const void *k, uint64_t *v)
+{
+	if (bpf_map_lookup_and_delete_elem(fd, k, v) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(fd, k, v) != 0)
 		return -errno;
+	return bpf_map_delete_elem(fd, k) == 0 ? 0 : -errno;
+}
+
+int vms_interf_forget_account(struct vms_interf *x, uint32_t vm, uint64_t *carry, uint32_t ncarry)
+{
+	uint32_t n;
+	int r = read_all(x, x->fd_acct, sizeof(struct interf_key), &n);
+	if (r < 0 && r != -ENOSPC)
+		return r;
+	const struct interf_key *ak = x->bkeys;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t v;
+		if (!names_vm(&ak[i], vm))
+			continue;
+		int t = take(x->fd_acct, &ak[i], &v);
+		if (t == -ENOENT)
+			continue;
+		if (t < 0)
+			return t;
+		if (ak[i].victim != vm && ak[i].victim < ncarry)
+			carry[ak[i].victim] += v;
+	}
+	r = read_all(x, x->fd_waits, sizeof(struct interf_wkey), &n);
+	if (r < 0 && r != -ENOSPC)
+		return r;
+	const struct interf_wkey *wk = x->bkeys;
+	for (uint32_t i = 0; i < n; i++)
+		if (wk[i].vm == vm && bpf_map_delete_elem(x->fd_waits, &wk[i]) != 0 && errno != ENOENT)
+			return -errno;
 	return 0;
 }
 
 int vms_interf_read_waits(struct vms_interf *x, struct vms_interf_wait *out, unsigned cap, unsigned *n)
 {
-	struct interf_wkey k, next;
-	const struct interf_wkey *prev = NULL;
-	unsigned got = 0;
-	while (bpf_map_get_next_key(x->fd_waits, prev, &next) == 0) {
-		uint64_t v;
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(x->fd_waits, &k, &v) != 0)
-			continue;
-		if (got == cap) {
-			*n = got;
-			return -ENOSPC;
-		}
-		out[got++] = (struct vms_interf_wait){.vm = k.vm, .cpu = k.cpu, .ns = v};
+	uint32_t got;
+	int r = read_all(x, x->fd_waits, sizeof(struct interf_wkey), &got);
+	if (r < 0 && r != -ENOSPC) {
+		*n = 0;
+		return r;
 	}
-	*n = got;
-	return 0;
+	const struct interf_wkey *k = x->bkeys;
+	unsigned m = got < cap ? got : cap;
+	for (unsigned i = 0; i < m; i++)
+		out[i] = (struct vms_interf_wait){.vm = k[i].vm, .cpu = k[i].cpu, .ns = x->bvals[i]};
+	*n = m;
+	return r == -ENOSPC || got > cap ? -ENOSPC : 0;
 }
 
 int vms_interf_read(struct vms_interf *x, struct vms_interf_ent *out, unsigned cap, unsigned *n)
 {
-	struct interf_key k, next;
-	const struct interf_key *prev = NULL;
-	unsigned got = 0;
-	bool more = false;
-	while (bpf_map_get_next_key(x->fd_acct, prev, &next) == 0) {
-		uint64_t v;
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(x->fd_acct, &k, &v) != 0)
-			continue; /* deleted meanwhile */
-		if (got == cap) {
-			more = true;
-			break;
-		}
-		out[got++] = (struct vms_interf_ent){.victim = k.victim, .kind = k.kind, .id = k.id, .ns = v};
+	uint32_t got;
+	int r = read_all(x, x->fd_acct, sizeof(struct interf_key), &got);
+	if (r < 0 && r != -ENOSPC) {
+		*n = 0;
+		return r;
 	}
-	*n = got;
-	return more ? -ENOSPC : 0;
+	const struct interf_key *k = x->bkeys;
+	unsigned m = got < cap ? got : cap;
+	for (unsigned i = 0; i < m; i++)
+		out[i] = (struct vms_interf_ent){.victim = k[i].victim, .kind = k[i].kind, .id = k[i].id,
+						 .ns = x->bvals[i]};
+	*n = m;
+	return r == -ENOSPC || got > cap ? -ENOSPC : 0;
 }
 
 int vms_interf_waited(struct vms_interf *x, uint32_t tid, uint64_t *ns)

@@ -33,14 +33,18 @@ int vms_interf_vm(struct vms_interf *x, uint32_t tgid, uint32_t vm);
 int vms_interf_forget_vm(struct vms_interf *x, uint32_t tgid);
 
 /* Drop the account's entries of VM vm, as victim and as culprit, and its
- * waits per CPU (a VM
- * that went away: the sampler never gives its index to another).  0 or
- * -errno.  Between ticks: it walks the whole map. */
-int vms_interf_forget_account(struct vms_interf *x, uint32_t vm);
+ * waits per CPU (a VM that went away: the sampler never gives its index
+ * to another).  What each other VM w < ncarry had waited behind vm, as
+ * the entries dropped held it, is added to carry[w]: the reader keeps it
+ * in w's counters, which so never go back.  0 or -errno.  Between ticks:
+ * it reads the whole map. */
+int vms_interf_forget_account(struct vms_interf *x, uint32_t vm, uint64_t *carry, uint32_t ncarry);
 
 /* The account so far: (victim VM, culprit kind, culprit id) -> ns, at
  * most cap entries into out (*n of them; -ENOSPC when there were more).
- * Allocates nothing. */
+ * Allocates nothing: the map is read whole with BPF_MAP_LOOKUP_BATCH
+ * into buffers allocated at open, or entry by entry (two calls each)
+ * where the kernel refuses batch ops (before 5.6). */
 struct vms_interf_ent {
 	uint32_t victim, kind;
 	uint64_t id, ns;
@@ -54,6 +58,12 @@ struct vms_interf_wait {
 	uint64_t ns;
 };
 int vms_interf_read_waits(struct vms_interf *x, struct vms_interf_wait *out, unsigned cap, unsigned *n);
+/* Read the maps entry by entry from now on (on: as on a kernel without
+ * batch ops), or again by batches: for the tests and bench/interf. */
+void vms_interf_walk_only(struct vms_interf *x, bool on);
+/* Add entry e to the account as the program would (its ns set, not added
+ * to): for the tests and bench/interf.  0 or -errno (full: -E2BIG). */
+int vms_interf_account_add(struct vms_interf *x, const struct vms_interf_ent *e);
 /* What thread tid waited in total since it was told (the sum rule). */
 int vms_interf_waited(struct vms_interf *x, uint32_t tid, uint64_t *ns);
 /* Additions lost to a full account map, and waits whose oldest part went

@@ -5,7 +5,9 @@
  *
  * Per VM (vm.NAME.intf.*, key its UUID), in ns since the VM appeared in
  * the run (one that leaves has its account dropped from the program's
- * map, and starts from 0 if it comes back), counters:
+ * map, and starts from 0 if it comes back; what the VMs that stay had
+ * waited behind it is carried in their wait and vms, so that no column
+ * of a VM that stays ever goes back), counters:
  *   wait     its vCPUs' waits (runnable, not running) as the program
  *            measured them: the sum of the parts below
  *   vms      behind other VMs' threads
@@ -109,6 +111,8 @@ struct interference {
 	uint64_t *wprev;          /* [known * ncpu]: the waits as last read */
 	unsigned nwprev;          /* known VMs it covers */
 	uint64_t next_rank;       /* the loop's clock (idle's until_ns) */
+	uint64_t *carry;          /* per known VM: its waits behind VMs that left, ns (in wait and vms) */
+	uint32_t ncarry;
 };
 
 static int if_open(struct vms_source *src, const struct vms_source_env *env)
@@ -174,6 +178,7 @@ static void if_close(struct vms_source *src)
 	free(p->cgroot);
 	free(p->wt);
 	free(p->wprev);
+	free(p->carry);
 	vms_cpuirq_close(&p->cpus);
 	vms_interf_close(p->x);
 	memset(p, 0, sizeof(*p));
@@ -228,6 +233,14 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 		k->ntid = vm->nvcpu;
 		memcpy(k->tid, vm->vcpu_tid, vm->nvcpu * sizeof(pid_t));
 	}
+	if (p->ncarry < p->nknown) {
+		uint64_t *c = realloc(p->carry, p->nknown * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		memset(c + p->ncarry, 0, (p->nknown - p->ncarry) * sizeof(*c));
+		p->carry = c;
+		p->ncarry = p->nknown;
+	}
 	for (unsigned i = 0; i < p->nknown; i++) {
 		struct if_known *k = &p->known[i];
 		if (k->vm >= 0 || k->gone)
@@ -236,8 +249,9 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 		/* its entries would fill the account over a long run of VMs
 		 * coming and going: its index is never given again */
 		k->gone = true;
-		int r = vms_interf_forget_account(p->x, i);
+		int r = vms_interf_forget_account(p->x, i, p->carry, p->ncarry);
 		k->irq_est = 0;
+		p->carry[i] = 0;
 		if (i < p->nwprev)
 			memset(p->wprev + (size_t)i * p->cpus.ncpu, 0, p->cpus.ncpu * sizeof(*p->wprev));
 		if (r < 0)
@@ -411,8 +425,10 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 			memset(slots + p->base[v], 0, ncol * sizeof(*slots));
 		else
 			vms_slots_none(slots + p->base[v], ncol);
-		if (k->pid > 0)
+		if (k->pid > 0) {
 			slots[p->base[v] + C_IRQ] = k->irq_est;
+			slots[p->base[v] + C_WAIT] = slots[p->base[v] + C_VMS] = p->carry[v];
+		}
 	}
 	for (unsigned e = 0; e < n; e++) {
 		const struct vms_interf_ent *x = &p->ent[e];
