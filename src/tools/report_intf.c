@@ -429,29 +429,27 @@ static void fmt_time(char *buf, size_t cap, int64_t t_real_ns)
 		snprintf(buf, cap, "?");
 }
 
-static int print_all(struct intf *X)
+/* What the three formats print: the victims in name order, each one's
+ * parts (p: room for any victim's), the ranking of culprits. */
+struct view {
+	uint32_t *ord, nv;
+	struct part *p;
+	struct rank *rk;
+	unsigned nrk;
+	char t0[40], t1[40]; /* the window's first and last frame */
+};
+
+/* The ranking: per culprit, the victims it delayed, largest first.  0 or
+ * -ENOMEM. */
+static int rank_culprits(struct intf *X, struct view *V)
 {
-	FILE *o = X->out;
-	uint32_t *ord = malloc((X->nv ? X->nv : 1) * sizeof(*ord));
-	struct part *p = malloc((R_N + 1 + X->nc) * sizeof(*p));
-	struct rank *rk = calloc(X->nc + 2, sizeof(*rk));
-	if (!ord || !p || !rk) {
-		free(ord);
-		free(p);
-		free(rk);
-		return -ENOMEM;
-	}
-	uint32_t nv = 0;
-	for (uint32_t i = 0; i < X->nv; i++)
-		if (X->v[i].has_intf)
-			ord[nv++] = i;
-	qsort_r(ord, nv, sizeof(*ord), by_name, X->v);
-	/* the ranking: per culprit, the victims it delayed */
+	struct rank *rk = V->rk;
+	struct part *p = V->p;
 	unsigned nrk = 0;
 	int r = 0;
-	for (uint32_t i = 0; i < nv && !r; i++) {
-		const struct victim *x = &X->v[ord[i]];
-		unsigned n = parts_of(X, ord[i], p);
+	for (uint32_t i = 0; i < V->nv && !r; i++) {
+		const struct victim *x = &X->v[V->ord[i]];
+		unsigned n = parts_of(X, V->ord[i], p);
 		for (unsigned j = 0; j < n; j++) {
 			if (!ranked(p[j].culprit) || !(p[j].ns > 0))
 				continue;
@@ -470,130 +468,173 @@ static int print_all(struct intf *X)
 			rk[q].ns += p[j].ns;
 		}
 	}
+	V->nrk = nrk;
 	for (unsigned q = 0; q < nrk && !r; q++)
 		qsort(rk[q].to, rk[q].nto, sizeof(*rk[q].to), by_ns);
 	qsort(rk, nrk, sizeof(*rk), by_rank);
+	return r;
+}
 
-	char t0[40] = "", t1[40] = "";
-	if (X->nin) {
-		fmt_time(t0, sizeof(t0), X->first_real);
-		fmt_time(t1, sizeof(t1), X->last_real);
-	}
-	if (r) {
-		/* nothing printed */
-	} else if (X->format == F_CSV) {
-		fputs("victim,culprit,seconds,share\n", o);
-		for (uint32_t i = 0; i < nv; i++) {
-			const struct victim *x = &X->v[ord[i]];
-			unsigned n = parts_of(X, ord[i], p);
-			for (unsigned j = 0; j < n; j++) {
-				csv_field(o, x->name);
-				fputc(',', o);
-				csv_field(o, p[j].culprit);
-				fprintf(o, ",%.9f,", p[j].ns / 1e9);
-				put_share(o, p[j].ns, x->cls[R_WAIT], false);
-				fputc('\n', o);
-			}
-		}
-	} else if (X->format == F_JSON) {
-		fputs("{\"file\":", o);
-		jstr(o, X->path);
-		fputs(",\"window\":", o);
-		if (X->win.text)
-			jstr(o, X->win.text);
-		else
-			fputs("null", o);
-		fprintf(o, ",\"intervals\":%" PRIu64 ",\"seconds\":%.6f,\"from\":", X->nin, X->span_s);
-		if (X->nin)
-			fprintf(o, "\"%s\",\"to\":\"%s\"", t0, t1);
-		else
-			fputs("null,\"to\":null", o);
-		fputs(",\n\"victims\":[", o);
-		for (uint32_t i = 0; i < nv; i++) {
-			const struct victim *x = &X->v[ord[i]];
-			fputs(i ? ",\n{\"victim\":" : "\n{\"victim\":", o);
-			jstr(o, x->name);
-			fputs(",\"uuid\":", o);
-			jstr(o, x->uuid);
-			fprintf(o, ",\"wait_seconds\":%.9f,\"run_delay_seconds\":", x->cls[R_WAIT] / 1e9);
-			if (x->has_delay)
-				fprintf(o, "%.9f", x->delay / 1e9);
-			else
-				fputs("null", o);
-			fputs(",\"culprits\":[", o);
-			unsigned n = parts_of(X, ord[i], p);
-			for (unsigned j = 0; j < n; j++) {
-				fputs(j ? ",{\"culprit\":" : "{\"culprit\":", o);
-				jstr(o, p[j].culprit);
-				fprintf(o, ",\"seconds\":%.9f,\"share\":", p[j].ns / 1e9);
-				put_share(o, p[j].ns, x->cls[R_WAIT], true);
-				fputc('}', o);
-			}
-			fputs("]}", o);
-		}
-		fputs("],\n\"noisy_neighbours\":[", o);
-		for (unsigned q = 0; q < nrk; q++) {
-			fputs(q ? ",\n{\"culprit\":" : "\n{\"culprit\":", o);
-			jstr(o, rk[q].culprit);
-			fprintf(o, ",\"seconds\":%.9f,\"victims\":[", rk[q].ns / 1e9);
-			for (unsigned j = 0; j < rk[q].nto; j++) {
-				int vi = victim_get(X, rk[q].to[j].culprit, NULL);
-				fputs(j ? ",{\"victim\":" : "{\"victim\":", o);
-				jstr(o, rk[q].to[j].culprit);
-				fprintf(o, ",\"seconds\":%.9f,\"share\":", rk[q].to[j].ns / 1e9);
-				put_share(o, rk[q].to[j].ns, vi >= 0 ? X->v[vi].cls[R_WAIT] : 0, true);
-				fputc('}', o);
-			}
-			fputs("]}", o);
-		}
-		fputs("]}\n", o);
-	} else {
-		fprintf(o, "Interference: %s", X->path);
-		if (X->win.text)
-			fprintf(o, ", window %s", X->win.text);
-		fprintf(o, ": %" PRIu64 " intervals, %.1f s", X->nin, X->span_s);
-		if (X->nin)
-			fprintf(o, " (%s .. %s)", t0, t1);
-		fputs("\nseconds of the victim's run delay spent behind each culprit, and their share of it\n\n", o);
-		fprintf(o, "%-20s %-24s %12s %8s\n", "victim", "culprit", "seconds", "share");
-		for (uint32_t i = 0; i < nv; i++) {
-			const struct victim *x = &X->v[ord[i]];
-			unsigned n = parts_of(X, ord[i], p);
-			for (unsigned j = 0; j < n; j++) {
-				fprintf(o, "%-20s %-24s %12.3f ", j ? "" : x->name, p[j].culprit, p[j].ns / 1e9);
-				if (x->cls[R_WAIT] > 0)
-					fprintf(o, "%7.1f%%\n", 100 * p[j].ns / x->cls[R_WAIT]);
-				else
-					fprintf(o, "%8s\n", "-");
-			}
-			fprintf(o, "%-20s %-24s %12.3f", "", "(account)", x->cls[R_WAIT] / 1e9);
-			if (x->has_delay && x->delay > 0)
-				fprintf(o, "   run delay %.3f s (vCPU schedstat): the account is %.1f %% of it\n",
-					x->delay / 1e9, 100 * x->cls[R_WAIT] / x->delay);
-			else
-				fputs("   run delay: not recorded\n", o);
-		}
-		fputs("\nNoisy neighbours: the run delay each culprit caused other VMs (and their share of it)\n\n", o);
-		fprintf(o, "%-24s %12s  %s\n", "culprit", "seconds", "victims");
-		for (unsigned q = 0; q < nrk; q++) {
-			fprintf(o, "%-24s %12.3f ", rk[q].culprit, rk[q].ns / 1e9);
-			for (unsigned j = 0; j < rk[q].nto; j++) {
-				int vi = victim_get(X, rk[q].to[j].culprit, NULL);
-				double w = vi >= 0 ? X->v[vi].cls[R_WAIT] : 0;
-				fprintf(o, "%s %s %.3f s", j ? "," : "", rk[q].to[j].culprit, rk[q].to[j].ns / 1e9);
-				if (w > 0)
-					fprintf(o, " (%.1f %%)", 100 * rk[q].to[j].ns / w);
-			}
+static void print_csv(struct intf *X, const struct view *V)
+{
+	FILE *o = X->out;
+	const uint32_t *ord = V->ord;
+	uint32_t nv = V->nv;
+	struct part *p = V->p;
+	fputs("victim,culprit,seconds,share\n", o);
+	for (uint32_t i = 0; i < nv; i++) {
+		const struct victim *x = &X->v[ord[i]];
+		unsigned n = parts_of(X, ord[i], p);
+		for (unsigned j = 0; j < n; j++) {
+			csv_field(o, x->name);
+			fputc(',', o);
+			csv_field(o, p[j].culprit);
+			fprintf(o, ",%.9f,", p[j].ns / 1e9);
+			put_share(o, p[j].ns, x->cls[R_WAIT], false);
 			fputc('\n', o);
 		}
-		if (!nrk)
-			fputs("(none)\n", o);
 	}
-	for (unsigned q = 0; q < nrk; q++)
-		free(rk[q].to);
-	free(rk);
-	free(p);
-	free(ord);
+}
+
+static void print_json(struct intf *X, const struct view *V)
+{
+	FILE *o = X->out;
+	const uint32_t *ord = V->ord;
+	uint32_t nv = V->nv;
+	struct part *p = V->p;
+	const struct rank *rk = V->rk;
+	unsigned nrk = V->nrk;
+	const char *t0 = V->t0, *t1 = V->t1;
+	fputs("{\"file\":", o);
+	jstr(o, X->path);
+	fputs(",\"window\":", o);
+	if (X->win.text)
+		jstr(o, X->win.text);
+	else
+		fputs("null", o);
+	fprintf(o, ",\"intervals\":%" PRIu64 ",\"seconds\":%.6f,\"from\":", X->nin, X->span_s);
+	if (X->nin)
+		fprintf(o, "\"%s\",\"to\":\"%s\"", t0, t1);
+	else
+		fputs("null,\"to\":null", o);
+	fputs(",\n\"victims\":[", o);
+	for (uint32_t i = 0; i < nv; i++) {
+		const struct victim *x = &X->v[ord[i]];
+		fputs(i ? ",\n{\"victim\":" : "\n{\"victim\":", o);
+		jstr(o, x->name);
+		fputs(",\"uuid\":", o);
+		jstr(o, x->uuid);
+		fprintf(o, ",\"wait_seconds\":%.9f,\"run_delay_seconds\":", x->cls[R_WAIT] / 1e9);
+		if (x->has_delay)
+			fprintf(o, "%.9f", x->delay / 1e9);
+		else
+			fputs("null", o);
+		fputs(",\"culprits\":[", o);
+		unsigned n = parts_of(X, ord[i], p);
+		for (unsigned j = 0; j < n; j++) {
+			fputs(j ? ",{\"culprit\":" : "{\"culprit\":", o);
+			jstr(o, p[j].culprit);
+			fprintf(o, ",\"seconds\":%.9f,\"share\":", p[j].ns / 1e9);
+			put_share(o, p[j].ns, x->cls[R_WAIT], true);
+			fputc('}', o);
+		}
+		fputs("]}", o);
+	}
+	fputs("],\n\"noisy_neighbours\":[", o);
+	for (unsigned q = 0; q < nrk; q++) {
+		fputs(q ? ",\n{\"culprit\":" : "\n{\"culprit\":", o);
+		jstr(o, rk[q].culprit);
+		fprintf(o, ",\"seconds\":%.9f,\"victims\":[", rk[q].ns / 1e9);
+		for (unsigned j = 0; j < rk[q].nto; j++) {
+			int vi = victim_get(X, rk[q].to[j].culprit, NULL);
+			fputs(j ? ",{\"victim\":" : "{\"victim\":", o);
+			jstr(o, rk[q].to[j].culprit);
+			fprintf(o, ",\"seconds\":%.9f,\"share\":", rk[q].to[j].ns / 1e9);
+			put_share(o, rk[q].to[j].ns, vi >= 0 ? X->v[vi].cls[R_WAIT] : 0, true);
+			fputc('}', o);
+		}
+		fputs("]}", o);
+	}
+	fputs("]}\n", o);
+}
+
+static void print_text(struct intf *X, const struct view *V)
+{
+	FILE *o = X->out;
+	const uint32_t *ord = V->ord;
+	uint32_t nv = V->nv;
+	struct part *p = V->p;
+	const struct rank *rk = V->rk;
+	unsigned nrk = V->nrk;
+	const char *t0 = V->t0, *t1 = V->t1;
+	fprintf(o, "Interference: %s", X->path);
+	if (X->win.text)
+		fprintf(o, ", window %s", X->win.text);
+	fprintf(o, ": %" PRIu64 " intervals, %.1f s", X->nin, X->span_s);
+	if (X->nin)
+		fprintf(o, " (%s .. %s)", t0, t1);
+	fputs("\nseconds of the victim's run delay spent behind each culprit, and their share of it\n\n", o);
+	fprintf(o, "%-20s %-24s %12s %8s\n", "victim", "culprit", "seconds", "share");
+	for (uint32_t i = 0; i < nv; i++) {
+		const struct victim *x = &X->v[ord[i]];
+		unsigned n = parts_of(X, ord[i], p);
+		for (unsigned j = 0; j < n; j++) {
+			fprintf(o, "%-20s %-24s %12.3f ", j ? "" : x->name, p[j].culprit, p[j].ns / 1e9);
+			if (x->cls[R_WAIT] > 0)
+				fprintf(o, "%7.1f%%\n", 100 * p[j].ns / x->cls[R_WAIT]);
+			else
+				fprintf(o, "%8s\n", "-");
+		}
+		fprintf(o, "%-20s %-24s %12.3f", "", "(account)", x->cls[R_WAIT] / 1e9);
+		if (x->has_delay && x->delay > 0)
+			fprintf(o, "   run delay %.3f s (vCPU schedstat): the account is %.1f %% of it\n",
+				x->delay / 1e9, 100 * x->cls[R_WAIT] / x->delay);
+		else
+			fputs("   run delay: not recorded\n", o);
+	}
+	fputs("\nNoisy neighbours: the run delay each culprit caused other VMs (and their share of it)\n\n", o);
+	fprintf(o, "%-24s %12s  %s\n", "culprit", "seconds", "victims");
+	for (unsigned q = 0; q < nrk; q++) {
+		fprintf(o, "%-24s %12.3f ", rk[q].culprit, rk[q].ns / 1e9);
+		for (unsigned j = 0; j < rk[q].nto; j++) {
+			int vi = victim_get(X, rk[q].to[j].culprit, NULL);
+			double w = vi >= 0 ? X->v[vi].cls[R_WAIT] : 0;
+			fprintf(o, "%s %s %.3f s", j ? "," : "", rk[q].to[j].culprit, rk[q].to[j].ns / 1e9);
+			if (w > 0)
+				fprintf(o, " (%.1f %%)", 100 * rk[q].to[j].ns / w);
+		}
+		fputc('\n', o);
+	}
+	if (!nrk)
+		fputs("(none)\n", o);
+}
+
+static int print_all(struct intf *X)
+{
+	struct view V = {
+		.ord = malloc((X->nv ? X->nv : 1) * sizeof(*V.ord)),
+		.p = malloc((R_N + 1 + X->nc) * sizeof(*V.p)),
+		.rk = calloc(X->nc + 2, sizeof(*V.rk)),
+	};
+	int r = -ENOMEM;
+	if (V.ord && V.p && V.rk) {
+		for (uint32_t i = 0; i < X->nv; i++)
+			if (X->v[i].has_intf)
+				V.ord[V.nv++] = i;
+		qsort_r(V.ord, V.nv, sizeof(*V.ord), by_name, X->v);
+		r = rank_culprits(X, &V);
+	}
+	if (X->nin) {
+		fmt_time(V.t0, sizeof(V.t0), X->first_real);
+		fmt_time(V.t1, sizeof(V.t1), X->last_real);
+	}
+	if (r == 0)
+		(X->format == F_CSV ? print_csv : X->format == F_JSON ? print_json : print_text)(X, &V);
+	for (unsigned q = 0; V.rk && q < V.nrk; q++)
+		free(V.rk[q].to);
+	free(V.rk);
+	free(V.p);
+	free(V.ord);
 	return r;
 }
 
