@@ -87,10 +87,10 @@ for f in $(cd "$src" && echo src/lib/rates*.c src/lib/reader.c src/tools/report*
 		grep -v 'without identity' | head -n 3)
 	[ -z "$hits" ] || bad "$f takes column names apart: $hits"
 done
-# (plot.py and sweep.py: rate columns, by catalog.rate_id; also no regex
+# (plot.py, sweep.py and compare.py: rate columns, by catalog.rate_id; also no regex
 # over a column name's layout)
 for f in python/vmsampler/parquet.py python/vmsampler/__init__.py python/vmsampler/plot.py \
-	python/vmsampler/sweep.py; do
+	python/vmsampler/sweep.py python/vmsampler/compare.py; do
 	[ -e "$src/$f" ] || continue
 	hits=$(grep -nE '\b(name|h|c|n)\.(r?split|startswith|endswith|partition|find|index)\(|re\.compile\(r?.\^?(cpu|disk|net|vm|stat|load|mem|psi)\\\.' \
 		"$src/$f" | head -n 3)

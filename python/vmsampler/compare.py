@@ -24,6 +24,7 @@ up in marks (text -> the mark's t_mono_ns, e.g. from dump --events).
 
 import math
 
+from . import catalog as _catalog
 from . import rates as _rates
 
 GOLDEN = 0x9e3779b97f4a7c15
@@ -31,32 +32,35 @@ MASK = (1 << 64) - 1
 MIN_N = 5
 TOL_NS = 1000000
 
-# src/tools/compare.c qrules: quantity, prefix (None: the name exactly,
-# entity "host"), suffix; ROLES: the numerator (1) and denominator (2)
-# of a ratio
-QRULES = [('cpu.' + f, 'cpu.', '.' + f) for f in ('%usr', '%nice', '%sys', '%iowait', '%steal', '%irq', '%soft',
-                                                  '%guest', '%idle')] + [
-    ('queue.runq-sz', None, 'load.runnable'), ('queue.plist-sz', None, 'load.tasks'),
-    ('queue.ldavg-1', None, 'load.1m'), ('queue.blocked', None, 'stat.procs_blocked'),
-    ('task.proc/s', None, 'stat.proc/s'), ('task.cswch/s', None, 'stat.cswch/s'),
-    ('task.intr/s', None, 'stat.intr/s')] + [
-    ('disk.' + f, 'disk.', '.' + f) for f in ('tps', 'rkB/s', 'wkB/s', 'aqu-sz', 'await', '%util')] + [
-    ('net.' + f, 'net.', '.' + f) for f in ('rxpck/s', 'txpck/s', 'rxkB/s', 'txkB/s')] + [
-    ('memory.kbmemused', None, 'mem.kbmemused'), ('memory.%memused', None, 'mem.%memused'),
-    ('memory.kbavail', None, 'mem.kbavail'), ('memory.%commit', None, 'mem.%commit'),
-    ('paging.fault/s', None, 'vmstat.pgfault/s'), ('paging.majflt/s', None, 'vmstat.pgmajfault/s'),
-    ('paging.pgscank/s', None, 'vmstat.pgscank/s'), ('swapping.pswpin/s', None, 'vmstat.pswpin/s'),
-    ('swapping.pswpout/s', None, 'vmstat.pswpout/s'),
-    ('pressure.%scpu', None, 'psi.cpu.%some'), ('pressure.%sio', None, 'psi.io.%some'),
-    ('pressure.%fio', None, 'psi.io.%full'), ('pressure.%smem', None, 'psi.memory.%some'),
-    ('pressure.%fmem', None, 'psi.memory.%full')] + [
-    ('vm.' + q, 'vm.', s) for q, s in (('%cpu', '.%cpu'), ('%steal', '.%steal'), ('dlyms/s', '.dlyms/s'),
-                                       ('%thrtl', '.%thrtl'), ('%cap', '.%cap'), ('rkB/s', '.io.rkB/s'),
-                                       ('wkB/s', '.io.wkB/s'), ('rxkB/s', '.rxkB/s'), ('txkB/s', '.txkB/s'))] + [
-    ('vm.ipc', 'vm.', '.perf.instructions/s'), ('vm.ipc', 'vm.', '.perf.cycles/s')]
-ROLES = {'.perf.instructions/s': 1, '.perf.cycles/s': 2}
+# src/tools/compare.c's quantities, by the rate column's catalogue
+# identity (catalog.rate_id: the one place a rate name becomes one):
+# (group, entity or None: any, the entity is the quantity's) and the
+# rate's out -> (quantity, role): role 0 the value, 1 and 2 a ratio's
+# numerator and denominator.  A fixed entity is the host's.
+_RULES = [(('cpu', None, f), 'cpu.' + f) for f in ('%usr', '%nice', '%sys', '%iowait', '%steal', '%irq',
+                                                  '%soft', '%guest', '%idle')] + [
+    (('load', '', 'runnable'), 'queue.runq-sz'), (('load', '', 'tasks'), 'queue.plist-sz'),
+    (('load', '', '1m'), 'queue.ldavg-1'), (('stat', '', 'procs_blocked'), 'queue.blocked'),
+    (('stat', '', 'proc/s'), 'task.proc/s'), (('stat', '', 'cswch/s'), 'task.cswch/s'),
+    (('stat', '', 'intr/s'), 'task.intr/s')] + [
+    (('disk', None, f), 'disk.' + f) for f in ('tps', 'rkB/s', 'wkB/s', 'aqu-sz', 'await', '%util')] + [
+    (('net', None, f), 'net.' + f) for f in ('rxpck/s', 'txpck/s', 'rxkB/s', 'txkB/s')] + [
+    (('mem', '', 'kbmemused'), 'memory.kbmemused'), (('mem', '', '%memused'), 'memory.%memused'),
+    (('mem', '', 'kbavail'), 'memory.kbavail'), (('mem', '', '%commit'), 'memory.%commit'),
+    (('vmstat', '', 'pgfault/s'), 'paging.fault/s'), (('vmstat', '', 'pgmajfault/s'), 'paging.majflt/s'),
+    (('vmstat', '', 'pgscank/s'), 'paging.pgscank/s'), (('vmstat', '', 'pswpin/s'), 'swapping.pswpin/s'),
+    (('vmstat', '', 'pswpout/s'), 'swapping.pswpout/s'),
+    (('psi', 'cpu', '%some'), 'pressure.%scpu'), (('psi', 'io', '%some'), 'pressure.%sio'),
+    (('psi', 'io', '%full'), 'pressure.%fio'), (('psi', 'memory', '%some'), 'pressure.%smem'),
+    (('psi', 'memory', '%full'), 'pressure.%fmem')] + [
+    (('vm', None, f), 'vm.' + f) for f in ('%cpu', '%steal', 'dlyms/s', '%thrtl', '%cap')] + [
+    (('vmio', None, 'rkB/s'), 'vm.rkB/s'), (('vmio', None, 'wkB/s'), 'vm.wkB/s'),
+    (('vm', None, 'rxkB/s'), 'vm.rxkB/s'), (('vm', None, 'txkB/s'), 'vm.txkB/s'),
+    (('vmperf', None, 'instructions/s'), 'vm.ipc'), (('vmperf', None, 'cycles/s'), 'vm.ipc')]
+RULES = dict(_RULES)
+ROLES = {('vmperf', None, 'instructions/s'): 1, ('vmperf', None, 'cycles/s'): 2}
 QORDER = {}
-for _i, (_q, _p, _s) in enumerate(QRULES):
+for _i, (_k, _q) in enumerate(_RULES):
     QORDER.setdefault(_q, _i)
 
 
@@ -69,15 +73,15 @@ def quantity_of(name):
 def _rule_of(name):
     """(quantity, entity, role) of a rate column, or None: role 0 the
     value, 1 and 2 a ratio's numerator and denominator."""
-    for q, prefix, suffix in QRULES:
-        if prefix is None:
-            if name == suffix:
-                return q, 'host', 0
-            continue
-        if len(name) > len(prefix) + len(suffix) and name.startswith(prefix) and name.endswith(suffix):
-            ent = name[len(prefix):len(name) - len(suffix)]
-            if '.' not in ent:
-                return q, ent, ROLES.get(suffix, 0)
+    i = _catalog.rate_id(name)
+    if not i.group or i.sub:
+        return None
+    k = (i.group, i.entity, i.field)  # a host quantity (psi's entity is its resource)
+    if k in RULES:
+        return RULES[k], 'host', 0
+    k = (i.group, None, i.field)
+    if k in RULES and i.entity:
+        return RULES[k], i.entity, ROLES.get(k, 0)
     return None
 
 
