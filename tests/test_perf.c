@@ -741,6 +741,7 @@ static void test_vm_exits(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		test_die_with_parent(); /* its busy threads must not outlive a failed test */
 		for (int i = 0; i < 3; i++)
 			tt_start_detached(busy_thread, NULL);
 		if (write(ready[1], "r", 1) != 1)

@@ -332,6 +332,12 @@ int test_last_cpu(void)
 	return cpu;
 }
 
+void test_die_with_parent(void)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
+		_exit(1);
+}
+
 pid_t test_spin_on(int cpu)
 {
 	pid_t p = fork();
@@ -340,8 +346,7 @@ pid_t test_spin_on(int cpu)
 		/* dies with the test: a spinner left behind (the test killed
 		 * by a timeout while it was stopped) would hold what the test
 		 * had open -- a BPF program attached host-wide -- for good */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
-			_exit(1);
+		test_die_with_parent();
 		if (cpu >= 0) {
 			unsigned long one[MASK_WORDS] = {0};
 			one[cpu / WORD_BITS] = 1ul << (cpu % WORD_BITS);

@@ -66,6 +66,10 @@ void table_free(struct table *t);
 int test_last_cpu(void);
 /* A child process that spins for ever, pinned to cpu (-1: where it is
  * allowed); the caller kills and reaps it. */
+/* In a forked child: die with the test (a child left behind when an
+ * assertion fails before the test kills it -- a stopped spinner, busy
+ * threads -- would hold a CPU, or a BPF program, for good). */
+void test_die_with_parent(void);
 pid_t test_spin_on(int cpu);
 /* The same, kept in a list: test_spin_kill_all() kills and reaps those
  * not reaped yet (a group teardown: a failed assertion leaves the test
