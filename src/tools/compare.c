@@ -614,20 +614,6 @@ static void warnings(struct cmp *C)
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static void jstr(FILE *o, const char *s)
-{
-	char buf[512];
-	char *b = vms_json_string_max(s) < sizeof(buf) ? buf : malloc(vms_json_string_max(s) + 1);
-	if (!b) {
-		fputs("null", o);
-		return;
-	}
-	*vms_json_string(b, s) = '\0';
-	fputs(b, o);
-	if (b != buf)
-		free(b);
-}
-
 static void jnum(FILE *o, double v)
 {
 	if (isfinite(v))
@@ -721,10 +707,10 @@ static void json_side(struct cmp *C, const struct side *S)
 {
 	FILE *o = C->out;
 	fputs("{\"file\":", o);
-	jstr(o, S->path);
+	vms_json_put(o, S->path);
 	fputs(",\"window\":", o);
 	if (S->wtext)
-		jstr(o, S->wtext);
+		vms_json_put(o, S->wtext);
 	else
 		fputs("null", o);
 	fputs(",\"host\":{", o);
@@ -733,7 +719,7 @@ static void json_side(struct cmp *C, const struct side *S)
 		if (!S->host[k])
 			continue;
 		fprintf(o, "%s\"%s\":", any ? "," : "", host_keys[k]);
-		jstr(o, S->host[k]);
+		vms_json_put(o, S->host[k]);
 		any = true;
 	}
 	fprintf(o, "},\"intervals\":%zu,\"interval_s\":", S->nin);
@@ -754,19 +740,19 @@ static void print_json(struct cmp *C)
 	for (unsigned i = 0; i < C->nwarn; i++) {
 		if (i)
 			putc(',', o);
-		jstr(o, C->warn[i]);
+		vms_json_put(o, C->warn[i]);
 	}
 	fputs("],\n\"rows\":[", o);
 	for (size_t i = 0; i < C->nrows; i++) {
 		const struct row *w = &C->rows[i];
 		const struct series *x = w->a >= 0 ? &C->a.s[w->a] : &C->b.s[w->b];
 		fprintf(o, "%s\n{\"quantity\":", i ? "," : "");
-		jstr(o, qrules[x->rule].quantity);
+		vms_json_put(o, qrules[x->rule].quantity);
 		fputs(",\"entity\":", o);
-		jstr(o, x->ent);
+		vms_json_put(o, x->ent);
 		if (x->uuid[0]) {
 			fputs(",\"uuid\":", o);
-			jstr(o, x->uuid);
+			vms_json_put(o, x->uuid);
 		}
 		fprintf(o, ",\"in\":\"%s\",\"a\":", w->a < 0 ? "b" : w->b < 0 ? "a" : "both");
 		json_summary(o, sum_of(&C->a, w->a));

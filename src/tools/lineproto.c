@@ -76,6 +76,20 @@ size_t vms_json_string_max(const char *s)
 	return 6 * strlen(s) + 2;
 }
 
+void vms_json_put(FILE *o, const char *s)
+{
+	char buf[512];
+	char *b = vms_json_string_max(s) < sizeof(buf) ? buf : malloc(vms_json_string_max(s) + 1);
+	if (!b) {
+		fputs("null", o);
+		return;
+	}
+	*vms_json_string(b, s) = '\0';
+	fputs(b, o);
+	if (b != buf)
+		free(b);
+}
+
 /* ---- the mapping ---------------------------------------------------------- */
 
 static int put(char *dst, size_t cap, const char *s, size_t n)

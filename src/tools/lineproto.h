@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum vms_lp_type {
 	VMS_LP_NONE = 0, /* missing: no field, no member */
@@ -135,5 +136,7 @@ char *vms_lp_esc_key(char *p, const char *s);
 char *vms_json_string(char *p, const char *s);
 size_t vms_lp_esc_max(const char *s);
 size_t vms_json_string_max(const char *s);
+/* s as a JSON string on o (null when out of memory) */
+void vms_json_put(FILE *o, const char *s);
 
 #endif

@@ -383,20 +383,6 @@ static int by_rank(const void *a, const void *b)
 
 /* ---- output --------------------------------------------------------------------- */
 
-static void jstr(FILE *o, const char *s)
-{
-	char buf[512];
-	char *b = vms_json_string_max(s) < sizeof(buf) ? buf : malloc(vms_json_string_max(s) + 1);
-	if (!b) {
-		fputs("null", o);
-		return;
-	}
-	*vms_json_string(b, s) = '\0';
-	fputs(b, o);
-	if (b != buf)
-		free(b);
-}
-
 /* a share, or nothing (JSON null) when the victim waited 0 */
 static void put_share(FILE *o, double ns, double wait, bool json)
 {
@@ -506,10 +492,10 @@ static void print_json(struct intf *X, const struct view *V)
 	unsigned nrk = V->nrk;
 	const char *t0 = V->t0, *t1 = V->t1;
 	fputs("{\"file\":", o);
-	jstr(o, X->path);
+	vms_json_put(o, X->path);
 	fputs(",\"window\":", o);
 	if (X->win.text)
-		jstr(o, X->win.text);
+		vms_json_put(o, X->win.text);
 	else
 		fputs("null", o);
 	fprintf(o, ",\"intervals\":%" PRIu64 ",\"seconds\":%.6f,\"from\":", X->nin, X->span_s);
@@ -521,9 +507,9 @@ static void print_json(struct intf *X, const struct view *V)
 	for (uint32_t i = 0; i < nv; i++) {
 		const struct victim *x = &X->v[ord[i]];
 		fputs(i ? ",\n{\"victim\":" : "\n{\"victim\":", o);
-		jstr(o, x->name);
+		vms_json_put(o, x->name);
 		fputs(",\"uuid\":", o);
-		jstr(o, x->uuid);
+		vms_json_put(o, x->uuid);
 		fprintf(o, ",\"wait_seconds\":%.9f,\"run_delay_seconds\":", x->cls[R_WAIT] / 1e9);
 		if (x->has_delay)
 			fprintf(o, "%.9f", x->delay / 1e9);
@@ -533,7 +519,7 @@ static void print_json(struct intf *X, const struct view *V)
 		unsigned n = parts_of(X, ord[i], p);
 		for (unsigned j = 0; j < n; j++) {
 			fputs(j ? ",{\"culprit\":" : "{\"culprit\":", o);
-			jstr(o, p[j].culprit);
+			vms_json_put(o, p[j].culprit);
 			fprintf(o, ",\"seconds\":%.9f,\"share\":", p[j].ns / 1e9);
 			put_share(o, p[j].ns, x->cls[R_WAIT], true);
 			fputc('}', o);
@@ -543,12 +529,12 @@ static void print_json(struct intf *X, const struct view *V)
 	fputs("],\n\"noisy_neighbours\":[", o);
 	for (unsigned q = 0; q < nrk; q++) {
 		fputs(q ? ",\n{\"culprit\":" : "\n{\"culprit\":", o);
-		jstr(o, rk[q].culprit);
+		vms_json_put(o, rk[q].culprit);
 		fprintf(o, ",\"seconds\":%.9f,\"victims\":[", rk[q].ns / 1e9);
 		for (unsigned j = 0; j < rk[q].nto; j++) {
 			int vi = victim_get(X, rk[q].to[j].culprit, NULL);
 			fputs(j ? ",{\"victim\":" : "{\"victim\":", o);
-			jstr(o, rk[q].to[j].culprit);
+			vms_json_put(o, rk[q].to[j].culprit);
 			fprintf(o, ",\"seconds\":%.9f,\"share\":", rk[q].to[j].ns / 1e9);
 			put_share(o, rk[q].to[j].ns, vi >= 0 ? X->v[vi].cls[R_WAIT] : 0, true);
 			fputc('}', o);
