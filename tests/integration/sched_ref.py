@@ -40,6 +40,7 @@ event stream rather than to a ring of 256 segments:
 import os
 import re
 import subprocess
+import time
 
 # "  pid/tid  [cpu] sec.nsec:  sched:event: fields"
 # (perf prints tid -1 where its thread map lost a task: the trace's own
@@ -97,7 +98,28 @@ def record_start(out, seconds, extra=()):
     p = subprocess.Popen(['perf', 'sched', 'record', '-q', '-k', 'mono', '-o', out, '-e', 'sched:sched_wakeup',
                           *extra, '--', 'sleep', str(seconds)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    recording(p)
     return p, tasks
+
+
+def recording(p, timeout=20.0):
+    """Wait until perf records: it enables its events, then lets its
+    workload exec `sleep`; a child of perf named sleep means the trace has
+    begun (a fixed pause was too short on a loaded machine: the trace began
+    after the window it had to cover)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and p.poll() is None:
+        for d in os.listdir('/proc'):
+            try:
+                st = open('/proc/%s/stat' % d).read() if d.isdigit() else ''
+            except OSError:
+                continue
+            if st:
+                comm = st[st.index('(') + 1:st.rindex(')')]
+                if comm == 'sleep' and int(st[st.rindex(')') + 2:].split()[1]) == p.pid:
+                    return
+        time.sleep(0.02)
+    raise RuntimeError('perf sched record did not start its workload in %.0f s' % timeout)
 
 
 def record_wait(p, tasks):
