@@ -333,7 +333,7 @@ static struct vms_schema *declare(uint32_t gen, int64_t t_real)
 				col_id(&b, &d, &v->eby[o - H.vm], v, VMS_G_VMINTFESTBY, v->name, o->name);
 		}
 	}
-	vms_schema_builder_source(&b, 7);
+	vms_schema_builder_source(&b, 6);
 	col(&b, CD(COUNTER, COUNT, 64), &H.parse_errors, NULL, false, "vms.parse_errors");
 	if (vms_schema_finish(&b, gen, t_real, &s) < 0) {
 		fprintf(stderr, "report_gen: schema: %s\n", strerror(ENOMEM));
