@@ -753,19 +753,6 @@ static void check_host(struct drv *d, const uint64_t *tot, const bool *named, co
 	assert_int_equal(cols + val(d, "vm.v.intf.host_other") + left, host);
 }
 
-/* One sample, a new schema first if the source asks for it */
-static void sample_settled(struct drv *d)
-{
-	for (int i = 0; i < 4; i++) {
-		int r = drv_sample(d);
-		if (r == 0)
-			return;
-		assert_int_equal(r, VMS_RESCHEMA);
-		assert_int_equal(drv_declare(d), 0);
-	}
-	fail_msg("the source asked for a new schema 4 times in a row");
-}
-
 /* vm.NAME.intf.host_other is a counter: when a cgroup joins the named set
  * (its wait so far leaves host_other for a column of its own) or leaves
  * it (its wait comes back to host_other), it must not go back, or every
@@ -814,13 +801,13 @@ static void test_source_host_rename(void **state)
 		tot[i] = (uint64_t)(NCG - i) * 100000000ull + i; /* 700 ms, 600 ms, ... */
 		host_put(fd, cg_base + i, tot[i]);
 	}
-	sample_settled(d);
+	drv_sample_settled(d);
 	check_host(d, tot, named, since, 0);
 	for (unsigned i = 0; i < IF_NCOLS; i++)
 		before[i] = val(d, if_col_name(i));
 	/* idle names the top five: 0..4 */
 	d->src.ops->idle(&d->src, UINT64_MAX, &d->env);
-	sample_settled(d);
+	drv_sample_settled(d);
 	check_monotonic(d, before);
 	for (unsigned i = 0; i < 5; i++) {
 		named[i] = true;
@@ -832,17 +819,17 @@ static void test_source_host_rename(void **state)
 		tot[i] += 1000000ull * (i + 1);
 		host_put(fd, cg_base + i, tot[i]);
 	}
-	sample_settled(d);
+	drv_sample_settled(d);
 	check_monotonic(d, before);
 	check_host(d, tot, named, since, 0);
 	/* cgroup 5 overtakes cgroup 4: 5 joins, 4 leaves */
 	tot[5] += 500000000ull;
 	host_put(fd, cg_base + 5, tot[5]);
-	sample_settled(d);
+	drv_sample_settled(d);
 	check_monotonic(d, before);
 	check_host(d, tot, named, since, 0);
 	d->src.ops->idle(&d->src, UINT64_MAX, &d->env);
-	sample_settled(d);
+	drv_sample_settled(d);
 	check_monotonic(d, before);
 	uint64_t left = tot[4] - since[4];
 	named[4] = false;
@@ -854,7 +841,7 @@ static void test_source_host_rename(void **state)
 		tot[i] += 3000000ull * (i + 1);
 		host_put(fd, cg_base + i, tot[i]);
 	}
-	sample_settled(d);
+	drv_sample_settled(d);
 	check_monotonic(d, before);
 	check_host(d, tot, named, since, left);
 	drv_close(d);
