@@ -121,6 +121,18 @@ int drv_sample(struct drv *d)
 	return r;
 }
 
+void drv_sample_settled(struct drv *d)
+{
+	for (int i = 0; i < 4; i++) {
+		int r = drv_sample(d);
+		if (r == 0)
+			return;
+		assert_int_equal(r, VMS_RESCHEMA);
+		assert_int_equal(drv_declare(d), 0);
+	}
+	fail_msg("the source asked for a new schema 4 times in a row");
+}
+
 void drv_close(struct drv *d)
 {
 	d->src.ops->close(&d->src);

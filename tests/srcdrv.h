@@ -40,6 +40,9 @@ struct drv *drv_new_conf(const char *root, const struct vms_source_ops *ops,
 int drv_declare(struct drv *d);
 /* One sample; on success every declared slot must have been written. */
 int drv_sample(struct drv *d);
+/* One successful sample, declaring again as often as the source asks (a
+ * new VM, a new pair of the interference sources; 4 times in a row fail). */
+void drv_sample_settled(struct drv *d);
 void drv_close(struct drv *d);
 int col(const struct drv *d, const char *name);
 uint64_t val(const struct drv *d, const char *name);

@@ -14,6 +14,7 @@
  * part is keyed by that cgroup's v2 id, the inode of its directory
  * (kernfs).  Needs root (loading a BPF program); the kernel's
  * BTF; classic tracepoints. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "testutil.h"
 
@@ -672,6 +675,180 @@ static void test_source_host_cgroup(void **state)
 	assert_int_equal(rmdir(cg), 0);
 }
 
+/* The ids of the maps named "acct" this process holds a descriptor of,
+ * and the descriptor of the first one not in skip[nskip] (-1: none). */
+static int acct_maps(uint32_t *ids, unsigned cap, unsigned *n, const uint32_t *skip, unsigned nskip)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = -1;
+	*n = 0;
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], link[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		ssize_t l = readlink(path, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = '\0';
+		if (strcmp(link, "anon_inode:bpf-map") != 0)
+			continue;
+		int fd = atoi(e->d_name);
+		struct bpf_map_info info;
+		uint32_t len = sizeof(info);
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 || strcmp(info.name, "acct") != 0)
+			continue;
+		bool old = false;
+		for (unsigned i = 0; i < nskip; i++)
+			old = old || skip[i] == info.id;
+		if (!old && found < 0)
+			found = fd;
+		if (*n < cap)
+			ids[(*n)++] = info.id;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Victim 0 behind host cgroup id for ns in total, as the program keeps it */
+static void host_put(int fd, uint64_t id, uint64_t ns)
+{
+	struct interf_key k = {.victim = 0, .kind = INTERF_HOST, .id = id};
+	assert_int_equal(bpf_map_update_elem(fd, &k, &ns, BPF_ANY), 0);
+}
+
+/* The source's host columns of VM v checked against what the test put in
+ * its account: host is the sum of all, each named cgroup's column (named
+ * cgroup-ID: the ids are no directory's) what it grew since it was named
+ * (since[]), host_other the rest, so that named columns + host_other =
+ * host as long as no cgroup left the named set (left: what the columns of
+ * those that left had at the end). */
+enum { NCG = 7 };
+static const uint64_t cg_base = 0x7e57000000000000ull;
+static void check_host(struct drv *d, const uint64_t *tot, const bool *named, const uint64_t *since,
+		       uint64_t left)
+{
+	uint64_t host = 0, cols = 0;
+	unsigned ncols = 0;
+	for (unsigned i = 0; i < NCG; i++) {
+		char n[96];
+		host += tot[i];
+		snprintf(n, sizeof(n), "vm.v.intf.host.cgroup-%llu", (unsigned long long)(cg_base + i));
+		if (!named[i]) {
+			assert_int_equal(col(d, n), -ENOENT);
+			continue;
+		}
+		if (col(d, n) < 0)
+			fail_msg("no column %s", n);
+		assert_int_equal(val(d, n), tot[i] - since[i]);
+		cols += val(d, n);
+		ncols++;
+	}
+	for (uint32_t i = 0; i < d->schema->ncols; i++)
+		ncols -= d->schema->cols[i].group == VMS_G_VMINTFHOST;
+	assert_int_equal(ncols, 0);
+	/* (the real program adds nothing for v: its vCPU sleeps) */
+	assert_int_equal(val(d, "vm.v.intf.host"), host);
+	assert_int_equal(cols + val(d, "vm.v.intf.host_other") + left, host);
+}
+
+/* vm.NAME.intf.host_other is a counter: when a cgroup joins the named set
+ * (its wait so far leaves host_other for a column of its own) or leaves
+ * it (its wait comes back to host_other), it must not go back, or every
+ * reader takes it for a reset.  The source's own account map (found among
+ * this process's descriptors) is given a victim's waits behind seven
+ * cgroup ids by the test, as the program would keep them, and the source
+ * names its top five (sources.interference.host_cgroups) through idle():
+ * first five of them, then the sixth overtakes the fifth.  After each
+ * change every column of V's is at least what it was (check_monotonic),
+ * and each named column, host and host_other are what the test put in
+ * (check_host). */
+static void test_source_host_rename(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
+	if (!X)
+		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	pid_t v = fork();
+	assert_true(v >= 0);
+	if (v == 0) {
+		test_die_with_parent();
+		for (;;)
+			pause();
+	}
+	pid_t tv[1] = {v};
+	struct vms_vm vm[1] = {
+		{.uuid = "00000000-0000-0000-0000-0000000000ee", .name = "v", .state = 1, .pid = v,
+		 .nvcpu = 1, .vcpu_tid = tv},
+	};
+	struct vms_vmtab tab = {.vm = vm, .n = 1, .gen = 1};
+	struct vms_source_conf sc = {.host_cgroups = 5};
+	uint32_t before_ids[16], ids[16];
+	unsigned nbefore, n;
+	acct_maps(before_ids, 16, &nbefore, NULL, 0);
+	struct drv *d = drv_new_conf("/proc", &vms_source_interference, &sc);
+	d->vms = &tab;
+	assert_int_equal(drv_declare(d), 0);
+	int fd = acct_maps(ids, 16, &n, before_ids, nbefore);
+	assert_true(fd >= 0);
+	assert_int_equal(n, nbefore + 1);
+	/* V (index 0 of the source's program) behind the seven cgroups */
+	uint64_t tot[NCG], since[NCG] = {0}, before[IF_NCOLS];
+	bool named[NCG] = {false};
+	for (unsigned i = 0; i < NCG; i++) {
+		tot[i] = (uint64_t)(NCG - i) * 100000000ull + i; /* 700 ms, 600 ms, ... */
+		host_put(fd, cg_base + i, tot[i]);
+	}
+	drv_sample_settled(d);
+	check_host(d, tot, named, since, 0);
+	for (unsigned i = 0; i < IF_NCOLS; i++)
+		before[i] = val(d, if_col_name(i));
+	/* idle names the top five: 0..4 */
+	d->src.ops->idle(&d->src, UINT64_MAX, &d->env);
+	drv_sample_settled(d);
+	check_monotonic(d, before);
+	for (unsigned i = 0; i < 5; i++) {
+		named[i] = true;
+		since[i] = tot[i];
+	}
+	check_host(d, tot, named, since, 0);
+	/* they grow, and so do the two others */
+	for (unsigned i = 0; i < NCG; i++) {
+		tot[i] += 1000000ull * (i + 1);
+		host_put(fd, cg_base + i, tot[i]);
+	}
+	drv_sample_settled(d);
+	check_monotonic(d, before);
+	check_host(d, tot, named, since, 0);
+	/* cgroup 5 overtakes cgroup 4: 5 joins, 4 leaves */
+	tot[5] += 500000000ull;
+	host_put(fd, cg_base + 5, tot[5]);
+	drv_sample_settled(d);
+	check_monotonic(d, before);
+	check_host(d, tot, named, since, 0);
+	d->src.ops->idle(&d->src, UINT64_MAX, &d->env);
+	drv_sample_settled(d);
+	check_monotonic(d, before);
+	uint64_t left = tot[4] - since[4];
+	named[4] = false;
+	named[5] = true;
+	since[5] = tot[5];
+	check_host(d, tot, named, since, left);
+	/* and all grow again: 4's growth is host_other's now */
+	for (unsigned i = 0; i < NCG; i++) {
+		tot[i] += 3000000ull * (i + 1);
+		host_put(fd, cg_base + i, tot[i]);
+	}
+	drv_sample_settled(d);
+	check_monotonic(d, before);
+	check_host(d, tot, named, since, left);
+	drv_close(d);
+	kill(v, SIGKILL);
+	waitpid(v, NULL, 0);
+}
+
 /* A VM leaves and comes back (the source through its ops, two busy
  * "VMs" pinned to one CPU, as above, no timing bounds): V's eight
  * columns never go back, though the program's entries of V behind A
@@ -829,4 +1006,4 @@ static void test_read_walk(void **state)
 
 VMS_TEST_MAIN(setup, teardown, test_behind_other_vm, test_behind_own_thread, test_behind_host_cgroup,
 	      test_perf_still_counts, test_source_columns, test_source_host_cgroup,
-	      test_source_leave, test_read_walk)
+	      test_source_host_rename, test_source_leave, test_read_walk)

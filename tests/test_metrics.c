@@ -609,6 +609,31 @@ static void test_map(void **state)
 	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_by_vm_seconds");
 	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",other=\"web-2\"");
 	free(m[0].labels);
+	/* which host cgroup (the field: its path), the rest, the interrupt
+	 * estimate, and the estimate without BPF */
+	assert_int_equal(map_name("vm.x.intf.host.system.slice/backup.service", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_by_cgroup_seconds");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",cgroup=\"system.slice/backup.service\"");
+	assert_true(m[0].div == 1e9 && m[0].mul == 1);
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.intf.host_other", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_by_other_cgroups_seconds");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.intf.irq_est", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_irq_estimate_seconds");
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.intfest.wait", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_estimate_wait_seconds");
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.intfest.irq", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_estimate_seconds");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",behind=\"irq\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("vm.x.intfest.by.web-2", "u", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_estimate_by_vm_seconds");
+	assert_string_equal(m[0].labels, "domain=\"x\",uuid=\"u\",other=\"web-2\"");
+	free(m[0].labels);
 	/* a vCPU's placement, read on the detail ticks: held */
 	assert_int_equal(map_name("vm.x.vcpu2.pcpu", "u", 0, HZ, m), 1);
 	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_vcpu_cpu");
@@ -668,22 +693,11 @@ static void test_map(void **state)
 }
 
 /* Every family is in the man page's EXPORT section with its type. */
-/* The interference bucket of export (--interference-top 1) over a run
- * whose rankings change (report_gen --interference: each VM's culprits
- * start even, ordered by name, and the largest passes the others): the
- * series shown change, and every domain's bucket never goes down. */
-static void test_intf_bucket_monotonic(void **state)
+/* Over the run in path, the by-VM series (prefix by) and the buckets
+ * (prefix bk) of export --interference-top 1: the series shown change,
+ * and every domain's bucket never goes down. */
+static void bucket_run(const char *path, const char *bk, const char *by)
 {
-	(void)state;
-	const char *b = getenv("VMS_BUILD");
-	char gen[1024], cmd[3072], path[1100];
-	snprintf(gen, sizeof(gen), "%s/report_gen", b ? b : "build");
-	if (access(gen, X_OK) != 0)
-		vms_skip(NULL, "report_gen is not built");
-	char *dir = tmpdir_make();
-	snprintf(path, sizeof(path), "%s/intf.vms", dir);
-	snprintf(cmd, sizeof(cmd), "'%s' -n 300 -m 8 -i 1000 --interference 7 --no-events '%s' >/dev/null", gen, path);
-	assert_int_equal(system(cmd), 0);
 	struct vms_reader *rd;
 	assert_int_equal(vms_reader_open(&rd, path, 0), 0);
 	struct vms_mstate st;
@@ -693,18 +707,17 @@ static void test_intf_bucket_monotonic(void **state)
 	char dom[8][64] = {{0}}, shown[8][64] = {{0}};
 	double last[8] = {0};
 	unsigned ndom = 0, changes = 0, buckets = 0;
-	static const char bk[] = "vmsampler_domain_interference_by_other_vms_seconds_total{domain=\"";
-	static const char by[] = "vmsampler_domain_interference_by_vm_seconds_total{domain=\"";
+	size_t nbk = strlen(bk), nby = strlen(by);
 	while (vms_reader_next(rd) > 0) {
 		assert_int_equal(vms_mstate_take(&st, rd), 0);
 		struct vms_mbuf o = {0};
 		assert_int_equal(vms_metrics_expose(&st.m, st.cur, st.meta, VMS_EXPO_PROM, false, &o), 0);
 		char *save = NULL;
 		for (char *ln = strtok_r(o.p, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
-			bool isb = strncmp(ln, bk, sizeof(bk) - 1) == 0, isv = strncmp(ln, by, sizeof(by) - 1) == 0;
+			bool isb = strncmp(ln, bk, nbk) == 0, isv = strncmp(ln, by, nby) == 0;
 			if (!isb && !isv)
 				continue;
-			char *d = ln + (isb ? sizeof(bk) : sizeof(by)) - 1, *q = strchr(d, '"');
+			char *d = ln + (isb ? nbk : nby), *q = strchr(d, '"');
 			assert_non_null(q);
 			unsigned k;
 			for (k = 0; k < ndom && (strlen(dom[k]) != (size_t)(q - d) || strncmp(dom[k], d, (size_t)(q - d)) != 0);
@@ -736,6 +749,30 @@ static void test_intf_bucket_monotonic(void **state)
 	assert_true(changes > 0); /* the ranking was made again */
 	vms_mstate_free(&st);
 	vms_reader_close(rd);
+}
+
+/* The interference buckets of export over a run whose rankings change
+ * (report_gen --interference: each VM's culprits start even, ordered by
+ * name, and the largest passes the others), the program's and (with
+ * --intf-full) the estimate's, both in one schema: their rankings are
+ * made apart. */
+static void test_intf_bucket_monotonic(void **state)
+{
+	(void)state;
+	const char *b = getenv("VMS_BUILD");
+	char gen[1024], cmd[3072], path[1100];
+	snprintf(gen, sizeof(gen), "%s/report_gen", b ? b : "build");
+	if (access(gen, X_OK) != 0)
+		vms_skip(NULL, "report_gen is not built");
+	char *dir = tmpdir_make();
+	snprintf(path, sizeof(path), "%s/intf.vms", dir);
+	snprintf(cmd, sizeof(cmd), "'%s' -n 300 -m 8 -i 1000 --interference 7 --intf-full --no-events '%s' >/dev/null",
+		 gen, path);
+	assert_int_equal(system(cmd), 0);
+	bucket_run(path, "vmsampler_domain_interference_by_other_vms_seconds_total{domain=\"",
+		   "vmsampler_domain_interference_by_vm_seconds_total{domain=\"");
+	bucket_run(path, "vmsampler_domain_interference_estimate_by_other_vms_seconds_total{domain=\"",
+		   "vmsampler_domain_interference_estimate_by_vm_seconds_total{domain=\"");
 	tmpdir_free(dir);
 }
 

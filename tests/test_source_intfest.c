@@ -56,19 +56,6 @@ static void cont(pid_t a, pid_t h)
 	kill(h, SIGCONT);
 }
 
-/* sample, declaring again as often as the source asks */
-static void sample(struct drv *d)
-{
-	for (int i = 0; i < 4; i++) {
-		int r = drv_sample(d);
-		if (r == 0)
-			return;
-		assert_int_equal(r, VMS_RESCHEMA);
-		assert_int_equal(drv_declare(d), 0);
-	}
-	fail_msg("the source kept asking for a new schema");
-}
-
 static const char *const parts[] = {"vms", "own", "host", "irq", "unknown"};
 
 static uint64_t sum_parts(const struct drv *d, const char *vm)
@@ -106,11 +93,11 @@ static void test_pinned(void **state)
 	assert_int_equal(d->schema->cols[0].group, VMS_G_VMINTFEST);
 	assert_int_equal(d->schema->cols[0].unit, VMS_UNIT_NS);
 	assert_string_equal(d->schema->cols[4].name, "vm.v.intfest.irq");
-	sample(d);
+	drv_sample_settled(d);
 	assert_int_equal(val(d, "vm.r.intfest.wait"), VMS_NONE);
 	usleep(300 * 1000);
 	/* V waited behind A: a new pair, a new schema */
-	sample(d);
+	drv_sample_settled(d);
 	int c = col(d, "vm.v.intfest.by.a");
 	assert_true(c >= 0);
 	assert_int_equal(d->schema->cols[c].group, VMS_G_VMINTFESTBY);
@@ -119,13 +106,13 @@ static void test_pinned(void **state)
 
 	struct kside k0, k1;
 	stop_and_read(v, a, h, &k0);
-	sample(d);
+	drv_sample_settled(d);
 	uint64_t w0 = val(d, "vm.v.intfest.wait"), by0 = val(d, "vm.v.intfest.by.a");
 	uint64_t host0 = val(d, "vm.v.intfest.host");
 	cont(a, h);
 	sleep(2);
 	stop_and_read(v, a, h, &k1);
-	sample(d);
+	drv_sample_settled(d);
 	uint64_t w1 = val(d, "vm.v.intfest.wait"), by1 = val(d, "vm.v.intfest.by.a");
 	uint64_t host1 = val(d, "vm.v.intfest.host");
 	double wait = (double)(w1 - w0), by = (double)(by1 - by0), host = (double)(host1 - host0);

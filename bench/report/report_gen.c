@@ -42,7 +42,15 @@
  * starts again starts its account from 0, and the other VMs' columns by it
  * start from 0 too while their vms goes on; MARK events "intf-a" and
  * "intf-b" at a quarter and three quarters of the run
- * (tests/test_report_intf.py).
+ * (tests/test_report_intf.py).  With --intf-full too, every column the
+ * two interference sources declare (tests/test_export_intf.py): the
+ * source's eight, in its order (wait vms own host host_other kernel
+ * unknown irq_est: irq_est 2 to 6 % of each interval's wait), the host
+ * part split over five named cgroups, vm.NAME.intf.host.CGROUP (each VM
+ * behind four of them, by their paths, "/" among them) and host_other,
+ * which is the rest; and the estimate without BPF, vm.NAME.intfest.{wait,
+ * vms,own,host,irq,unknown} (wait: the interval's vCPU run delay, whose
+ * parts add up to it) and vm.NAME.intfest.by.OTHER for the same P VMs.
  * Prints the path and the number of frames and columns. */
 #include <errno.h>
 #include <math.h>
@@ -63,6 +71,7 @@
 #define MAXVCPU 16
 #define NDISK 4
 #define NNET 3
+#define NHCG 5 /* --intf-full: the host's named cgroups */
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
@@ -106,12 +115,17 @@ struct vm {
 	bool slow; /* this frame has its slow values */
 	uint64_t intf[6]; /* wait vms own host kernel unknown (ns) */
 	uint64_t by[MAXV]; /* behind VM j (ns) */
+	/* --intf-full */
+	uint64_t host_other, irq_est, hcg[NHCG]; /* behind the named cgroups */
+	uint64_t est[6]; /* the estimate: wait vms own host irq unknown */
+	uint64_t eby[MAXV];
 };
 
 static struct {
 	unsigned ncpu, nvm, nvcpu;
 	bool perf;
 	unsigned intf_pairs; /* --interference P; 0: no interference columns */
+	bool intf_full;      /* --intf-full */
 	uint64_t cpu[10];
 	uint64_t stat[6]; /* ctxt processes intr softirq procs_running procs_blocked */
 	uint64_t load[5]; /* 1m 5m 15m (x100) runnable tasks */
@@ -124,6 +138,13 @@ static struct {
 
 static const char *const disk_names[NDISK] = {"nvme0n1", "nvme1n1", "sda", "dm-0"};
 static const char *const net_names[NNET] = {"lo", "eno1", "br0"};
+static const char *const hcg_names[NHCG] = {"system.slice/backup.service", "system.slice/cron.service",
+					   "user.slice/user-1000.slice", "/", "machine.slice/ci-runner.scope"};
+/* --intf-full: VM i waits behind named cgroup c (four of the five) */
+static bool behind_cg(unsigned i, unsigned c)
+{
+	return (i + c) % NHCG != 0;
+}
 static const char *const stat_names[6] = {"ctxt", "processes", "intr", "softirq", "procs_running",
 					  "procs_blocked"};
 
@@ -275,16 +296,41 @@ static struct vms_schema *declare(uint32_t gen, int64_t t_real)
 	vms_schema_builder_source(&b, 6);
 	for (unsigned i = 0; H.intf_pairs && i < H.nvm; i++) {
 		struct vm *v = &H.vm[i];
-		static const char *const f[6] = {"wait", "vms", "own", "host", "kernel", "unknown"};
+		static const char *const f[8] = {"wait",   "vms",    "own",     "host",
+						 "kernel", "unknown", "host_other", "irq_est"};
+		uint64_t *fv[8] = {&v->intf[0], &v->intf[1], &v->intf[2], &v->intf[3],
+				   &v->intf[4], &v->intf[5], &v->host_other, &v->irq_est};
+		/* the source's order: wait vms own host host_other kernel unknown irq_est */
+		static const unsigned full[8] = {0, 1, 2, 3, 6, 4, 5, 7};
 		struct vms_coldef d = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_NS, .wrap_bits = 64, .key = v->uuid};
 		if (!v->running)
 			continue;
-		for (unsigned k = 0; k < 6; k++)
-			col(&b, &d, &v->intf[k], v, false, "vm.%s.intf.%s", v->name, f[k]);
+		for (unsigned k = 0; k < (H.intf_full ? 8u : 6u); k++) {
+			unsigned x = H.intf_full ? full[k] : k;
+			col(&b, &d, fv[x], v, false, "vm.%s.intf.%s", v->name, f[x]);
+		}
 		for (unsigned j = 1; j <= H.intf_pairs && j < H.nvm; j++) {
 			struct vm *o = &H.vm[(i + j) % H.nvm];
 			if (o->running)
 				col(&b, &d, &v->by[o - H.vm], v, false, "vm.%s.intf.by.%s", v->name, o->name);
+		}
+		for (unsigned c = 0; H.intf_full && c < NHCG; c++)
+			if (behind_cg(i, c))
+				col_id(&b, &d, &v->hcg[c], v, VMS_G_VMINTFHOST, v->name, hcg_names[c]);
+	}
+	vms_schema_builder_source(&b, 7);
+	for (unsigned i = 0; H.intf_full && i < H.nvm; i++) {
+		struct vm *v = &H.vm[i];
+		static const char *const f[6] = {"wait", "vms", "own", "host", "irq", "unknown"};
+		struct vms_coldef d = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_NS, .wrap_bits = 64, .key = v->uuid};
+		if (!v->running)
+			continue;
+		for (unsigned k = 0; k < 6; k++)
+			col_id(&b, &d, &v->est[k], v, VMS_G_VMINTFEST, v->name, f[k]);
+		for (unsigned j = 1; j <= H.intf_pairs && j < H.nvm; j++) {
+			struct vm *o = &H.vm[(i + j) % H.nvm];
+			if (o->running)
+				col_id(&b, &d, &v->eby[o - H.vm], v, VMS_G_VMINTFESTBY, v->name, o->name);
 		}
 	}
 	vms_schema_builder_source(&b, 6);
@@ -310,6 +356,13 @@ static void vm_reset(struct vm *v)
 	/* the program dropped its entries as a culprit too */
 	for (unsigned i = 0; i < H.nvm; i++)
 		H.vm[i].by[v - H.vm] = 0;
+	v->host_other = v->irq_est = 0;
+	memset(v->hcg, 0, sizeof(v->hcg));
+	/* the estimate's columns of a VM that comes back are new ones: from 0 */
+	memset(v->est, 0, sizeof(v->est));
+	memset(v->eby, 0, sizeof(v->eby));
+	for (unsigned i = 0; i < H.nvm; i++)
+		H.vm[i].eby[v - H.vm] = 0;
 	memset(v->io, 0, sizeof(v->io));
 	memset(v->perf, 0, sizeof(v->perf));
 	v->rss = (uint64_t)(1 + next() % 8) << 30;
@@ -371,10 +424,21 @@ static void account(struct vm *v, uint64_t dsum, unsigned frame)
 	}
 	if (!np)
 		fr[1] += 0.755; /* no neighbour: the host */
+	uint64_t w0 = v->intf[0];
 	for (unsigned k = 0; k < 4; k++) {
 		uint64_t x = near(w * fr[k]);
 		v->intf[2 + k] += x;
 		v->intf[0] += x;
+		/* the host part: over the named cgroups VM i waits behind, by
+		 * weights of their own, and the rest in host_other */
+		for (unsigned c = 0; H.intf_full && k == 1 && c < NHCG; c++) {
+			uint64_t y = behind_cg(i, c) ? near((double)x * (0.3 - 0.05 * c) * unif()) : 0;
+			y = y < x ? y : x;
+			v->hcg[c] += y;
+			x -= y;
+		}
+		if (H.intf_full && k == 1)
+			v->host_other += x;
 	}
 	for (unsigned j = 1; np && j <= H.intf_pairs && j < H.nvm; j++) {
 		uint64_t x = near(w * 0.755 * wt[j] / wsum);
@@ -382,6 +446,27 @@ static void account(struct vm *v, uint64_t dsum, unsigned frame)
 		v->intf[1] += x;
 		v->intf[0] += x;
 	}
+	if (!H.intf_full)
+		return;
+	v->irq_est += near((double)(v->intf[0] - w0) * (0.02 + 0.04 * unif()));
+	/* the estimate: the run delay itself, split (its parts add up) */
+	double ef[4] = {0.1 + 0.05 * unif(), 0.1 + 0.1 * unif(), 0.03 + 0.03 * unif(), 0}; /* own host irq */
+	uint64_t left = dsum;
+	for (unsigned k = 0; k < 3; k++) {
+		uint64_t x = near((double)dsum * ef[k]);
+		x = x < left ? x : left;
+		v->est[2 + k] += x;
+		left -= x;
+	}
+	for (unsigned j = 1; np && j <= H.intf_pairs && j < H.nvm; j++) {
+		uint64_t x = near((double)dsum * 0.7 * wt[j] / wsum * (0.8 + 0.4 * unif()));
+		x = x < left ? x : left;
+		v->eby[(i + j) % H.nvm] += x;
+		v->est[1] += x;
+		left -= x;
+	}
+	v->est[5] += left; /* unknown: what the split left */
+	v->est[0] += dsum;
 }
 
 /* One interval of dt seconds at time t (seconds since the start). */
@@ -531,7 +616,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: report_gen [-n FRAMES] [-m VMS] [-i INTERVAL_MS] [-c CPUS] [-s SEED]\n"
 			"                  [--vcpus K] [--no-events] [-t START_S] [--stop-frames K] [--perf]\n"
-			"                  [--interference P] OUT.vms\n");
+			"                  [--interference P [--intf-full]] OUT.vms\n");
 	exit(2);
 }
 
@@ -565,6 +650,8 @@ int main(int argc, char **argv)
 			events = false;
 		else if (!strcmp(argv[i], "--perf"))
 			H.perf = true;
+		else if (!strcmp(argv[i], "--intf-full"))
+			H.intf_full = true;
 		else if (argv[i][0] == '-' || out)
 			usage();
 		else
@@ -578,7 +665,8 @@ int main(int argc, char **argv)
 				usage();
 		}
 	}
-	if (!out || frames < 2 || vms > MAXV - 1 || !iv_ms || !cpus || !vcpus || vcpus > MAXVCPU)
+	if (!out || frames < 2 || vms > MAXV - 1 || !iv_ms || !cpus || !vcpus || vcpus > MAXVCPU ||
+	    (H.intf_full && !pairs))
 		usage();
 	rng ^= seed * 0x2545F4914F6CDD1Dull;
 	H.ncpu = (unsigned)cpus;

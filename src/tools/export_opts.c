@@ -92,6 +92,7 @@ static const char usage_text2[] =
 	"      --interference-top=N  per domain, a series for each of the N other VMs\n"
 	"                         it waited behind longest (default 3), the rest summed\n"
 	"                         in vmsampler_domain_interference_by_other_vms_seconds\n"
+	"                         (the estimate's: ..._estimate_by_other_vms_seconds)\n"
 	"      --list-columns     print what each column of FILE becomes (a series,\n"
 	"                         filtered, or excluded and why) and exit\n"
 	"  -h, --help             show this help\n"

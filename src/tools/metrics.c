@@ -212,6 +212,15 @@ static const struct vm_rule {
 	{VMS_G_VMINTF, false, {"host", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "host"}},
 	{VMS_G_VMINTF, false, {"kernel", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "kernel"}},
 	{VMS_G_VMINTF, false, {"unknown", FAM_DOM_INTF_BEHIND, CV_NS, "behind", "unknown"}},
+	{VMS_G_VMINTF, false, {"host_other", FAM_DOM_INTF_BY_OTHER_CGROUPS, CV_NS, NULL, NULL}},
+	{VMS_G_VMINTF, false, {"irq_est", FAM_DOM_INTF_IRQ_EST, CV_NS, NULL, NULL}},
+	/* the same estimated without BPF (the intfest source) */
+	{VMS_G_VMINTFEST, false, {"wait", FAM_DOM_INTFEST_WAIT, CV_NS, NULL, NULL}},
+	{VMS_G_VMINTFEST, false, {"vms", FAM_DOM_INTFEST_BEHIND, CV_NS, "behind", "vms"}},
+	{VMS_G_VMINTFEST, false, {"own", FAM_DOM_INTFEST_BEHIND, CV_NS, "behind", "own"}},
+	{VMS_G_VMINTFEST, false, {"host", FAM_DOM_INTFEST_BEHIND, CV_NS, "behind", "host"}},
+	{VMS_G_VMINTFEST, false, {"irq", FAM_DOM_INTFEST_BEHIND, CV_NS, "behind", "irq"}},
+	{VMS_G_VMINTFEST, false, {"unknown", FAM_DOM_INTFEST_BEHIND, CV_NS, "behind", "unknown"}},
 	/* the migration job, every tick while it runs */
 	{VMS_G_VMMIG, false, {"job", FAM_MIG_JOB, CV_1, NULL, NULL}},
 	{VMS_G_VMMIG, false, {"time_elapsed", FAM_MIG_ELAPSED, CV_MS, NULL, NULL}},
@@ -379,6 +388,18 @@ static const struct {
 	{VMS_G_VMBLOCK, true, vm_block_rules, "target_device"},
 };
 
+/* a VM's interference culprits, one column each (an open group: the
+ * field is the culprit's name): group, family, the culprit's label */
+static const struct {
+	uint8_t group;
+	uint16_t fam;
+	const char *label;
+} vm_culprit_rules[] = {
+	{VMS_G_VMINTFBY, FAM_DOM_INTF_BY, "other"},
+	{VMS_G_VMINTFHOST, FAM_DOM_INTF_BY_CGROUP, "cgroup"},
+	{VMS_G_VMINTFESTBY, FAM_DOM_INTFEST_BY, "other"},
+};
+
 static const struct rule *find_rule(const struct rule *r, const char *field, size_t len)
 {
 	for (; r->field; r++)
@@ -505,13 +526,14 @@ static int map_vm(const struct vms_colid *id, const char *key, int scale, double
 
 	label_z(&l, "domain", id->entity);
 	label_z(&l, "uuid", key ? key : "");
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(vm_culprit_rules); i++)
+		if (vm_culprit_rules[i].group == id->group) {
+			/* the field is the culprit's name: another VM's, a cgroup's path */
+			const struct rule by = {"", vm_culprit_rules[i].fam, CV_NS, NULL, NULL};
+			label_z(&l, vm_culprit_rules[i].label, id->field);
+			return set(out, &by, by.fam, scale, user_hz, &l);
+		}
 	switch (id->group) {
-	case VMS_G_VMINTFBY: {
-		/* the field is the other VM's name */
-		static const struct rule by = {"", FAM_DOM_INTF_BY, CV_NS, NULL, NULL};
-		label_z(&l, "other", id->field);
-		return set(out, &by, FAM_DOM_INTF_BY, scale, user_hz, &l);
-	}
 	case VMS_G_VMPERF:
 		/* read every sources.perf.vm_interval: held between */
 		k = map_perf(id->field, &l, FAM_DOM_PERF_EVENTS, FAM_DOM_PERF_ENABLED, FAM_DOM_PERF_RUNNING, scale,
@@ -703,8 +725,8 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 		return map_perf(id->field, &l, FAM_PERF_EVENTS, FAM_PERF_ENABLED, FAM_PERF_RUNNING, scale, user_hz,
 				out);
 	}
-	if ((id->group >= VMS_G_VM && id->group <= VMS_G_VMPERF) || id->group == VMS_G_VMINTF ||
-	    id->group == VMS_G_VMINTFBY)
+	if ((id->group >= VMS_G_VM && id->group <= VMS_G_VMPERF) ||
+	    (id->group >= VMS_G_VMINTF && id->group <= VMS_G_VMINTFESTBY))
 		return map_vm(id, key, scale, user_hz, names, out);
 	return 0;
 }
@@ -862,25 +884,53 @@ static int by_rank(const void *a, const void *b)
 	return strcmp(x->labels, y->labels);
 }
 
-/* Each domain's culprit VMs beyond its top `top` (by their counters in
- * the reader's current frame) become one bucket sample (metrics.h). */
-static int fold_intf(struct vms_metrics *m, const struct vms_reader *r, const struct vms_mopts *opts)
+/* The families whose series are a domain's culprit VMs (by), ranked, the
+ * top N kept, the rest summed into one bucket sample of the domain: the
+ * interference program's and the estimate's. */
+static const struct {
+	uint16_t by, bucket;
+} intf_folds[] = {
+	{FAM_DOM_INTF_BY, FAM_DOM_INTF_BY_OTHER},
+	{FAM_DOM_INTFEST_BY, FAM_DOM_INTFEST_BY_OTHER},
+};
+
+static bool intf_bucket(uint16_t fam)
 {
-	unsigned top = opts && opts->intf_top_set ? opts->intf_top : VMS_INTF_TOP_DEFAULT;
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(intf_folds); i++)
+		if (intf_folds[i].bucket == fam)
+			return true;
+	return false;
+}
+
+/* The samples of family fam in m, sorted by family: [*first, *end) */
+static void fam_range(const struct vms_metrics *m, uint16_t fam, uint32_t *first, uint32_t *end)
+{
+	uint32_t a = 0, b;
+	while (a < m->nm && m->m[a].fam != fam)
+		a++;
+	for (b = a; b < m->nm && m->m[b].fam == fam; b++)
+		;
+	*first = a;
+	*end = b;
+}
+
+/* Each domain's culprit VMs of family fold.by beyond its top `top` (by
+ * their counters in the reader's current frame) become one bucket sample
+ * of family fold.bucket (metrics.h); the domains are numbered on from
+ * *grp. */
+static int fold_one(struct vms_metrics *m, const struct vms_reader *r, const struct vms_mopts *opts, unsigned top,
+		    size_t fold, uint32_t *grpp)
+{
 	/* the by-VM samples, grouped by domain (the column's entity) */
-	uint32_t first = 0;
-	while (first < m->nm && m->m[first].fam != FAM_DOM_INTF_BY)
-		first++;
-	uint32_t end = first;
-	while (end < m->nm && m->m[end].fam == FAM_DOM_INTF_BY)
-		end++;
+	uint32_t first, end;
+	fam_range(m, intf_folds[fold].by, &first, &end);
 	if (end == first)
 		return 0;
 	/* (the samples are in column order, and a domain's pairs are
 	 * contiguous columns: one run per domain) */
 	rank_frame = vms_reader_frame(r);
 	uint32_t w = first; /* where the kept ones go */
-	uint32_t grp = 0;
+	uint32_t grp = *grpp;
 	struct vms_mcol *bucket = calloc(end - first, sizeof(*bucket));
 	uint32_t nb = 0;
 	int err = 0;
@@ -907,7 +957,7 @@ static int fold_intf(struct vms_metrics *m, const struct vms_reader *r, const st
 			struct lbuf l = {.n = 0};
 			l.b[0] = '\0';
 			*o = m->m[i + keep];
-			o->fam = FAM_DOM_INTF_BY_OTHER;
+			o->fam = intf_folds[fold].bucket;
 			o->name = NULL;
 			o->nfold = n - keep - 1;
 			o->fold = o->nfold ? malloc(o->nfold * sizeof(*o->fold)) : NULL;
@@ -940,6 +990,19 @@ static int fold_intf(struct vms_metrics *m, const struct vms_reader *r, const st
 	memcpy(&m->m[m->nm], bucket, nb * sizeof(*bucket));
 	m->nm += nb;
 	free(bucket);
+	*grpp = grp;
+	return err;
+}
+
+static int fold_intf(struct vms_metrics *m, const struct vms_reader *r, const struct vms_mopts *opts)
+{
+	unsigned top = opts && opts->intf_top_set ? opts->intf_top : VMS_INTF_TOP_DEFAULT;
+	uint32_t grp = 0;
+	int err = 0;
+	/* (each leaves the other's samples contiguous: it moves its own
+	 * range's rest as one block and puts its buckets at the end) */
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(intf_folds) && !err; i++)
+		err = fold_one(m, r, opts, top, i, &grp);
 	return err;
 }
 
@@ -1054,11 +1117,11 @@ static void carry_buckets(const struct vms_mstate *st, struct vms_metrics *m, co
 	const struct vms_frame *f = vms_reader_frame(r);
 	for (uint32_t k = 0; k < m->nm && st->cur; k++) {
 		struct vms_mcol *b = &m->m[k];
-		if (b->fam != FAM_DOM_INTF_BY_OTHER)
+		if (!intf_bucket(b->fam))
 			continue;
 		const struct vms_mcol *o = NULL;
 		for (uint32_t i = 0; i < st->m.nm && !o; i++)
-			if (st->m.m[i].fam == FAM_DOM_INTF_BY_OTHER && strcmp(st->m.m[i].labels, b->labels) == 0)
+			if (st->m.m[i].fam == b->fam && strcmp(st->m.m[i].labels, b->labels) == 0)
 				o = &st->m.m[i];
 		if (!o || !f)
 			continue;
@@ -1082,19 +1145,15 @@ static void carry_buckets(const struct vms_mstate *st, struct vms_metrics *m, co
 	}
 }
 
-/* Should the interference ranking be made again at frame f: does a
- * culprit in a domain's bucket now pass the smallest of its top N by more
- * than 1/8? */
-static bool intf_rerank(const struct vms_metrics *m, const struct vms_frame *f)
+/* Does a culprit in a domain's bucket (family bucket) now pass the
+ * smallest of its top N (family by) by more than 1/8 at frame f? */
+static bool fold_rerank(const struct vms_metrics *m, const struct vms_frame *f, uint16_t by, uint16_t bucket)
 {
-	uint32_t first = 0, end;
-	while (first < m->nm && m->m[first].fam != FAM_DOM_INTF_BY)
-		first++;
-	for (end = first; end < m->nm && m->m[end].fam == FAM_DOM_INTF_BY; end++)
-		;
+	uint32_t first, end;
+	fam_range(m, by, &first, &end);
 	for (uint32_t k = 0; k < m->nm; k++) {
 		const struct vms_mcol *b = &m->m[k];
-		if (b->fam != FAM_DOM_INTF_BY_OTHER)
+		if (b->fam != bucket)
 			continue;
 		uint64_t top = 0; /* the largest culprit in the bucket */
 		for (uint32_t x = 0; x <= b->nfold; x++) {
@@ -1110,6 +1169,15 @@ static bool intf_rerank(const struct vms_metrics *m, const struct vms_frame *f)
 				return true;
 		}
 	}
+	return false;
+}
+
+/* Should the interference ranking be made again at frame f? */
+static bool intf_rerank(const struct vms_metrics *m, const struct vms_frame *f)
+{
+	for (size_t i = 0; i < VMS_ARRAY_SIZE(intf_folds); i++)
+		if (fold_rerank(m, f, intf_folds[i].by, intf_folds[i].bucket))
+			return true;
 	return false;
 }
 

@@ -171,10 +171,12 @@ static inline bool vms_mname_ok(const char *s, bool metric)
 const char *vms_metrics_legacy_name(unsigned i, unsigned *fam);
 /* The samples of the reader's current schema (opts NULL: the defaults):
  * 0 or -ENOMEM.  The culprit VMs of each domain's interference
- * (vm.NAME.intf.by.OTHER) are ranked by their counters in the reader's
- * current frame: the top N keep their series, the others are summed into
- * one sample of vmsampler_domain_interference_by_other_vms_seconds, so
- * that a host of V VMs has at most V x (N + 1) of these series.  Following
+ * (vm.NAME.intf.by.OTHER, and the estimate's vm.NAME.intfest.by.OTHER,
+ * apart) are ranked by their counters in the reader's current frame: the
+ * top N keep their series, the others are summed into one sample of
+ * vmsampler_domain_interference_by_other_vms_seconds (the estimate's:
+ * ..._estimate_by_other_vms_seconds), so that a host of V VMs has at most
+ * V x (N + 1) of each.  Following
  * a stream (vms_mstate), the ranking is made again when a culprit outside
  * the top N passes one inside it by more than 1/8 (and at each new
  * generation); the bucket then goes on from the value it had (at most one

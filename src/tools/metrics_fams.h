@@ -263,6 +263,28 @@ F(DOM_INTF_BY, "vmsampler_domain_interference_by_vm_seconds", COUNTER, "seconds"
 F(DOM_INTF_BY_OTHER, "vmsampler_domain_interference_by_other_vms_seconds", COUNTER, "seconds", "domain,uuid",
   "Of that wait, the time behind the other VMs that are not among the domain's top N.",
   "the sum of vm.NAME.intf.by.OTHER beyond the top N / 1e9")
+F(DOM_INTF_BY_CGROUP, "vmsampler_domain_interference_by_cgroup_seconds", COUNTER, "seconds", "domain,uuid,cgroup",
+  "Of that wait, the time behind host processes of one of the host's top cgroups (cgroup: its path under the "
+  "cgroup2 mount, / the root), since the sampler named it (sources.interference.host_cgroups, default 5).",
+  "vm.NAME.intf.host.CGROUP / 1e9")
+F(DOM_INTF_BY_OTHER_CGROUPS, "vmsampler_domain_interference_by_other_cgroups_seconds", COUNTER, "seconds",
+  "domain,uuid", "Of that wait, the time behind host processes of the cgroups not named.",
+  "vm.NAME.intf.host_other / 1e9")
+F(DOM_INTF_IRQ_EST, "vmsampler_domain_interference_irq_estimate_seconds", COUNTER, "seconds", "domain,uuid",
+  "Of that wait, an estimate of the interrupt and softirq time inside its parts (not besides them).",
+  "vm.NAME.intf.irq_est / 1e9")
+/* ---- per VM: the interference estimated without BPF (the intfest source) ---- */
+F(DOM_INTFEST_WAIT, "vmsampler_domain_interference_estimate_wait_seconds", COUNTER, "seconds", "domain,uuid",
+  "Run delay of the domain's vCPUs (schedstat) that the estimate without BPF splits.", "vm.NAME.intfest.wait / 1e9")
+F(DOM_INTFEST_BEHIND, "vmsampler_domain_interference_estimate_seconds", COUNTER, "seconds", "domain,uuid,behind",
+  "Of that wait, the time estimated behind other VMs, the VM's own threads, host tasks, interrupts and softirqs, "
+  "or not placed.", "vm.NAME.intfest.{vms,own,host,irq,unknown} / 1e9")
+F(DOM_INTFEST_BY, "vmsampler_domain_interference_estimate_by_vm_seconds", COUNTER, "seconds", "domain,uuid,other",
+  "Of that wait, the time estimated behind one other VM (other: its name); the top N of the domain "
+  "(export --interference-top).", "vm.NAME.intfest.by.OTHER / 1e9")
+F(DOM_INTFEST_BY_OTHER, "vmsampler_domain_interference_estimate_by_other_vms_seconds", COUNTER, "seconds",
+  "domain,uuid", "Of that wait, the time estimated behind the other VMs that are not among the domain's top N.",
+  "the sum of vm.NAME.intfest.by.OTHER beyond the top N / 1e9")
 F(DOM_VCPU_SLICES, "vmsampler_domain_vcpu_slices", COUNTER, "", "domain,uuid,vcpu",
   "Time slices the vCPU thread ran (its schedstat).", "vm.NAME.vcpuK.slices")
 F(DOM_NET_RX_BYTES, "libvirt_domain_interface_stats_receive_bytes", COUNTER, "bytes",

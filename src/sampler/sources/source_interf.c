@@ -16,7 +16,12 @@
  *   kernel   behind kernel threads and idle
  *   unknown  the parts the program could not place (a wait longer than
  *            its ring of segments)
- *   host_other  of host, behind the cgroups not named below
+ *   host_other  of host, behind the cgroups not named below: when a
+ *            cgroup joins the named set, what each VM had waited behind
+ *            it stays here (its column starts from 0), and when one
+ *            leaves, what was in its column is not counted again, so
+ *            that host_other never goes back and, between two changes of
+ *            the set, grows by what the cgroups not named held the VM
  *   irq_est  of wait, an estimate of the interrupt and softirq time
  *            inside the parts above (not besides them): each VM's waits
  *            per CPU waited on (the program's waits map) times that
@@ -28,9 +33,9 @@
  * vm.NAME.intf.host.CGROUP for each of the host's top cgroups (the
  * `host_cgroups` most waited behind over all VMs so far, by their path
  * under the cgroup2 mount, e.g. system.slice/backup.service; "/" is the
- * root) it has waited behind (declared when the pair first appears: a new
- * schema generation, as when a disk appears; a host whose VMs are pinned
- * apart has few pairs).  The program keys a host task by its cgroup v2
+ * root) it has waited behind, from 0 when the cgroup was named (declared
+ * when the pair first appears: a new schema generation, as when a disk
+ * appears; a host whose VMs are pinned apart has few pairs).  The program keys a host task by its cgroup v2
  * id, the inode of the group's directory: idle() ranks the ids, names the
  * top ones by a walk of the cgroup2 mount (cached; walked again only when
  * a new id is to be named) and asks for a new schema when the top set
@@ -73,10 +78,12 @@ struct if_known {
 };
 
 /* a pair (victim, culprit) with a column: culprit kind INTERF_VM (id: its
- * known index) or INTERF_HOST (id: a named cgroup's id) */
+ * known index) or INTERF_HOST (id: a named cgroup's id; off: what the
+ * account had for the pair when the cgroup was named, its column being
+ * the account's value less off) */
 struct if_pair {
 	uint32_t victim, kind;
-	uint64_t id;
+	uint64_t id, off;
 };
 
 /* a host cgroup's name, by its v2 id */
@@ -94,6 +101,7 @@ struct interference {
 	unsigned npair;
 	uint32_t *base;           /* per known VM: its first column, UINT32_MAX: none */
 	uint32_t *pfirst, *pn;    /* per known VM: its pairs, pair[pfirst .. pfirst + pn) */
+	uint32_t npk;             /* known VMs pfirst and pn cover */
 	uint32_t *setk;           /* per VM of the set: its known index */
 	struct vms_interf_ent *ent; /* the tick's read of the account */
 	unsigned nent;            /* entries of the last successful read */
@@ -112,7 +120,10 @@ struct interference {
 	unsigned nwprev;          /* known VMs it covers */
 	uint64_t next_rank;       /* the loop's clock (idle's until_ns) */
 	uint64_t *carry;          /* per known VM: its waits behind VMs that left, ns (in wait and vms) */
-	uint32_t ncarry;
+	uint64_t *hcarry;         /* per known VM: added to host_other (modulo 2^64: it may be "negative"),
+				   * what the named set's changes took from or gave to the sum of the
+				   * cgroups not named */
+	uint32_t ncarry;          /* known VMs carry and hcarry cover */
 };
 
 static int if_open(struct vms_source *src, const struct vms_source_env *env)
@@ -179,6 +190,7 @@ static void if_close(struct vms_source *src)
 	free(p->wt);
 	free(p->wprev);
 	free(p->carry);
+	free(p->hcarry);
 	vms_cpuirq_close(&p->cpus);
 	vms_interf_close(p->x);
 	memset(p, 0, sizeof(*p));
@@ -235,10 +247,15 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 	}
 	if (p->ncarry < p->nknown) {
 		uint64_t *c = realloc(p->carry, p->nknown * sizeof(*c));
-		if (!c)
+		if (c)
+			p->carry = c;
+		uint64_t *h = realloc(p->hcarry, p->nknown * sizeof(*h));
+		if (h)
+			p->hcarry = h;
+		if (!c || !h)
 			return -ENOMEM;
 		memset(c + p->ncarry, 0, (p->nknown - p->ncarry) * sizeof(*c));
-		p->carry = c;
+		memset(h + p->ncarry, 0, (p->nknown - p->ncarry) * sizeof(*h));
 		p->ncarry = p->nknown;
 	}
 	for (unsigned i = 0; i < p->nknown; i++) {
@@ -251,7 +268,7 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 		k->gone = true;
 		int r = vms_interf_forget_account(p->x, i, p->carry, p->ncarry);
 		k->irq_est = 0;
-		p->carry[i] = 0;
+		p->carry[i] = p->hcarry[i] = 0;
 		if (i < p->nwprev)
 			memset(p->wprev + (size_t)i * p->cpus.ncpu, 0, p->cpus.ncpu * sizeof(*p->wprev));
 		if (r < 0)
@@ -260,24 +277,59 @@ static int sync_vms(struct interference *p, const struct vms_vmtab *t)
 	return 0;
 }
 
+/* The pair (v, kind, id) among pair[first .. first + n), NULL if none */
+static const struct if_pair *pair_find(const struct if_pair *pair, uint32_t first, uint32_t n, uint32_t kind,
+				       uint64_t id)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (pair[first + k].kind == kind && pair[first + k].id == id)
+			return &pair[first + k];
+	return NULL;
+}
+
 /* The column of pair (v, kind, id), -1 if it has none: v's pairs are
  * contiguous, after its IF_COLS columns. */
 static int32_t pair_col(const struct interference *p, uint32_t v, uint32_t kind, uint64_t id)
 {
-	for (uint32_t k = 0; k < p->pn[v]; k++) {
-		const struct if_pair *q = &p->pair[p->pfirst[v] + k];
-		if (q->kind == kind && q->id == id)
-			return (int32_t)(p->base[v] + IF_COLS + k);
-	}
-	return -1;
+	const struct if_pair *q = pair_find(p->pair, p->pfirst[v], p->pn[v], kind, id);
+	return q ? (int32_t)(p->base[v] + IF_COLS + (uint32_t)(q - &p->pair[p->pfirst[v]])) : -1;
+}
+
+static bool in_set(const uint64_t *set, unsigned n, uint64_t id)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (set[i] == id)
+			return true;
+	return false;
 }
 
 static bool is_named(const struct interference *p, uint64_t id)
 {
-	for (unsigned i = 0; i < p->nnamed; i++)
-		if (p->named[i] == id)
-			return true;
-	return false;
+	return in_set(p->named, p->nnamed, id);
+}
+
+/* The named set becomes idle's choice (want), at the account's read of
+ * the declaration (ent[n]): for each VM, what it had waited behind a
+ * cgroup that joins goes on counting in host_other (the cgroup's column
+ * starts from 0: its pair's offset, set as the pair is declared), and
+ * what it had waited behind one that leaves, which host_other's sum now
+ * has again, is taken off it (the growth since it joined was in its
+ * column). */
+static void host_rename(struct interference *p, unsigned n)
+{
+	for (unsigned e = 0; e < n; e++) {
+		const struct vms_interf_ent *x = &p->ent[e];
+		if (x->kind != INTERF_HOST || !x->id || x->victim >= p->ncarry)
+			continue;
+		bool was = is_named(p, x->id), now = in_set(p->want, p->nwant, x->id);
+		if (!was && now)
+			p->hcarry[x->victim] += x->ns;
+		else if (was && !now)
+			p->hcarry[x->victim] -= x->ns;
+	}
+	memcpy(p->named, p->want, p->nwant * sizeof(*p->named));
+	p->nnamed = p->nwant;
+	p->rename = false;
 }
 
 static const char *cg_name(const struct interference *p, uint64_t id)
@@ -310,19 +362,22 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 		p->wprev = w;
 		p->nwprev = p->nknown;
 	}
-	/* the host's cgroups to name: idle's choice */
-	memcpy(p->named, p->want, p->nwant * sizeof(*p->named));
-	p->nnamed = p->nwant;
-	p->rename = false;
 	/* the pairs: those of the account now, of VMs still here */
 	r = vms_interf_read(p->x, p->ent, IF_ACCT_MAX, &n);
 	if (r < 0 && r != -ENOSPC)
 		return r;
 	p->nent = n;
-	free(p->pair);
+	/* the host's cgroups to name: idle's choice (the set before, for the
+	 * offsets below) */
+	uint64_t was[IF_TOP_MAX];
+	unsigned nwas = p->nnamed;
+	memcpy(was, p->named, nwas * sizeof(*was));
+	host_rename(p, n);
+	/* the last declaration's pairs, for the offsets of the host pairs
+	 * whose cgroup stays named */
+	struct if_pair *opair = p->pair;
+	uint32_t *ofirst = p->pfirst, *on = p->pn, onk = p->npk;
 	free(p->base);
-	free(p->pfirst);
-	free(p->pn);
 	free(p->setk);
 	size_t nk = p->nknown ? p->nknown : 1;
 	p->pair = malloc((n ? n : 1) * sizeof(*p->pair));
@@ -330,8 +385,13 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	p->pfirst = calloc(nk, sizeof(*p->pfirst));
 	p->pn = calloc(nk, sizeof(*p->pn));
 	p->setk = calloc(t && t->n ? t->n : 1, sizeof(*p->setk));
-	if (!p->pair || !p->base || !p->pfirst || !p->pn || !p->setk)
+	p->npk = p->pfirst && p->pn ? p->nknown : 0;
+	if (!p->pair || !p->base || !p->pfirst || !p->pn || !p->setk) {
+		free(opair);
+		free(ofirst);
+		free(on);
 		return -ENOMEM;
+	}
 	p->npair = 0;
 	uint32_t col = 0;
 	for (unsigned i = 0; i < p->nknown; i++)
@@ -351,6 +411,7 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 		col += IF_COLS;
 		for (unsigned e = 0; e < n; e++) {
 			const struct vms_interf_ent *x = &p->ent[e];
+			uint64_t off = 0;
 			if (x->victim != v)
 				continue;
 			if (x->kind == INTERF_VM) {
@@ -367,14 +428,22 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 				char fit[VMS_NAME_PART_MAX + 1];
 				vms_name_fit(fit, VMS_NAME_PART_MAX, cn, strlen(cn));
 				vms_schema_addc(b, &d, VMS_G_VMINTFHOST, name, NULL, fit);
+				/* named just now: from 0; named before: as it was
+				 * (no pair then: none of its wait was before) */
+				const struct if_pair *o =
+					v < onk ? pair_find(opair, ofirst[v], on[v], INTERF_HOST, x->id) : NULL;
+				off = !in_set(was, nwas, x->id) ? x->ns : o ? o->off : 0;
 			} else {
 				continue;
 			}
-			p->pair[p->npair++] = (struct if_pair){v, x->kind, x->id};
+			p->pair[p->npair++] = (struct if_pair){v, x->kind, x->id, off};
 			p->pn[v]++;
 			col++;
 		}
 	}
+	free(opair);
+	free(ofirst);
+	free(on);
 	return b->err;
 }
 
@@ -428,6 +497,7 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		if (k->pid > 0) {
 			slots[p->base[v] + C_IRQ] = k->irq_est;
 			slots[p->base[v] + C_WAIT] = slots[p->base[v] + C_VMS] = p->carry[v];
+			slots[p->base[v] + C_HOST_OTHER] = p->hcarry[v];
 		}
 	}
 	for (unsigned e = 0; e < n; e++) {
@@ -435,7 +505,6 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		if (x->victim >= p->nknown || p->base[x->victim] == UINT32_MAX || !p->known[x->victim].pid)
 			continue; /* a VM that went away */
 		uint64_t *s = slots + p->base[x->victim];
-		int32_t pc = -1;
 		bool pair = false;
 		unsigned c;
 		switch (x->kind) {
@@ -462,10 +531,12 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		s[C_WAIT] += x->ns;
 		s[c] += x->ns;
 		if (pair) {
-			pc = pair_col(p, x->victim, x->kind, x->id);
-			if (pc < 0)
+			uint32_t f = p->pfirst[x->victim];
+			const struct if_pair *q = pair_find(p->pair, f, p->pn[x->victim], x->kind, x->id);
+			if (!q)
 				return VMS_RESCHEMA; /* a new pair */
-			slots[pc] += x->ns;
+			/* (a host pair: less what it had when its cgroup was named) */
+			s[IF_COLS + (uint32_t)(q - &p->pair[f])] += x->ns - q->off;
 		}
 	}
 	return r == -ENOSPC ? -ENOSPC : 0;
