@@ -36,8 +36,8 @@ export VMS_REQUIRE_TSDB=1
 
 stage "build (werror): unit tests, fuzz corpora, man pages, e2e against sar and perf stat"
 # the Python package's tests: matplotlib from Debian, pyarrow, pandas and
-# duckdb in a venv (from PyPI), made while the build compiles (mostly
-# waiting for the network: ~45 s of CI's 74 s of build and venv)
+# duckdb in a venv (from PyPI), made while the build compiles (pip waits
+# for the network much of its time)
 mkdir -p "$ROOT/build"
 py_venv "$ROOT/build/pyvenv" &
 venv=$!
@@ -76,10 +76,10 @@ build build-release --buildtype=release -Dwerror=true -Dperf=enabled -Dlibvirt=e
 "$ROOT/build-release/vmsampler" -i 10ms -n 3 -o - >/dev/null
 
 stage "the option combinations users try: debug/release/plain without tests, each feature off in turn"
-# scripts/build-matrix.sh: 12 configurations in turn in one directory,
-# build-matrix/shared, at -O0 but for release (what gcc inlines when it
-# optimizes is called there: libm's floor() did not link at -O0); each
-# compiles again only what its options change (ninja -t cleandead first)
+# scripts/build-matrix.sh: 12 configurations, at -O0 but for release (what
+# gcc inlines when it optimizes is called there: libm's floor() did not
+# link at -O0); the 10 debug ones in turn in build-matrix/debug, each
+# compiling again only what its options change (ninja -t cleandead first)
 "$ROOT/scripts/build-matrix.sh" "$ROOT/build-matrix"
 
 stage "scripts/install.sh into a temporary prefix; every command of the README and doc/ against it"
