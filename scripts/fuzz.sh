@@ -23,23 +23,37 @@ ninja -C "$ROOT/$dir" >"$ROOT/$dir.log" 2>&1 || { grep -E -A3 'error|FAILED' "$R
 scratch=$(mktemp -d /tmp/vms-fuzz.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 crashes=$ROOT/fuzz-crashes
-failed=0
-printf '%-11s %10s %9s %6s %6s  %s\n' target runs exec/s cov ft result
+# the targets run side by side, one per CPU (each libFuzzer process is
+# single-threaded: one after the other, CI's 2 CPUs were half idle), each
+# for its SECS; the results are printed in the targets' order
+par=$(nproc)
+names=()
 for src in "$ROOT"/fuzz/fuzz_*.c; do
 	name=$(basename "$src" .c)
 	name=${name#fuzz_}
 	bin=$ROOT/$dir/fuzz/fuzz-$name
 	[ -x "$bin" ] || { echo "no $bin" >&2; exit 1; }
+	names+=("$name")
 	mkdir -p "$scratch/$name" "$crashes/$name"
 	cp -r "$ROOT/fuzz/corpus/$name/." "$scratch/$name/" 2>/dev/null || true
 	dict=()
 	[ -f "$ROOT/fuzz/$name.dict" ] && dict=(-dict="$ROOT/fuzz/$name.dict")
-	log=$scratch/$name.log
+	while [ "$(jobs -rp | wc -l)" -ge "$par" ]; do wait -n || true; done
 	# (a crash is reported below with the others, not by set -e)
-	rc=0
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		"$bin" "$scratch/$name" "${dict[@]}" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix="$crashes/$name/" -print_final_stats=1 >"$log" 2>&1 || rc=$?
+	(
+		rc=0
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+			"$bin" "$scratch/$name" "${dict[@]}" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix="$crashes/$name/" -print_final_stats=1 >"$scratch/$name.log" 2>&1 || rc=$?
+		echo "$rc" >"$scratch/$name.rc"
+	) &
+done
+wait
+printf '%-11s %10s %9s %6s %6s  %s\n' target runs exec/s cov ft result
+failed=0
+for name in "${names[@]}"; do
+	log=$scratch/$name.log
+	rc=$(cat "$scratch/$name.rc" 2>/dev/null || echo '?')
 	runs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
 	eps=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log")
 	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
