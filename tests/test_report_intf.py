@@ -176,6 +176,17 @@ class Synthetic(unittest.TestCase):
         v = sorted(ref)[0]
         self.assertLess(ref[v]['wait'], whole[v]['wait'] * 0.7, 'the window is a part of the run')
 
+    def test_same_windows_as_compare(self):
+        # report --interference and report --window (compare.c) take their
+        # windows from one definition (src/tools/window.c): every form
+        # selects the same intervals in both
+        for w in ('mark:intf-a..mark:intf-b', '1000..3000', 'mark:intf-a..3000', '..mark:intf-b', '1000..',
+                  '..'):
+            i = json.loads(vms('report', '--interference', self.vmsf, '--window', w, '--format', 'json').stdout)
+            c = json.loads(vms('report', self.vmsf, '--window', w, '--window', '..', '--format', 'json').stdout)
+            self.assertEqual(i['intervals'], c['a']['intervals'], w)
+            self.assertGreater(i['intervals'], 0, w)
+
     def test_from_to(self):
         lo, hi = self.t0 + 1000 * 10**9, self.t0 + 3000 * 10**9
         ref = reference(self.vmsf, lo - 10**6, hi + 10**6)
