@@ -16,6 +16,7 @@
 #include "binfmt.h"
 #include "log.h"
 #include "loop.h"
+#include "loop_int.h"
 #include "outcheck.h"
 #include "vmtab.h"
 #include <dirent.h>
@@ -491,6 +492,78 @@ static void read_all(struct vms_loop *l, int rfd, char **buf, size_t *len, size_
 	}
 }
 
+/* The frames of what an output named name (.vms or CSV) wrote: buf. */
+static void frames_read(const char *name, const char *buf, size_t len, struct frames *fr)
+{
+	if (!strstr(name, ".vms")) {
+		frames_add_csv(fr, buf);
+		return;
+	}
+	struct vms_bin_dec d;
+	int it;
+	assert_int_equal(vms_bin_dec_open_mem(&d, buf, len), 0);
+	while ((it = vms_bin_dec_next(&d)) > 0)
+		if (it == VMS_BIN_DATA) {
+			const struct vms_frame *f = d.frame;
+			assert_int_equal(f->missed_ticks, 0);
+			frames_add(fr, f->seq, f->flags, f->lost_frames);
+		}
+	assert_int_equal(it, VMS_BIN_END);
+	vms_bin_dec_close(&d);
+}
+
+/* A run whose output is a FIFO of 4 KiB that this test reads (rfd,
+ * non-blocking), 4 ring slots, the fake clock. */
+struct fiforun {
+	char *root, out[512];
+	int rfd;
+	struct fake fk;
+	struct vms_clock clk;
+	struct vms_config conf;
+	struct vms_sched s;
+	struct vms_loop l;
+	char *buf;
+	size_t len, cap;
+	struct frames fr;
+	struct frames_sum sum;
+};
+
+static void fifo_start(struct fiforun *f, const char *name, uint64_t seed)
+{
+	memset(f, 0, sizeof(*f)); /* (static: a failed test before left it as it was) */
+	f->root = make_root();
+	snprintf(f->out, sizeof(f->out), "%s/%s", f->root, name);
+	assert_int_equal(mkfifo(f->out, 0600), 0);
+	f->rfd = open(f->out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(f->rfd >= 0);
+	assert_true(fcntl(f->rfd, F_SETPIPE_SZ, 4096) >= 4096);
+	f->fk = (struct fake){.now = VMS_NSEC_PER_SEC, .period = 10 * VMS_NSEC_PER_MSEC, .seed = seed};
+	f->clk = (struct vms_clock){&fake_ops, &f->fk};
+	conf_for(&f->conf, f->root, f->out, 0);
+	f->conf.ring_slots = 4;
+	assert_int_equal(vms_loop_init(&f->l, &f->conf, &f->clk, NULL), 0);
+	vms_sched_init(&f->s, f->fk.now, f->fk.period);
+}
+
+/* The loop ends; what the FIFO got is read and checked (frames_check):
+ * f->fr, f->sum. */
+static void fifo_end(struct fiforun *f, const char *name)
+{
+	assert_int_equal(vms_loop_fini(&f->l), 0);
+	read_avail(f->rfd, &f->buf, &f->len, &f->cap);
+	close(f->rfd);
+	frames_read(name, f->buf, f->len, &f->fr);
+	frames_check(&f->fr, &f->sum);
+}
+
+static void fifo_free(struct fiforun *f)
+{
+	frames_free(&f->fr);
+	free(f->buf);
+	tmpdir_free(f->root);
+	vms_config_free(&f->conf);
+}
+
 /* The output is a FIFO whose reader (this test) stops reading for
  * thousands of ticks, three times: frames are lost, and the first frame
  * written after each gap, and only it, carries the number lost (the old
@@ -498,66 +571,28 @@ static void read_all(struct vms_loop *l, int rfd, char **buf, size_t *len, size_
  * got some 60 frames later). */
 static void lost_on_stalled_fifo(const char *name)
 {
-	char *root = make_root(), out[512];
-	snprintf(out, sizeof(out), "%s/%s", root, name);
-	assert_int_equal(mkfifo(out, 0600), 0);
-	int rfd = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	assert_true(rfd >= 0);
-	assert_true(fcntl(rfd, F_SETPIPE_SZ, 4096) >= 4096);
-	FAKE_CLOCK(13);
-	struct vms_config conf;
-	struct vms_loop l;
-	conf_for(&conf, root, out, 0);
-	conf.ring_slots = 4;
-	assert_int_equal(vms_loop_init(&l, &conf, &clk, NULL), 0);
-	struct vms_sched s;
-	vms_sched_init(&s, fk.now, fk.period);
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	static struct fiforun f;
+	fifo_start(&f, name, 13);
 	uint64_t total = 0;
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < 10; i++, total++) { /* a reader that keeps up */
-			one_tick(&l, &s, &fk);
-			read_all(&l, rfd, &buf, &len, &cap);
+			one_tick(&f.l, &f.s, &f.fk);
+			read_all(&f.l, f.rfd, &f.buf, &f.len, &f.cap);
 		}
 		/* > 64 KiB buffer + 4 KiB pipe + 4 slots, whatever the row size */
 		for (int i = 0; i < 3000; i++, total++)
-			one_tick(&l, &s, &fk);
-		read_all(&l, rfd, &buf, &len, &cap);
+			one_tick(&f.l, &f.s, &f.fk);
+		read_all(&f.l, f.rfd, &f.buf, &f.len, &f.cap);
 	}
 	for (int i = 0; i < 10; i++, total++) {
-		one_tick(&l, &s, &fk);
-		read_all(&l, rfd, &buf, &len, &cap);
+		one_tick(&f.l, &f.s, &f.fk);
+		read_all(&f.l, f.rfd, &f.buf, &f.len, &f.cap);
 	}
-	assert_int_equal(vms_loop_fini(&l), 0);
-	read_avail(rfd, &buf, &len, &cap);
-	close(rfd);
-
-	struct frames fr = {0};
-	struct frames_sum sum;
-	if (strstr(name, ".vms")) {
-		struct vms_bin_dec d;
-		int it;
-		assert_int_equal(vms_bin_dec_open_mem(&d, buf, len), 0);
-		while ((it = vms_bin_dec_next(&d)) > 0)
-			if (it == VMS_BIN_DATA) {
-				const struct vms_frame *f = d.frame;
-				assert_int_equal(f->missed_ticks, 0);
-				frames_add(&fr, f->seq, f->flags, f->lost_frames);
-			}
-		assert_int_equal(it, VMS_BIN_END);
-		vms_bin_dec_close(&d);
-	} else {
-		frames_add_csv(&fr, buf);
-	}
-	frames_check(&fr, &sum);
-	assert_int_equal(sum.gaps, 3);
-	assert_int_equal(sum.last, total);
-	assert_int_equal(sum.lost_sum, total - fr.n);
-	frames_free(&fr);
-	free(buf);
-	tmpdir_free(root);
-	vms_config_free(&conf);
+	fifo_end(&f, name);
+	assert_int_equal(f.sum.gaps, 3);
+	assert_int_equal(f.sum.last, total);
+	assert_int_equal(f.sum.lost_sum, total - f.fr.n);
+	fifo_free(&f);
 }
 
 static void test_lost_frames_on_stalled_csv(void **state)
@@ -570,6 +605,75 @@ static void test_lost_frames_on_stalled_vms(void **state)
 {
 	(void)state;
 	lost_on_stalled_fifo("out.vms");
+}
+
+/* The reader of a stalled output wakes up at exit between the flush that
+ * found its pipe full and the next one, and keeps up from then on: that
+ * next flush empties the sink's buffer.  The exit (vms_output_finish(),
+ * after the loop) still writes every frame the ring holds.  The drain used
+ * to stop at that flush, with frames in the ring and no byte to wait for,
+ * which the exit took for "all written": lost_frames' SIGTERM test under
+ * load ("last frame written 104, taken 151"). */
+static struct {
+	const struct vms_sink_ops *real;
+	int rfd;
+	char **buf;
+	size_t *len, *cap;
+	unsigned flushes, full;
+} wake;
+
+static int wake_flush(struct vms_sink *s)
+{
+	int r = wake.real->flush(s);
+	if (wake.flushes++ == 0) { /* still stalled */
+		wake.full += r == -EAGAIN;
+		return r;
+	}
+	while (r == -EAGAIN) { /* the reader keeps up: the pipe empties as it fills */
+		read_avail(wake.rfd, wake.buf, wake.len, wake.cap);
+		r = wake.real->flush(s);
+	}
+	return r;
+}
+
+static void reader_wakes_at_exit(const char *name)
+{
+	static struct fiforun f;
+	fifo_start(&f, name, 17);
+	const uint64_t total = 3010;
+	for (int i = 0; i < 10; i++) {
+		one_tick(&f.l, &f.s, &f.fk);
+		read_all(&f.l, f.rfd, &f.buf, &f.len, &f.cap);
+	}
+	/* > 64 KiB buffer + 4 KiB pipe + 4 slots, whatever the row size */
+	for (uint64_t i = 10; i < total; i++)
+		one_tick(&f.l, &f.s, &f.fk);
+	struct vms_sink *sk = &f.l.out.sink[0];
+	struct vms_sink_ops ops = *sk->ops;
+	ops.flush = wake_flush;
+	wake = (typeof(wake)){.real = sk->ops, .rfd = f.rfd, .buf = &f.buf, .len = &f.len, .cap = &f.cap};
+	sk->ops = &ops;
+	vms_output_finish(&f.l);
+	sk->ops = wake.real;
+	assert_int_equal(wake.full, 1); /* the exit's first flush found the pipe full */
+	assert_int_equal(vms_ring_last(&f.l.ring), total);
+	fifo_end(&f, name);
+	assert_int_equal(f.sum.last, total); /* the ring's 4 frames too */
+	assert_int_equal(f.sum.gaps, 1);
+	assert_int_equal(f.sum.lost_sum, total - f.fr.n);
+	fifo_free(&f);
+}
+
+static void test_exit_drains_after_reader_wakes_csv(void **state)
+{
+	(void)state;
+	reader_wakes_at_exit("out.csv");
+}
+
+static void test_exit_drains_after_reader_wakes_vms(void **state)
+{
+	(void)state;
+	reader_wakes_at_exit("out.vms");
 }
 
 /* A long-layout CSV frame of thousands of columns (a host with 300
@@ -753,7 +857,8 @@ VMS_TESTS(
 	test_steady_state_live_ring_no_alloc, test_reschema_between_ticks_no_alloc,
 	test_live_ring_grows, test_zero_column_source_sees_new_entity,
 	test_failed_discovery_is_retried, test_lost_frames_on_stalled_csv,
-	test_lost_frames_on_stalled_vms, test_long_layout_wide_frames, test_rotation_new_generation_by_sink,
+	test_lost_frames_on_stalled_vms, test_exit_drains_after_reader_wakes_csv,
+	test_exit_drains_after_reader_wakes_vms, test_long_layout_wide_frames, test_rotation_new_generation_by_sink,
 	test_unnameable_column_fails_one_source);
 
 int main(void)

@@ -9,8 +9,9 @@
  * it belongs to; a window keeps the intervals that begin at or after its
  * start and end at or before its end (report's --from/--to: a row begins
  * at the first frame in the range), a mark being the time of the first
- * MARK event of that text.  The two sides' series are then matched
- * (VMs by UUID, the column key, then by name), summarized and tested
+ * MARK event of that text: window.h, the windows of report --interference
+ * too.  The two sides' series are then matched (VMs by UUID, the column
+ * key, then by name), summarized and tested
  * (stats.h), and printed. */
 #include "compare.h"
 
@@ -33,6 +34,7 @@
 #include "sink.h"
 #include "stats.h"
 #include "tool.h"
+#include "window.h"
 #include <vmsampler/reader.h>
 
 /* ---- what is compared ---------------------------------------------------------- */
@@ -107,15 +109,6 @@ static int quantity_of(const struct vms_rate_col *c, const char **ent)
 
 /* ---- the two sides ------------------------------------------------------------- */
 
-struct edge {
-	enum { E_NONE, E_MARK, E_TIME } kind;
-	const char *mark;
-	struct vms_tspec t;
-	/* resolved */
-	bool mono;       /* compare t_mono (else t_real) */
-	int64_t at;
-};
-
 struct series {
 	unsigned rule;     /* the first qrules index of its quantity */
 	char *ent, *uuid;  /* uuid: a VM's key, "" otherwise */
@@ -144,8 +137,7 @@ static const char *const host_keys[HOST_KEYS] = {"hostname", "kernel", "cpus_onl
 
 struct side {
 	const char *path;
-	const char *wtext; /* the window as given, NULL: the whole run */
-	struct edge from, to;
+	struct vms_window win; /* win.text NULL: the whole run (window.h) */
 	char *host[HOST_KEYS];
 	bool t0_set;
 	uint64_t t0_mono;
@@ -153,9 +145,6 @@ struct side {
 	struct ival *iv;
 	size_t niv;
 	uint32_t capiv;
-	struct vms_event *marks;
-	size_t nmarks;
-	uint32_t capmarks;
 	struct series *s;
 	size_t ns;
 	uint32_t caps;
@@ -274,16 +263,7 @@ static int read_side(struct side *S)
 	int64_t pr = 0;
 	while ((r = vms_reader_next(rd)) > 0) {
 		if (r == 2) {
-			const struct vms_event *e = vms_rdr_event(rd);
-			if (e->type != VMS_EV_MARK)
-				continue;
-			struct vms_event *n = vms_grow_array(S->marks, &S->capmarks, (uint32_t)S->nmarks + 1, sizeof(*n), 16);
-			if (!n) {
-				r = -ENOMEM;
-				break;
-			}
-			S->marks = n;
-			S->marks[S->nmarks++] = *e;
+			vms_window_mark(&S->win, vms_rdr_event(rd));
 			continue;
 		}
 		uint64_t tm = vms_reader_time_mono_ns(rd);
@@ -292,6 +272,7 @@ static int read_side(struct side *S)
 			S->t0_set = true;
 			S->t0_mono = tm;
 			S->t0_real = tr;
+			vms_window_start(&S->win, tm, tr);
 			for (unsigned k = 0; k < HOST_KEYS; k++) {
 				const char *v = vms_reader_host(rd, host_keys[k]);
 				S->host[k] = v ? strdup(v) : NULL;
@@ -348,101 +329,19 @@ static int read_side(struct side *S)
 
 /* ---- windows ------------------------------------------------------------------- */
 
-static bool parse_edge(const char *s, size_t len, struct edge *e)
-{
-	*e = (struct edge){0};
-	if (len == 0)
-		return true;
-	if (len >= 5 && strncmp(s, "mark:", 5) == 0) {
-		e->kind = E_MARK;
-		e->mark = strndup(s + 5, len - 5);
-		return e->mark != NULL;
-	}
-	char *t = strndup(s, len);
-	if (!t)
-		return false;
-	if (vms_report_parse_time(t, &e->t) < 0) {
-		free(t);
-		return false;
-	}
-	e->kind = E_TIME;
-	e->t.text = t;
-	return true;
-}
-
-static void edge_free(struct edge *e)
-{
-	free((char *)e->mark);
-	if (e->kind == E_TIME)
-		free((char *)e->t.text);
-}
-
-/* "FROM..TO": the first ".." at which both sides parse */
-static int parse_window(const char *w, struct side *S)
-{
-	for (const char *d = strstr(w, ".."); d; d = strstr(d + 1, "..")) {
-		struct edge a, b;
-		if (!parse_edge(w, (size_t)(d - w), &a))
-			continue;
-		if (!parse_edge(d + 2, strlen(d + 2), &b)) {
-			edge_free(&a);
-			continue;
-		}
-		S->from = a;
-		S->to = b;
-		S->wtext = w;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int resolve_edge(struct side *S, struct edge *e)
-{
-	if (e->kind == E_MARK) {
-		for (size_t i = 0; i < S->nmarks; i++)
-			if (strcmp(S->marks[i].subject, e->mark) == 0) {
-				e->mono = true;
-				e->at = (int64_t)S->marks[i].t_mono_ns;
-				return 0;
-			}
-		int n = snprintf(S->err, sizeof(S->err), "%s: no mark \"%s\" (its marks:", S->path, e->mark);
-		for (size_t i = 0; i < S->nmarks && n > 0 && (size_t)n < sizeof(S->err); i++)
-			n += snprintf(S->err + n, sizeof(S->err) - (size_t)n, "%s \"%s\"", i ? "," : "",
-				      S->marks[i].subject);
-		if (n > 0 && (size_t)n < sizeof(S->err))
-			snprintf(S->err + n, sizeof(S->err) - (size_t)n, "%s)", S->nmarks ? "" : " none");
-		return -ENOENT;
-	}
-	if (e->kind == E_TIME) {
-		vms_report_resolve_tod(&e->t, S->t0_real);
-		if (e->t.kind == VMS_T_REL) {
-			e->mono = true;
-			e->at = (int64_t)S->t0_mono + (int64_t)(e->t.rel * 1e9);
-		} else {
-			e->at = e->t.abs_ns;
-		}
-	}
-	return 0;
-}
-
-#define TOL_NS 1000000 /* 1 ms, as report's --from/--to */
-
+/* The intervals in S's window (window.h's rule, as report --interference)
+ * and each series' values in them. */
 static int window(struct side *S)
 {
 	int r;
-	if ((r = resolve_edge(S, &S->from)) < 0 || (r = resolve_edge(S, &S->to)) < 0)
+	if ((r = vms_window_check(&S->win, S->path, S->err, sizeof(S->err))) < 0)
 		return r;
 	S->nin = 0;
 	S->span_s = 0;
 	for (size_t i = 0; i < S->niv; i++) {
 		struct ival *v = &S->iv[i];
-		bool in = true;
-		if (S->from.kind != E_NONE)
-			in = (S->from.mono ? (int64_t)v->m0 : v->r0) >= S->from.at - (S->from.kind == E_MARK ? 0 : TOL_NS);
-		if (in && S->to.kind != E_NONE)
-			in = (S->to.mono ? (int64_t)v->m1 : v->r1) <= S->to.at + (S->to.kind == E_MARK ? 0 : TOL_NS);
-		v->in = in;
-		if (in) {
+		v->in = vms_window_in(&S->win, v->m0, v->r0, v->m1, v->r1) == 0;
+		if (v->in) {
 			S->nin++;
 			S->span_s += (double)(v->m1 - v->m0) / 1e9;
 		}
@@ -474,9 +373,7 @@ static void side_free(struct side *S)
 	}
 	free(S->s);
 	free(S->iv);
-	free(S->marks);
-	edge_free(&S->from);
-	edge_free(&S->to);
+	vms_window_free(&S->win);
 }
 
 /* ---- matching and the table ---------------------------------------------------- */
@@ -709,8 +606,8 @@ static void json_side(struct cmp *C, const struct side *S)
 	fputs("{\"file\":", o);
 	vms_json_put(o, S->path);
 	fputs(",\"window\":", o);
-	if (S->wtext)
-		vms_json_put(o, S->wtext);
+	if (S->win.text)
+		vms_json_put(o, S->win.text);
 	else
 		fputs("null", o);
 	fputs(",\"host\":{", o);
@@ -782,8 +679,8 @@ static void text_side(struct cmp *C, char which, const struct side *S)
 {
 	FILE *o = C->out;
 	fprintf(o, "%c: %s", which, S->path);
-	if (S->wtext)
-		fprintf(o, "  window %s", S->wtext);
+	if (S->win.text)
+		fprintf(o, "  window %s", S->win.text);
 	fprintf(o, "  %zu intervals of %.3f s\n   host %s  kernel %s  %s CPUs  vmsampler %s\n", S->nin,
 		mean_interval(S), S->host[0] ? S->host[0] : "?", S->host[1] ? S->host[1] : "?",
 		S->host[2] ? S->host[2] : "?", S->host[3] ? S->host[3] : "?");
@@ -951,9 +848,14 @@ int vms_compare_main(int argc, char **argv)
 	C.b.path = argv[compare ? optind + 1 : optind];
 	for (unsigned i = 0; i < 2; i++) {
 		const char *w = win[nwin == 1 ? 0 : i];
-		if (w && parse_window(w, i ? &C.b : &C.a) < 0) {
+		int r = w ? vms_window_parse(&(i ? &C.b : &C.a)->win, w) : 0;
+		if (r < 0) {
 			side_free(&C.a);
 			side_free(&C.b);
+			if (r == -ENOMEM) {
+				vms_err("%s", strerror(ENOMEM));
+				return 1;
+			}
 			return vms_tool_usage("report", "bad --window (FROM..TO: a time, mark:TEXT or nothing at each end)", w);
 		}
 	}
