@@ -30,6 +30,10 @@ struct vms_interf {
 	void *bkeys;
 	uint64_t *bvals;
 	uint32_t bcap;
+	/* the threads map as read (vms_interf_read_threads), allocated at open */
+	uint32_t *tkeys;
+	struct interf_thread *tvals;
+	uint32_t tcap;
 	bool walk; /* the kernel refused batch ops (or a test asked): per entry */
 };
 
@@ -84,7 +88,10 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 	x->bkeys = calloc(x->bcap, sizeof(struct interf_key) > sizeof(struct interf_wkey) ? sizeof(struct interf_key)
 											 : sizeof(struct interf_wkey));
 	x->bvals = calloc(x->bcap, sizeof(*x->bvals));
-	if (!x->bkeys || !x->bvals) {
+	x->tcap = bpf_map__max_entries(x->skel->maps.threads);
+	x->tkeys = calloc(x->tcap, sizeof(*x->tkeys));
+	x->tvals = calloc(x->tcap, sizeof(*x->tvals));
+	if (!x->bkeys || !x->bvals || !x->tkeys || !x->tvals) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		goto fail;
@@ -103,6 +110,8 @@ void vms_interf_close(struct vms_interf *x)
 	interf__destroy(x->skel);
 	free(x->bkeys);
 	free(x->bvals);
+	free(x->tkeys);
+	free(x->tvals);
 	free(x);
 }
 
@@ -145,21 +154,29 @@ int vms_interf_account_add(struct vms_interf *x, const struct vms_interf_ent *e)
 	return update(x->fd_acct, &k, &e->ns);
 }
 
-/* Map fd's entries one by one (two calls each) into x's buffers, *n of
- * them: 0, or -ENOSPC when there were more than they hold. */
-static int walk_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
+/* Where a whole map is read into: cap entries of keys of ks bytes and
+ * values of vs bytes */
+struct rbuf {
+	void *keys, *vals;
+	size_t ks, vs;
+	uint32_t cap;
+};
+
+/* Map fd's entries one by one (two calls each) into b, *n of them: 0, or
+ * -ENOSPC when there were more than it holds. */
+static int walk_all(int fd, const struct rbuf *b, uint32_t *n)
 {
-	char *keys = x->bkeys;
+	char *keys = b->keys, *vals = b->vals;
 	const void *prev = NULL;
 	uint32_t got = 0;
-	while (bpf_map_get_next_key(fd, prev, keys + (size_t)got * ks) == 0) {
-		if (got == x->bcap)
-			break; /* cannot happen: bcap is the map's size */
+	while (bpf_map_get_next_key(fd, prev, keys + (size_t)got * b->ks) == 0) {
+		if (got == b->cap)
+			break; /* cannot happen: cap is the map's size */
 		/* the next step starts from this key, kept even if it was deleted meanwhile */
-		prev = keys + (size_t)got * ks;
-		if (bpf_map_lookup_elem(fd, prev, &x->bvals[got]) != 0)
+		prev = keys + (size_t)got * b->ks;
+		if (bpf_map_lookup_elem(fd, prev, vals + (size_t)got * b->vs) != 0)
 			continue; /* deleted meanwhile: the slot is reused */
-		if (++got == x->bcap) {
+		if (++got == b->cap) {
 			*n = got;
 			return bpf_map_get_next_key(fd, prev, keys) == 0 ? -ENOSPC : 0;
 		}
@@ -168,22 +185,22 @@ static int walk_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
 	return 0;
 }
 
-/* Map fd's entries (keys of ks bytes, u64 values) into x's buffers, *n of
- * them: by batches of buckets (one call for the whole map, BPF_MAP_
- * LOOKUP_BATCH, Linux 5.6), or per entry where the kernel refuses batch
- * ops.  0, -ENOSPC (more than the buffers hold: the first *n), or -errno. */
-static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
+/* Map fd's entries into b, *n of them: by batches of buckets (one call for
+ * the whole map, BPF_MAP_LOOKUP_BATCH, Linux 5.6), or per entry where the
+ * kernel refuses batch ops.  0, -ENOSPC (more than b holds: the first
+ * *n), or -errno. */
+static int read_buf(struct vms_interf *x, int fd, const struct rbuf *b, uint32_t *n)
 {
 	if (x->walk)
-		return walk_all(x, fd, ks, n);
+		return walk_all(fd, b, n);
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
-	char *keys = x->bkeys;
+	char *keys = b->keys, *vals = b->vals;
 	uint32_t got = 0, in = 0, out = 0;
 	bool first = true;
-	while (got < x->bcap) {
-		uint32_t count = x->bcap - got;
-		int r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys + (size_t)got * ks, &x->bvals[got],
-					     &count, &o);
+	while (got < b->cap) {
+		uint32_t count = b->cap - got;
+		int r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys + (size_t)got * b->ks,
+					     vals + (size_t)got * b->vs, &count, &o);
 		int e = r < 0 ? errno : 0;
 		got += count; /* set also with ENOENT, the end */
 		if (r < 0) {
@@ -191,7 +208,7 @@ static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
 				break;
 			if (first && !got && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP || e == ENOTSUPP)) {
 				x->walk = true; /* an older kernel: from now on, per entry */
-				return walk_all(x, fd, ks, n);
+				return walk_all(fd, b, n);
 			}
 			*n = got;
 			return e == ENOSPC ? -ENOSPC : -e;
@@ -201,6 +218,14 @@ static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
 	}
 	*n = got;
 	return 0;
+}
+
+/* Map fd's entries (keys of ks bytes, u64 values: acct or waits) into x's
+ * buffers, as read_buf */
+static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
+{
+	struct rbuf b = {x->bkeys, x->bvals, ks, sizeof(*x->bvals), x->bcap};
+	return read_buf(x, fd, &b, n);
 }
 
 /* a key of the account that names VM vm, as victim or as culprit */
@@ -300,4 +325,39 @@ int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflow
 	    bpf_map_lookup_elem(x->fd_stats, &k1, overflows) != 0)
 		return -errno;
 	return 0;
+}
+
+int vms_interf_read_threads(struct vms_interf *x, struct vms_interf_thr *out, unsigned cap, unsigned *n)
+{
+	uint32_t got;
+	struct rbuf b = {x->tkeys, x->tvals, sizeof(*x->tkeys), sizeof(*x->tvals), x->tcap};
+	int r = read_buf(x, x->fd_threads, &b, &got);
+	if (r < 0 && r != -ENOSPC) {
+		*n = 0;
+		return r;
+	}
+	unsigned m = got < cap ? got : cap;
+	for (unsigned i = 0; i < m; i++)
+		out[i] = (struct vms_interf_thr){.tid = x->tkeys[i], .vm = x->tvals[i].vm,
+						 .waited = x->tvals[i].waited};
+	*n = m;
+	return r == -ENOSPC || got > cap ? -ENOSPC : 0;
+}
+
+int vms_interf_prog_stats(struct vms_interf *x, struct vms_interf_prog *out, unsigned cap)
+{
+	struct bpf_program *p;
+	unsigned n = 0;
+	bpf_object__for_each_program(p, x->skel->obj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		if (n == cap)
+			break;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) != 0)
+			return -errno;
+		out[n++] = (struct vms_interf_prog){.name = bpf_program__name(p), .run_cnt = info.run_cnt,
+						    .run_ns = info.run_time_ns};
+	}
+	return (int)n;
 }
