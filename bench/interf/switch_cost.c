@@ -33,6 +33,10 @@
  *    program, the programs' ns per context switch (all of them over the
  *    switches), and that as a share of one core at HOST_RATE switches a
  *    second (default 38183: the 60-guest host of doc/interference.md).
+ *    Beside them, an empty program (return 1) on sched:sched_switch, as
+ *    the floor: what the statistics themselves and the call of any
+ *    program on that tracepoint cost here (its ns a call is not in the
+ *    programs' total).
  */
 
 #include <errno.h>
@@ -48,6 +52,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 
 #include <bpf/bpf.h>
 
@@ -204,6 +211,45 @@ static double tick_us(struct vms_interf *x, unsigned n, bool sched, unsigned tic
 	return run[2];
 }
 
+/* An empty tracepoint program (r0 = 1; exit) on sched:sched_switch: its
+ * fd, or -1.  One perf event (on CPU 0, as libbpf attaches) puts it in the
+ * tracepoint's program array, which runs on every CPU. */
+static int empty_prog(void)
+{
+	struct bpf_insn insns[2] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int pfd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "empty", "GPL", insns, 2, NULL);
+	FILE *fp = fopen("/sys/kernel/tracing/events/sched/sched_switch/id", "r");
+	unsigned long long id = 0;
+	if (fp) {
+		if (fscanf(fp, "%llu", &id) != 1)
+			id = 0;
+		fclose(fp);
+	}
+	if (pfd < 0 || !id)
+		return -1;
+	struct perf_event_attr pa = {.type = PERF_TYPE_TRACEPOINT, .size = sizeof(pa), .config = id,
+				     .sample_period = 1, .wakeup_events = 1};
+	int fd = (int)syscall(SYS_perf_event_open, &pa, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_SET_BPF, pfd) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+		return -1;
+	return pfd;
+}
+
+static int prog_ns(int fd, uint64_t *cnt, uint64_t *ns)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+		return -1;
+	*cnt = info.run_cnt;
+	*ns = info.run_time_ns;
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: switch_cost [-s SECONDS] [-n ROUNDS] [-r RATE] [-v VMS] [-t THREADS_PER_VM] "
@@ -244,6 +290,9 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 2;
 	}
+	int efd = empty_prog();
+	if (efd < 0)
+		fprintf(stderr, "switch_cost: no empty program beside (%s)\n", strerror(errno));
 	/* the VMs: each pair's round trips are 2 switches */
 	double rt_rate = rate / 2 / (double)(nvm * (unsigned)ncpu);
 	int rep[2];
@@ -309,12 +358,15 @@ int main(int argc, char **argv)
 	/* 2. the programs */
 	for (unsigned r = 0; r < rounds; r++) {
 		struct vms_interf_prog p0[MAXPROG], p1[MAXPROG];
+		uint64_t ec0 = 0, en0 = 0, ec1 = 0, en1 = 0;
+		prog_ns(efd, &ec0, &en0);
 		int n0 = vms_interf_prog_stats(x, p0, MAXPROG);
 		unsigned long long c0 = ctxt();
 		double t0 = now_s();
 		struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
 		nanosleep(&ts, NULL);
 		int n1 = vms_interf_prog_stats(x, p1, MAXPROG);
+		prog_ns(efd, &ec1, &en1);
 		unsigned long long c1 = ctxt();
 		double dt = now_s() - t0;
 		if (n0 < 0 || n1 != n0) {
@@ -328,6 +380,8 @@ int main(int argc, char **argv)
 			total += t;
 			printf("  %s %.0f/s %.0f ns", p1[i].name, c / dt, c > 0 ? t / c : 0);
 		}
+		if (ec1 > ec0)
+			printf("  empty %.0f ns", (double)(en1 - en0) / (double)(ec1 - ec0));
 		double per_sw = sw > 0 ? total / sw : 0;
 		printf("  | %.0f ns/switch, %.2f %% of a core at %.0f switches/s\n", per_sw, per_sw * host_rate / 1e7,
 		       host_rate);

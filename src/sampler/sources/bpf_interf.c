@@ -24,7 +24,8 @@
 
 struct vms_interf {
 	struct interf *skel;
-	int fd_threads, fd_vms, fd_acct, fd_stats, fd_waits;
+	int fd_threads, fd_vms, fd_acct, fd_stats, fd_waits, fd_tidbits, fd_tgidbits, fd_unwaits;
+	uint32_t nbits; /* words in tidbits and tgidbits */
 	/* a whole map as read (acct or waits), allocated at open: keys
 	 * (bcap of the larger key) and their values */
 	void *bkeys;
@@ -65,8 +66,21 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 	}
 	/* the per-CPU state: one entry per possible CPU */
 	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu > 0 && ncpu <= INTERF_MAX_CPUS)
+	if (ncpu > 0 && ncpu <= INTERF_MAX_CPUS) {
 		bpf_map__set_max_entries(x->skel->maps.cpus, (uint32_t)ncpu);
+		bpf_map__set_max_entries(x->skel->maps.unwaits, (uint32_t)ncpu);
+	}
+	/* a bit per id up to pid_max (past it the program looks ids up) */
+	unsigned long pid_max = 4194304; /* PID_MAX_LIMIT */
+	FILE *pm = fopen("/proc/sys/kernel/pid_max", "r");
+	if (pm) {
+		if (fscanf(pm, "%lu", &pid_max) != 1 || pid_max > 4194304)
+			pid_max = 4194304;
+		fclose(pm);
+	}
+	x->nbits = (uint32_t)(pid_max / 64 + 1);
+	bpf_map__set_max_entries(x->skel->maps.tidbits, x->nbits);
+	bpf_map__set_max_entries(x->skel->maps.tgidbits, x->nbits);
 	r = interf__load(x->skel);
 	if (r) {
 		snprintf(err, errlen, "cannot load the BPF program: %s%s", strerror(-r),
@@ -83,6 +97,9 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 	x->fd_acct = bpf_map__fd(x->skel->maps.acct);
 	x->fd_stats = bpf_map__fd(x->skel->maps.stats);
 	x->fd_waits = bpf_map__fd(x->skel->maps.waits);
+	x->fd_tidbits = bpf_map__fd(x->skel->maps.tidbits);
+	x->fd_tgidbits = bpf_map__fd(x->skel->maps.tgidbits);
+	x->fd_unwaits = bpf_map__fd(x->skel->maps.unwaits);
 	uint32_t ma = bpf_map__max_entries(x->skel->maps.acct), mw = bpf_map__max_entries(x->skel->maps.waits);
 	x->bcap = ma > mw ? ma : mw;
 	x->bkeys = calloc(x->bcap, sizeof(struct interf_key) > sizeof(struct interf_wkey) ? sizeof(struct interf_key)
@@ -122,24 +139,74 @@ static int update(int fd, const void *k, const void *v)
 	return errno == E2BIG || errno == ENOMEM ? -E2BIG : -errno;
 }
 
+/* id's bit in the array fd (tidbits or tgidbits) set or cleared; an id
+ * past it is looked up by the program without one.  The loader is the
+ * only writer (a word read, changed, written back). */
+static int set_bit(struct vms_interf *x, int fd, uint32_t id, bool on)
+{
+	uint32_t w = id >> 6;
+	uint64_t v;
+	if (w >= x->nbits)
+		return 0;
+	if (bpf_map_lookup_elem(fd, &w, &v) != 0)
+		return -errno;
+	v = on ? v | 1ull << (id & 63) : v & ~(1ull << (id & 63));
+	return bpf_map_update_elem(fd, &w, &v, BPF_ANY) == 0 ? 0 : -errno;
+}
+
+/* Thread tid's entry deleted (if any).  Had it begun a wait the program
+ * will now never end, that wait is taken off its CPU's count of waits
+ * (unwaits[cpu], which the program subtracts): else the CPU would keep
+ * every segment in its ring for good. */
+static int drop_thread(struct vms_interf *x, uint32_t tid)
+{
+	struct interf_thread t;
+	if (bpf_map_lookup_and_delete_elem(x->fd_threads, &tid, &t) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (bpf_map_lookup_elem(x->fd_threads, &tid, &t) != 0)
+			return errno == ENOENT ? 0 : -errno;
+		if (bpf_map_delete_elem(x->fd_threads, &tid) != 0 && errno != ENOENT)
+			return -errno;
+	}
+	if (t.role == INTERF_VICTIM && t.waiting) {
+		uint64_t u;
+		if (bpf_map_lookup_elem(x->fd_unwaits, &t.wait_cpu, &u) != 0)
+			return errno == ENOENT ? 0 : -errno;
+		u++;
+		if (bpf_map_update_elem(x->fd_unwaits, &t.wait_cpu, &u, BPF_ANY) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int vms_interf_thread(struct vms_interf *x, uint32_t tid, uint32_t vm, bool victim)
 {
 	struct interf_thread t = {.vm = vm, .role = victim ? INTERF_VICTIM : INTERF_MEMBER};
-	return update(x->fd_threads, &tid, &t);
+	int r = drop_thread(x, tid); /* a wait it had begun is not counted again */
+	if (r < 0)
+		return r;
+	r = update(x->fd_threads, &tid, &t);
+	return r < 0 ? r : set_bit(x, x->fd_tidbits, tid, true);
 }
 
 int vms_interf_forget_thread(struct vms_interf *x, uint32_t tid)
 {
-	return bpf_map_delete_elem(x->fd_threads, &tid) == 0 || errno == ENOENT ? 0 : -errno;
+	int r = set_bit(x, x->fd_tidbits, tid, false);
+	return r < 0 ? r : drop_thread(x, tid);
 }
 
 int vms_interf_vm(struct vms_interf *x, uint32_t tgid, uint32_t vm)
 {
-	return update(x->fd_vms, &tgid, &vm);
+	int r = update(x->fd_vms, &tgid, &vm);
+	return r < 0 ? r : set_bit(x, x->fd_tgidbits, tgid, true);
 }
 
 int vms_interf_forget_vm(struct vms_interf *x, uint32_t tgid)
 {
+	int r = set_bit(x, x->fd_tgidbits, tgid, false);
+	if (r < 0)
+		return r;
 	return bpf_map_delete_elem(x->fd_vms, &tgid) == 0 || errno == ENOENT ? 0 : -errno;
 }
 

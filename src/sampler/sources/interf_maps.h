@@ -66,8 +66,20 @@ struct interf_seg {
 
 struct interf_cpu {
 	__u64 seg_start;             /* the running segment */
+	/* the running task's culprit when its switch-in knew it (a thread
+	 * in threads, idle: cur_ok, cur_tid the task), else kind UNKNOWN:
+	 * its switch-out then looks it up */
 	struct interf_culprit cur;
+	__u32 cur_tid, cur_ok;
 	__u32 head;                  /* next ring slot to write */
+	/* victims whose wait on this CPU began and has not ended (changed
+	 * atomically: a wakeup or migration from another CPU), and whether
+	 * a wait began on it during the running segment: a segment that
+	 * overlaps no wait is not put in the ring (its culprit not looked
+	 * up); the waits the loader ended by forgetting a waiting thread
+	 * are in unwaits[cpu] */
+	__u32 nwait;
+	__u32 began;
 	__u32 pad;
 	struct interf_seg ring[INTERF_RING];
 };
