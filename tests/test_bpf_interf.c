@@ -183,7 +183,8 @@ static int setup(void **state)
 		close(dirfd);
 	if (geteuid() != 0)
 		return 0;
-	int r = vms_interf_open(&X, err, sizeof(err));
+	/* with the run time kept: every test below runs the program whole */
+	int r = vms_interf_open_flags(&X, VMS_INTERF_RUN_TIME, err, sizeof(err));
 	if (r < 0)
 		fprintf(stderr, "interference program: %s\n", err);
 	return 0;
@@ -827,6 +828,67 @@ static void test_read_walk(void **state)
 	assert_int_equal(n, nb - NPUT);
 }
 
+/* The run time the program keeps per registered thread (with
+ * VMS_INTERF_RUN_TIME) is the kernel's: a busy process V pinned with
+ * another to one CPU (so that it is switched in and out ~100 times a
+ * second), registered as a vCPU; over a second, V's run time in the
+ * threads map (by vms_interf_ran and by the batched read of the whole
+ * map) against field 1 of /proc/V/task/V/schedstat, V stopped at both
+ * ends (and 50 ms given to its last switch-out: its state is 'T' before
+ * it, and the kernel's figure of a running task includes its current
+ * run, the program's not): within 2 %, plus the CPU's steal time (the
+ * program's time is wall time, the kernel's clock_task leaves steal
+ * out). */
+static uint64_t ran_in_map(uint32_t tid)
+{
+	static struct vms_interf_thr t[4096];
+	unsigned n;
+	assert_int_equal(vms_interf_read_threads(X, t, 4096, &n), 0);
+	for (unsigned i = 0; i < n; i++)
+		if (t[i].tid == tid)
+			return t[i].ran;
+	fail_msg("thread %u not in the threads map", tid);
+	return 0;
+}
+
+static void test_run_time(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
+	if (!X)
+		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	int cpu = test_last_cpu();
+	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu);
+	usleep(100 * 1000);
+	assert_int_equal(vms_interf_thread(X, (uint32_t)v, 40, true), 0);
+	usleep(100 * 1000);
+	stop_proc(v);
+	usleep(50 * 1000);
+	uint64_t k0 = test_thread_schedstat(v, 1), r0, s0 = steal_ns(cpu);
+	assert_int_equal(vms_interf_ran(X, (uint32_t)v, &r0), 0);
+	assert_int_equal(ran_in_map((uint32_t)v), r0);
+	kill(v, SIGCONT);
+	sleep(1);
+	stop_proc(v);
+	usleep(50 * 1000);
+	uint64_t k1 = test_thread_schedstat(v, 1), r1, s1 = steal_ns(cpu);
+	assert_int_equal(vms_interf_ran(X, (uint32_t)v, &r1), 0);
+	assert_int_equal(ran_in_map((uint32_t)v), r1);
+	kill(v, SIGKILL);
+	kill(a, SIGKILL);
+	waitpid(v, NULL, 0);
+	waitpid(a, NULL, 0);
+	vms_interf_forget_thread(X, (uint32_t)v);
+	double ran = (double)(r1 - r0), run = (double)(k1 - k0), steal = (double)(s1 - s0);
+	fprintf(stderr, "run time: program %.3f ms, schedstat %.3f ms, steal %.1f ms\n", ran / 1e6, run / 1e6,
+		steal / 1e6);
+	assert_true(run > 5e7);
+	if (ran < run * 0.98 || ran > run * 1.02 + steal)
+		fail_msg("run time in the program %.3f ms, schedstat %.3f ms (steal %.1f ms)", ran / 1e6, run / 1e6,
+			 steal / 1e6);
+}
+
 VMS_TEST_MAIN(setup, teardown, test_behind_other_vm, test_behind_own_thread, test_behind_host_cgroup,
 	      test_perf_still_counts, test_source_columns, test_source_host_cgroup,
-	      test_source_leave, test_read_walk)
+	      test_source_leave, test_read_walk, test_run_time)

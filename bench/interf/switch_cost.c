@@ -20,12 +20,15 @@
  *
  * 1. Ticks (-k TICKS, default 200): for T = 60, 120, 240 threads of these
  *    processes registered (the threads map holds T), the CPU time of one
- *    tick's read of all T: pread + parse of each thread's schedstat (fds
+ *    tick's read of all T (the program loaded with VMS_INTERF_RUN_TIME, so
+ *    that the map holds run time and run delay, schedstat's fields 1 and
+ *    2): pread + parse of each thread's schedstat (fds
  *    kept open, as the vm source reads its vCPUs'), against one batched
  *    read of the threads map (vms_interf_read_threads), alternated, the
  *    median of 5 runs of TICKS ticks each.
- * 2. Program cost (-n ROUNDS of -s SECONDS, default 3 of 5), all threads
- *    registered: run-time statistics on (BPF_ENABLE_STATS, for the run
+ * 2. Program cost (-n ROUNDS of -s SECONDS, default 3 of 5, each round
+ *    twice: the program loaded without, then with, the run time kept,
+ *    VMS_INTERF_RUN_TIME), all threads registered: run-time statistics on (BPF_ENABLE_STATS, for the run
  *    only), each program's calls and run time over the round
  *    (bpf_prog_info run_cnt, run_time_ns), the host's context switches
  *    (/proc/stat ctxt: every switch is one on_switch call, the bench's and
@@ -280,7 +283,7 @@ int main(int argc, char **argv)
 	ncpu = ncpu > 2 ? 2 : ncpu < 1 ? 1 : ncpu;
 	char err[256];
 	struct vms_interf *x;
-	if (vms_interf_open(&x, err, sizeof(err)) < 0) {
+	if (vms_interf_open_flags(&x, VMS_INTERF_RUN_TIME, err, sizeof(err)) < 0) {
 		fprintf(stderr, "switch_cost: %s\n", err);
 		return 2;
 	}
@@ -352,11 +355,22 @@ int main(int argc, char **argv)
 		if (gs != Ts[k] || gb != Ts[k])
 			fprintf(stderr, "switch_cost: %u schedstat read, %u map entries, of %u\n", gs, gb, Ts[k]);
 	}
-	for (; reg < nthr; reg++)
-		vms_interf_thread(x, (uint32_t)thr[reg].tid, thr[reg].vm, true);
+	vms_interf_close(x);
 
-	/* 2. the programs */
-	for (unsigned r = 0; r < rounds; r++) {
+	/* 2. the programs, without and with the run time, alternated: each
+	 * round loads the program again and registers every thread */
+	for (unsigned r = 0; r < 2 * rounds; r++) {
+		unsigned flags = r % 2 ? VMS_INTERF_RUN_TIME : 0;
+		if (vms_interf_open_flags(&x, flags, err, sizeof(err)) < 0) {
+			fprintf(stderr, "switch_cost: %s\n", err);
+			return 2;
+		}
+		for (unsigned v = 0; v < nvm; v++)
+			vms_interf_vm(x, (uint32_t)pids[v], v);
+		for (unsigned i = 0; i < nthr; i++)
+			vms_interf_thread(x, (uint32_t)thr[i].tid, thr[i].vm, true);
+		struct timespec settle = {0, 300000000};
+		nanosleep(&settle, NULL);
 		struct vms_interf_prog p0[MAXPROG], p1[MAXPROG];
 		uint64_t ec0 = 0, en0 = 0, ec1 = 0, en1 = 0;
 		prog_ns(efd, &ec0, &en0);
@@ -374,7 +388,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		double sw = (double)(c1 - c0), total = 0;
-		printf("round %u: %.0f switches/s", r + 1, sw / dt);
+		printf("round %u run-time %-3s: %.0f switches/s", r / 2 + 1, flags ? "on" : "off", sw / dt);
 		for (int i = 0; i < n1; i++) {
 			double c = (double)(p1[i].run_cnt - p0[i].run_cnt), t = (double)(p1[i].run_ns - p0[i].run_ns);
 			total += t;
@@ -386,12 +400,12 @@ int main(int argc, char **argv)
 		printf("  | %.0f ns/switch, %.2f %% of a core at %.0f switches/s\n", per_sw, per_sw * host_rate / 1e7,
 		       host_rate);
 		fflush(stdout);
+		vms_interf_close(x);
 	}
 	for (unsigned v = 0; v < nvm; v++) {
 		kill(pids[v], SIGKILL);
 		waitpid(pids[v], NULL, 0);
 	}
 	close(stats_fd);
-	vms_interf_close(x);
 	return 0;
 }

@@ -50,6 +50,11 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 
 int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 {
+	return vms_interf_open_flags(out, 0, err, errlen);
+}
+
+int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, size_t errlen)
+{
 	struct vms_interf *x = calloc(1, sizeof(*x));
 	int r;
 	*out = NULL;
@@ -64,6 +69,7 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open the BPF program: %s", strerror(-r));
 		goto fail;
 	}
+	x->skel->rodata->track_run = (flags & VMS_INTERF_RUN_TIME) != 0;
 	/* the per-CPU state: one entry per possible CPU */
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu > 0 && ncpu <= INTERF_MAX_CPUS) {
@@ -385,6 +391,15 @@ int vms_interf_waited(struct vms_interf *x, uint32_t tid, uint64_t *ns)
 	return 0;
 }
 
+int vms_interf_ran(struct vms_interf *x, uint32_t tid, uint64_t *ns)
+{
+	struct interf_thread t;
+	if (bpf_map_lookup_elem(x->fd_threads, &tid, &t) != 0)
+		return -errno;
+	*ns = t.ran;
+	return 0;
+}
+
 int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflows)
 {
 	uint32_t k0 = 0, k1 = 1;
@@ -406,7 +421,7 @@ int vms_interf_read_threads(struct vms_interf *x, struct vms_interf_thr *out, un
 	unsigned m = got < cap ? got : cap;
 	for (unsigned i = 0; i < m; i++)
 		out[i] = (struct vms_interf_thr){.tid = x->tkeys[i], .vm = x->tvals[i].vm,
-						 .waited = x->tvals[i].waited};
+						 .waited = x->tvals[i].waited, .ran = x->tvals[i].ran};
 	*n = m;
 	return r == -ENOSPC || got > cap ? -ENOSPC : 0;
 }

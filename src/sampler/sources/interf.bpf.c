@@ -15,6 +15,10 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define PF_KTHREAD 0x00200000
+
+/* set by the loader before load (VMS_INTERF_RUN_TIME): keep each
+ * registered thread's run time; off, the verifier drops that code */
+const volatile bool track_run = false;
 #define TASK_REPORT_STATES 0xff /* TASK_REPORT_MAX (preempted) is 0x100 */
 
 struct {
@@ -301,7 +305,17 @@ int on_switch(struct trace_event_raw_sched_switch *ctx)
 	if (prev && !(ctx->prev_state & TASK_REPORT_STATES)) {
 		if (!looked)
 			pt = thread_of(prev);
+		looked = true;
 		wait_begin(pt, cpu, now);
+	}
+	/* a registered thread's run ends */
+	if (track_run) {
+		if (!looked)
+			pt = thread_of(prev);
+		if (pt && pt->run_start) {
+			pt->ran += now - pt->run_start;
+			pt->run_start = 0;
+		}
 	}
 
 	/* a victim switched in ends its wait; the running task's culprit
@@ -313,6 +327,8 @@ int on_switch(struct trace_event_raw_sched_switch *ctx)
 	if (t) {
 		cs->cur.kind = INTERF_VM;
 		cs->cur.vm = t->vm;
+		if (track_run)
+			t->run_start = now;
 	} else {
 		cs->cur.kind = next ? INTERF_UNKNOWN : INTERF_KERNEL;
 		cs->cur.vm = ~0u;

@@ -36,6 +36,12 @@ struct interf_thread {
 	__u32 wait_cpu;
 	__u64 wait_start;
 	__u64 waited;   /* ns waited in total (for the sum rule) */
+	/* with the run time on (the loader's VMS_INTERF_RUN_TIME): ns run
+	 * in total, up to its last switch-out (schedstat's field 1), and
+	 * the start of its running segment (0: not running, or running
+	 * since before it was told) */
+	__u64 ran;
+	__u64 run_start;
 };
 
 /* a victim VM's waits per CPU waited on: (vm, cpu) -> ns (the sampler
