@@ -250,12 +250,19 @@ static void account(uint32_t vvm, enum mode mode, uint32_t avm, struct acc *out)
 	}
 }
 
-static void run(enum mode mode)
+/* A real SKIP where the program cannot be loaded here (not root, or it
+ * did not load), which VMS_REQUIRE_ROOT / VMS_REQUIRE_BPF make a failure */
+static void require_prog(void)
 {
 	if (geteuid() != 0)
 		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
 	if (!X)
 		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+}
+
+static void run(enum mode mode)
+{
+	require_prog();
 	int cpu = test_last_cpu();
 	uint32_t vvm = 10 * (uint32_t)mode + 10, avm = vvm + 1;
 	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu);
@@ -376,10 +383,7 @@ static uint64_t nvcsw(void)
 static void test_perf_still_counts(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
-	if (!X)
-		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	require_prog();
 	uint64_t id = tracepoint_id("sched/sched_switch");
 	assert_true(id > 0);
 	struct perf_event_attr pa = {.type = PERF_TYPE_TRACEPOINT, .size = sizeof(pa), .config = id,
@@ -429,10 +433,7 @@ static void check_monotonic(struct drv *d, uint64_t *before)
 static void test_source_columns(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
-	if (!X)
-		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	require_prog();
 	int cpu = test_last_cpu();
 	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu);
 	usleep(100 * 1000);
@@ -584,10 +585,7 @@ static void test_source_columns(void **state)
 static void test_source_host_cgroup(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
-	if (!X)
-		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	require_prog();
 	int cpu = test_last_cpu();
 	pid_t v = test_spin_kept(cpu), h = test_spin_kept(cpu);
 	usleep(100 * 1000);
@@ -681,10 +679,7 @@ static void test_source_host_cgroup(void **state)
 static void test_source_leave(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
-	if (!X)
-		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	require_prog();
 	int cpu = test_last_cpu();
 	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu);
 	pid_t tv[1] = {v}, ta[1] = {a};
@@ -769,10 +764,7 @@ static unsigned read_sorted(struct vms_interf_ent *e, unsigned cap)
 static void test_read_walk(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
-	if (!X)
-		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	require_prog();
 	static struct vms_interf_ent put[NPUT], b[16384], w[16384];
 	for (unsigned i = 0; i < NPUT; i++) {
 		/* 30 victims, each behind the 30 others and a few host cgroups */
@@ -875,10 +867,7 @@ static uint64_t ran_in_map(uint32_t tid)
 static void test_run_time(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		vms_skip("VMS_REQUIRE_ROOT", "loading a BPF program needs root");
-	if (!X)
-		vms_skip("VMS_REQUIRE_BPF", "the interference program did not load here");
+	require_prog();
 	int cpu = test_last_cpu();
 	pid_t v = test_spin_kept(cpu), a = test_spin_kept(cpu);
 	usleep(100 * 1000);
