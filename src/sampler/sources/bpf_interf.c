@@ -24,12 +24,17 @@
 
 struct vms_interf {
 	struct interf *skel;
-	int fd_threads, fd_vms, fd_acct, fd_stats, fd_waits;
+	int fd_threads, fd_vms, fd_acct, fd_stats, fd_waits, fd_tidbits, fd_tgidbits, fd_unwaits;
+	uint32_t nbits; /* words in tidbits and tgidbits */
 	/* a whole map as read (acct or waits), allocated at open: keys
 	 * (bcap of the larger key) and their values */
 	void *bkeys;
 	uint64_t *bvals;
 	uint32_t bcap;
+	/* the threads map as read (vms_interf_read_threads), allocated at open */
+	uint32_t *tkeys;
+	struct interf_thread *tvals;
+	uint32_t tcap;
 	bool walk; /* the kernel refused batch ops (or a test asked): per entry */
 };
 
@@ -45,6 +50,11 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 
 int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 {
+	return vms_interf_open_flags(out, 0, err, errlen);
+}
+
+int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, size_t errlen)
+{
 	struct vms_interf *x = calloc(1, sizeof(*x));
 	int r;
 	*out = NULL;
@@ -59,10 +69,24 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open the BPF program: %s", strerror(-r));
 		goto fail;
 	}
+	x->skel->rodata->track_run = (flags & VMS_INTERF_RUN_TIME) != 0;
 	/* the per-CPU state: one entry per possible CPU */
 	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu > 0 && ncpu <= INTERF_MAX_CPUS)
+	if (ncpu > 0 && ncpu <= INTERF_MAX_CPUS) {
 		bpf_map__set_max_entries(x->skel->maps.cpus, (uint32_t)ncpu);
+		bpf_map__set_max_entries(x->skel->maps.unwaits, (uint32_t)ncpu);
+	}
+	/* a bit per id up to pid_max (past it the program looks ids up) */
+	unsigned long pid_max = 4194304; /* PID_MAX_LIMIT */
+	FILE *pm = fopen("/proc/sys/kernel/pid_max", "r");
+	if (pm) {
+		if (fscanf(pm, "%lu", &pid_max) != 1 || pid_max > 4194304)
+			pid_max = 4194304;
+		fclose(pm);
+	}
+	x->nbits = (uint32_t)(pid_max / 64 + 1);
+	bpf_map__set_max_entries(x->skel->maps.tidbits, x->nbits);
+	bpf_map__set_max_entries(x->skel->maps.tgidbits, x->nbits);
 	r = interf__load(x->skel);
 	if (r) {
 		snprintf(err, errlen, "cannot load the BPF program: %s%s", strerror(-r),
@@ -79,12 +103,18 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 	x->fd_acct = bpf_map__fd(x->skel->maps.acct);
 	x->fd_stats = bpf_map__fd(x->skel->maps.stats);
 	x->fd_waits = bpf_map__fd(x->skel->maps.waits);
+	x->fd_tidbits = bpf_map__fd(x->skel->maps.tidbits);
+	x->fd_tgidbits = bpf_map__fd(x->skel->maps.tgidbits);
+	x->fd_unwaits = bpf_map__fd(x->skel->maps.unwaits);
 	uint32_t ma = bpf_map__max_entries(x->skel->maps.acct), mw = bpf_map__max_entries(x->skel->maps.waits);
 	x->bcap = ma > mw ? ma : mw;
 	x->bkeys = calloc(x->bcap, sizeof(struct interf_key) > sizeof(struct interf_wkey) ? sizeof(struct interf_key)
 											 : sizeof(struct interf_wkey));
 	x->bvals = calloc(x->bcap, sizeof(*x->bvals));
-	if (!x->bkeys || !x->bvals) {
+	x->tcap = bpf_map__max_entries(x->skel->maps.threads);
+	x->tkeys = calloc(x->tcap, sizeof(*x->tkeys));
+	x->tvals = calloc(x->tcap, sizeof(*x->tvals));
+	if (!x->bkeys || !x->bvals || !x->tkeys || !x->tvals) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		goto fail;
@@ -103,6 +133,8 @@ void vms_interf_close(struct vms_interf *x)
 	interf__destroy(x->skel);
 	free(x->bkeys);
 	free(x->bvals);
+	free(x->tkeys);
+	free(x->tvals);
 	free(x);
 }
 
@@ -113,24 +145,74 @@ static int update(int fd, const void *k, const void *v)
 	return errno == E2BIG || errno == ENOMEM ? -E2BIG : -errno;
 }
 
+/* id's bit in the array fd (tidbits or tgidbits) set or cleared; an id
+ * past it is looked up by the program without one.  The loader is the
+ * only writer (a word read, changed, written back). */
+static int set_bit(struct vms_interf *x, int fd, uint32_t id, bool on)
+{
+	uint32_t w = id >> 6;
+	uint64_t v;
+	if (w >= x->nbits)
+		return 0;
+	if (bpf_map_lookup_elem(fd, &w, &v) != 0)
+		return -errno;
+	v = on ? v | 1ull << (id & 63) : v & ~(1ull << (id & 63));
+	return bpf_map_update_elem(fd, &w, &v, BPF_ANY) == 0 ? 0 : -errno;
+}
+
+/* Thread tid's entry deleted (if any).  Had it begun a wait the program
+ * will now never end, that wait is taken off its CPU's count of waits
+ * (unwaits[cpu], which the program subtracts): else the CPU would keep
+ * every segment in its ring for good. */
+static int drop_thread(struct vms_interf *x, uint32_t tid)
+{
+	struct interf_thread t;
+	if (bpf_map_lookup_and_delete_elem(x->fd_threads, &tid, &t) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (bpf_map_lookup_elem(x->fd_threads, &tid, &t) != 0)
+			return errno == ENOENT ? 0 : -errno;
+		if (bpf_map_delete_elem(x->fd_threads, &tid) != 0 && errno != ENOENT)
+			return -errno;
+	}
+	if (t.role == INTERF_VICTIM && t.waiting) {
+		uint64_t u;
+		if (bpf_map_lookup_elem(x->fd_unwaits, &t.wait_cpu, &u) != 0)
+			return errno == ENOENT ? 0 : -errno;
+		u++;
+		if (bpf_map_update_elem(x->fd_unwaits, &t.wait_cpu, &u, BPF_ANY) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int vms_interf_thread(struct vms_interf *x, uint32_t tid, uint32_t vm, bool victim)
 {
 	struct interf_thread t = {.vm = vm, .role = victim ? INTERF_VICTIM : INTERF_MEMBER};
-	return update(x->fd_threads, &tid, &t);
+	int r = drop_thread(x, tid); /* a wait it had begun is not counted again */
+	if (r < 0)
+		return r;
+	r = update(x->fd_threads, &tid, &t);
+	return r < 0 ? r : set_bit(x, x->fd_tidbits, tid, true);
 }
 
 int vms_interf_forget_thread(struct vms_interf *x, uint32_t tid)
 {
-	return bpf_map_delete_elem(x->fd_threads, &tid) == 0 || errno == ENOENT ? 0 : -errno;
+	int r = set_bit(x, x->fd_tidbits, tid, false);
+	return r < 0 ? r : drop_thread(x, tid);
 }
 
 int vms_interf_vm(struct vms_interf *x, uint32_t tgid, uint32_t vm)
 {
-	return update(x->fd_vms, &tgid, &vm);
+	int r = update(x->fd_vms, &tgid, &vm);
+	return r < 0 ? r : set_bit(x, x->fd_tgidbits, tgid, true);
 }
 
 int vms_interf_forget_vm(struct vms_interf *x, uint32_t tgid)
 {
+	int r = set_bit(x, x->fd_tgidbits, tgid, false);
+	if (r < 0)
+		return r;
 	return bpf_map_delete_elem(x->fd_vms, &tgid) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
@@ -145,21 +227,29 @@ int vms_interf_account_add(struct vms_interf *x, const struct vms_interf_ent *e)
 	return update(x->fd_acct, &k, &e->ns);
 }
 
-/* Map fd's entries one by one (two calls each) into x's buffers, *n of
- * them: 0, or -ENOSPC when there were more than they hold. */
-static int walk_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
+/* Where a whole map is read into: cap entries of keys of ks bytes and
+ * values of vs bytes */
+struct rbuf {
+	void *keys, *vals;
+	size_t ks, vs;
+	uint32_t cap;
+};
+
+/* Map fd's entries one by one (two calls each) into b, *n of them: 0, or
+ * -ENOSPC when there were more than it holds. */
+static int walk_all(int fd, const struct rbuf *b, uint32_t *n)
 {
-	char *keys = x->bkeys;
+	char *keys = b->keys, *vals = b->vals;
 	const void *prev = NULL;
 	uint32_t got = 0;
-	while (bpf_map_get_next_key(fd, prev, keys + (size_t)got * ks) == 0) {
-		if (got == x->bcap)
-			break; /* cannot happen: bcap is the map's size */
+	while (bpf_map_get_next_key(fd, prev, keys + (size_t)got * b->ks) == 0) {
+		if (got == b->cap)
+			break; /* cannot happen: cap is the map's size */
 		/* the next step starts from this key, kept even if it was deleted meanwhile */
-		prev = keys + (size_t)got * ks;
-		if (bpf_map_lookup_elem(fd, prev, &x->bvals[got]) != 0)
+		prev = keys + (size_t)got * b->ks;
+		if (bpf_map_lookup_elem(fd, prev, vals + (size_t)got * b->vs) != 0)
 			continue; /* deleted meanwhile: the slot is reused */
-		if (++got == x->bcap) {
+		if (++got == b->cap) {
 			*n = got;
 			return bpf_map_get_next_key(fd, prev, keys) == 0 ? -ENOSPC : 0;
 		}
@@ -168,22 +258,22 @@ static int walk_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
 	return 0;
 }
 
-/* Map fd's entries (keys of ks bytes, u64 values) into x's buffers, *n of
- * them: by batches of buckets (one call for the whole map, BPF_MAP_
- * LOOKUP_BATCH, Linux 5.6), or per entry where the kernel refuses batch
- * ops.  0, -ENOSPC (more than the buffers hold: the first *n), or -errno. */
-static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
+/* Map fd's entries into b, *n of them: by batches of buckets (one call for
+ * the whole map, BPF_MAP_LOOKUP_BATCH, Linux 5.6), or per entry where the
+ * kernel refuses batch ops.  0, -ENOSPC (more than b holds: the first
+ * *n), or -errno. */
+static int read_buf(struct vms_interf *x, int fd, const struct rbuf *b, uint32_t *n)
 {
 	if (x->walk)
-		return walk_all(x, fd, ks, n);
+		return walk_all(fd, b, n);
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
-	char *keys = x->bkeys;
+	char *keys = b->keys, *vals = b->vals;
 	uint32_t got = 0, in = 0, out = 0;
 	bool first = true;
-	while (got < x->bcap) {
-		uint32_t count = x->bcap - got;
-		int r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys + (size_t)got * ks, &x->bvals[got],
-					     &count, &o);
+	while (got < b->cap) {
+		uint32_t count = b->cap - got;
+		int r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys + (size_t)got * b->ks,
+					     vals + (size_t)got * b->vs, &count, &o);
 		int e = r < 0 ? errno : 0;
 		got += count; /* set also with ENOENT, the end */
 		if (r < 0) {
@@ -191,7 +281,7 @@ static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
 				break;
 			if (first && !got && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP || e == ENOTSUPP)) {
 				x->walk = true; /* an older kernel: from now on, per entry */
-				return walk_all(x, fd, ks, n);
+				return walk_all(fd, b, n);
 			}
 			*n = got;
 			return e == ENOSPC ? -ENOSPC : -e;
@@ -201,6 +291,14 @@ static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
 	}
 	*n = got;
 	return 0;
+}
+
+/* Map fd's entries (keys of ks bytes, u64 values: acct or waits) into x's
+ * buffers, as read_buf */
+static int read_all(struct vms_interf *x, int fd, size_t ks, uint32_t *n)
+{
+	struct rbuf b = {x->bkeys, x->bvals, ks, sizeof(*x->bvals), x->bcap};
+	return read_buf(x, fd, &b, n);
 }
 
 /* a key of the account that names VM vm, as victim or as culprit */
@@ -293,6 +391,15 @@ int vms_interf_waited(struct vms_interf *x, uint32_t tid, uint64_t *ns)
 	return 0;
 }
 
+int vms_interf_ran(struct vms_interf *x, uint32_t tid, uint64_t *ns)
+{
+	struct interf_thread t;
+	if (bpf_map_lookup_elem(x->fd_threads, &tid, &t) != 0)
+		return -errno;
+	*ns = t.ran;
+	return 0;
+}
+
 int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflows)
 {
 	uint32_t k0 = 0, k1 = 1;
@@ -300,4 +407,39 @@ int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflow
 	    bpf_map_lookup_elem(x->fd_stats, &k1, overflows) != 0)
 		return -errno;
 	return 0;
+}
+
+int vms_interf_read_threads(struct vms_interf *x, struct vms_interf_thr *out, unsigned cap, unsigned *n)
+{
+	uint32_t got;
+	struct rbuf b = {x->tkeys, x->tvals, sizeof(*x->tkeys), sizeof(*x->tvals), x->tcap};
+	int r = read_buf(x, x->fd_threads, &b, &got);
+	if (r < 0 && r != -ENOSPC) {
+		*n = 0;
+		return r;
+	}
+	unsigned m = got < cap ? got : cap;
+	for (unsigned i = 0; i < m; i++)
+		out[i] = (struct vms_interf_thr){.tid = x->tkeys[i], .vm = x->tvals[i].vm,
+						 .waited = x->tvals[i].waited, .ran = x->tvals[i].ran};
+	*n = m;
+	return r == -ENOSPC || got > cap ? -ENOSPC : 0;
+}
+
+int vms_interf_prog_stats(struct vms_interf *x, struct vms_interf_prog *out, unsigned cap)
+{
+	struct bpf_program *p;
+	unsigned n = 0;
+	bpf_object__for_each_program(p, x->skel->obj) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		if (n == cap)
+			break;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) != 0)
+			return -errno;
+		out[n++] = (struct vms_interf_prog){.name = bpf_program__name(p), .run_cnt = info.run_cnt,
+						    .run_ns = info.run_time_ns};
+	}
+	return (int)n;
 }

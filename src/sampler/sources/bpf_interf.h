@@ -20,6 +20,12 @@ struct vms_interf;
 /* Load and attach.  0, or -errno with err holding one line (what failed,
  * the kernel's reason). */
 int vms_interf_open(struct vms_interf **out, char *err, size_t errlen);
+/* The same with flags: VMS_INTERF_RUN_TIME keeps each registered thread's
+ * run time too (vms_interf_ran, vms_interf_thr.ran): one more store at a
+ * registered thread's switch-in and a lookup and two at its switch-out
+ * (doc/interference.md, Cost). */
+enum { VMS_INTERF_RUN_TIME = 1 };
+int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, size_t errlen);
 void vms_interf_close(struct vms_interf *x);
 
 /* A thread of VM vm (an index of the caller's): a victim (a vCPU: its waits
@@ -66,6 +72,28 @@ void vms_interf_walk_only(struct vms_interf *x, bool on);
 int vms_interf_account_add(struct vms_interf *x, const struct vms_interf_ent *e);
 /* What thread tid waited in total since it was told (the sum rule). */
 int vms_interf_waited(struct vms_interf *x, uint32_t tid, uint64_t *ns);
+/* Every registered thread (vms_interf_thread) as the program keeps it:
+ * its VM and the run delay it waited in total (as interf_thread), at most
+ * cap into out (*n of them; -ENOSPC when there were more).  One batched
+ * read of the threads map (as vms_interf_read).  Allocates nothing. */
+struct vms_interf_thr {
+	uint32_t tid, vm;
+	uint64_t waited;
+	uint64_t ran; /* with VMS_INTERF_RUN_TIME, else 0 */
+};
+int vms_interf_read_threads(struct vms_interf *x, struct vms_interf_thr *out, unsigned cap, unsigned *n);
+/* Each program's calls and run time so far, as the kernel counts them
+ * while run-time statistics are on (kernel.bpf_stats_enabled, or an fd of
+ * bpf_enable_stats held): at most cap into out; their number, or -errno.
+ * For bench/interf. */
+struct vms_interf_prog {
+	const char *name; /* the program's, valid while x is open */
+	uint64_t run_cnt, run_ns;
+};
+int vms_interf_prog_stats(struct vms_interf *x, struct vms_interf_prog *out, unsigned cap);
+/* What thread tid ran in total (up to its last switch-out) since it was
+ * told, with VMS_INTERF_RUN_TIME (else 0): schedstat's field 1. */
+int vms_interf_ran(struct vms_interf *x, uint32_t tid, uint64_t *ns);
 /* Additions lost to a full account map, and waits whose oldest part went
  * under "unknown" because they spanned more than the ring's segments. */
 int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflows);

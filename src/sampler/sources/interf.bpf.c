@@ -15,6 +15,10 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define PF_KTHREAD 0x00200000
+
+/* set by the loader before load (VMS_INTERF_RUN_TIME): keep each
+ * registered thread's run time; off, the verifier drops that code */
+const volatile bool track_run = false;
 #define TASK_REPORT_STATES 0xff /* TASK_REPORT_MAX (preempted) is 0x100 */
 
 struct {
@@ -31,6 +35,32 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } vms SEC(".maps");
+
+/* A bit per id set by the loader for each TID in threads (tidbits) and
+ * each tgid in vms (tgidbits), sized at load to pid_max: a switch of a
+ * thread no map holds costs an array load, not a hash lookup.  An id
+ * past the array (pid_max raised after load) is looked up in the hash. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tidbits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tgidbits SEC(".maps");
+
+/* per CPU: the waits on it that the loader ended (interf_cpu.nwait) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, INTERF_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwaits SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -61,6 +91,30 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
+
+/* false if id is certainly not a key of the map whose bits are bits */
+static __always_inline bool maybe(void *bits, __u32 id)
+{
+	__u32 w = id >> 6;
+	__u64 *v = bpf_map_lookup_elem(bits, &w);
+	return !v || (*v >> (id & 63)) & 1;
+}
+
+static __always_inline struct interf_thread *thread_of(__u32 tid)
+{
+	return tid && maybe(&tidbits, tid) ? bpf_map_lookup_elem(&threads, &tid) : NULL;
+}
+
+/* a victim's wait on cpu began (+1) or ended (-1) */
+static void count_wait(__u32 cpu, int d)
+{
+	struct interf_cpu *cs = bpf_map_lookup_elem(&cpus, &cpu);
+	if (!cs)
+		return;
+	__sync_fetch_and_add(&cs->nwait, d);
+	if (d > 0)
+		cs->began = 1;
+}
 
 static void stat_add(__u32 i, __u64 v)
 {
@@ -138,6 +192,13 @@ static void charge_wait(struct interf_thread *t, __u32 cpu, __u64 now, bool open
 			en = covered; /* (a segment closed after the wait ended: not ours) */
 		if (st < t0)
 			st = t0;
+		if (en < covered) {
+			/* a segment not kept (a wait began on this CPU from
+			 * another, by a migration, as the segment closed) */
+			struct interf_culprit u = {.kind = INTERF_UNKNOWN, .vm = ~0u};
+			charge(t->vm, &u, covered - (en > t0 ? en : t0));
+			covered = en > t0 ? en : t0;
+		}
 		if (en > st) {
 			struct interf_culprit c = sg->c;
 			charge(t->vm, &c, en - st);
@@ -160,8 +221,9 @@ static void charge_wait(struct interf_thread *t, __u32 cpu, __u64 now, bool open
 		__sync_fetch_and_add(wv, w);
 }
 
-/* The culprit that is the current task (prev, at sched_switch). */
-static void current_culprit(struct interf_culprit *c, __u32 pid, __u32 tgid)
+/* The culprit that is the current task (prev, at sched_switch; th its
+ * entry in threads, if any). */
+static void current_culprit(struct interf_culprit *c, __u32 pid, struct interf_thread *th)
 {
 	c->vm = ~0u;
 	c->id = 0;
@@ -169,15 +231,15 @@ static void current_culprit(struct interf_culprit *c, __u32 pid, __u32 tgid)
 		c->kind = INTERF_KERNEL;
 		return;
 	}
-	struct interf_thread *th = bpf_map_lookup_elem(&threads, &pid);
-	__u32 *vm = th ? &th->vm : bpf_map_lookup_elem(&vms, &tgid);
+	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	__u32 *vm = th ? &th->vm : maybe(&tgidbits, tgid) ? bpf_map_lookup_elem(&vms, &tgid) : NULL;
 	if (vm) {
 		c->kind = INTERF_VM;
 		c->vm = *vm;
 		return;
 	}
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (task->flags & PF_KTHREAD) {
 		c->kind = INTERF_KERNEL;
 		return;
 	}
@@ -185,9 +247,8 @@ static void current_culprit(struct interf_culprit *c, __u32 pid, __u32 tgid)
 	c->id = bpf_get_current_cgroup_id();
 }
 
-static void wait_begin(__u32 tid, __u32 cpu, __u64 now)
+static void wait_begin(struct interf_thread *t, __u32 cpu, __u64 now)
 {
-	struct interf_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	/* a wakeup of a task already on a run queue (ttwu_runnable) traces
 	 * sched_wakeup too: its wait goes on */
 	if (!t || t->role != INTERF_VICTIM || t->waiting)
@@ -195,6 +256,7 @@ static void wait_begin(__u32 tid, __u32 cpu, __u64 now)
 	t->waiting = 1;
 	t->wait_cpu = cpu;
 	t->wait_start = now;
+	count_wait(cpu, 1);
 }
 
 /* What every program returns: 1, the event goes on to perf.  A tracepoint
@@ -210,32 +272,72 @@ int on_switch(struct trace_event_raw_sched_switch *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 prev = (__u32)ctx->prev_pid, next = (__u32)ctx->next_pid;
-	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	struct interf_cpu *cs = bpf_map_lookup_elem(&cpus, &cpu);
 	if (!cs)
 		return PASS_ON;
+	struct interf_thread *pt = NULL;
+	bool looked = false;
 
-	/* close prev's segment */
+	/* close prev's segment: into the ring if a victim waited on this CPU
+	 * during it (one waits now, or a wait began since it started) */
 	if (cs->seg_start) {
-		struct interf_culprit c;
-		current_culprit(&c, prev, tgid);
-		__u32 slot = cs->head & (INTERF_RING - 1);
-		cs->ring[slot].start = cs->seg_start;
-		cs->ring[slot].end = now;
-		cs->ring[slot].c = c;
-		cs->head++;
+		__u64 *un = bpf_map_lookup_elem(&unwaits, &cpu);
+		if (cs->began || (__s32)(cs->nwait - (un ? (__u32)*un : 0)) > 0) {
+			struct interf_culprit c;
+			if (cs->cur_ok && cs->cur_tid == prev) {
+				c = cs->cur;
+			} else {
+				pt = thread_of(prev);
+				looked = true;
+				current_culprit(&c, prev, pt);
+			}
+			__u32 slot = cs->head & (INTERF_RING - 1);
+			cs->ring[slot].start = cs->seg_start;
+			cs->ring[slot].end = now;
+			cs->ring[slot].c = c;
+			cs->head++;
+		}
+		cs->began = 0;
 	}
 	cs->seg_start = now;
 
 	/* a victim switched out while runnable starts to wait here */
-	if (prev && !(ctx->prev_state & TASK_REPORT_STATES))
-		wait_begin(prev, cpu, now);
+	if (prev && !(ctx->prev_state & TASK_REPORT_STATES)) {
+		if (!looked)
+			pt = thread_of(prev);
+		looked = true;
+		wait_begin(pt, cpu, now);
+	}
+	/* a registered thread's run ends */
+	if (track_run) {
+		if (!looked)
+			pt = thread_of(prev);
+		if (pt && pt->run_start) {
+			pt->ran += now - pt->run_start;
+			pt->run_start = 0;
+		}
+	}
 
-	/* a victim switched in ends its wait */
-	struct interf_thread *t = next ? bpf_map_lookup_elem(&threads, &next) : NULL;
+	/* a victim switched in ends its wait; the running task's culprit
+	 * where that is known now */
+	struct interf_thread *t = thread_of(next);
+	cs->cur_tid = next;
+	cs->cur_ok = 1;
+	cs->cur.id = 0;
+	if (t) {
+		cs->cur.kind = INTERF_VM;
+		cs->cur.vm = t->vm;
+		if (track_run)
+			t->run_start = now;
+	} else {
+		cs->cur.kind = next ? INTERF_UNKNOWN : INTERF_KERNEL;
+		cs->cur.vm = ~0u;
+		cs->cur_ok = !next;
+	}
 	if (t && t->role == INTERF_VICTIM && t->waiting) {
 		charge_wait(t, t->wait_cpu, now, t->wait_cpu != cpu);
 		t->waiting = 0;
+		count_wait(t->wait_cpu, -1);
 	}
 	return PASS_ON;
 }
@@ -243,27 +345,32 @@ int on_switch(struct trace_event_raw_sched_switch *ctx)
 SEC("tracepoint/sched/sched_wakeup")
 int on_wakeup(struct trace_event_raw_sched_wakeup_template *ctx)
 {
-	wait_begin((__u32)ctx->pid, (__u32)ctx->target_cpu, bpf_ktime_get_ns());
+	struct interf_thread *t = thread_of((__u32)ctx->pid);
+	if (t)
+		wait_begin(t, (__u32)ctx->target_cpu, bpf_ktime_get_ns());
 	return PASS_ON;
 }
 
 SEC("tracepoint/sched/sched_wakeup_new")
 int on_wakeup_new(struct trace_event_raw_sched_wakeup_template *ctx)
 {
-	wait_begin((__u32)ctx->pid, (__u32)ctx->target_cpu, bpf_ktime_get_ns());
+	struct interf_thread *t = thread_of((__u32)ctx->pid);
+	if (t)
+		wait_begin(t, (__u32)ctx->target_cpu, bpf_ktime_get_ns());
 	return PASS_ON;
 }
 
 SEC("tracepoint/sched/sched_migrate_task")
 int on_migrate(struct trace_event_raw_sched_migrate_task *ctx)
 {
-	__u32 tid = (__u32)ctx->pid;
-	struct interf_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct interf_thread *t = thread_of((__u32)ctx->pid);
 	if (!t || t->role != INTERF_VICTIM || !t->waiting || t->wait_cpu != (__u32)ctx->orig_cpu)
 		return PASS_ON;
 	__u64 now = bpf_ktime_get_ns();
 	charge_wait(t, t->wait_cpu, now, true);
+	count_wait(t->wait_cpu, -1);
 	t->wait_cpu = (__u32)ctx->dest_cpu;
 	t->wait_start = now;
+	count_wait(t->wait_cpu, 1);
 	return PASS_ON;
 }

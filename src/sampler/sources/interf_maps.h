@@ -36,6 +36,12 @@ struct interf_thread {
 	__u32 wait_cpu;
 	__u64 wait_start;
 	__u64 waited;   /* ns waited in total (for the sum rule) */
+	/* with the run time on (the loader's VMS_INTERF_RUN_TIME): ns run
+	 * in total, up to its last switch-out (schedstat's field 1), and
+	 * the start of its running segment (0: not running, or running
+	 * since before it was told) */
+	__u64 ran;
+	__u64 run_start;
 };
 
 /* a victim VM's waits per CPU waited on: (vm, cpu) -> ns (the sampler
@@ -66,8 +72,20 @@ struct interf_seg {
 
 struct interf_cpu {
 	__u64 seg_start;             /* the running segment */
+	/* the running task's culprit when its switch-in knew it (a thread
+	 * in threads, idle: cur_ok, cur_tid the task), else kind UNKNOWN:
+	 * its switch-out then looks it up */
 	struct interf_culprit cur;
+	__u32 cur_tid, cur_ok;
 	__u32 head;                  /* next ring slot to write */
+	/* victims whose wait on this CPU began and has not ended (changed
+	 * atomically: a wakeup or migration from another CPU), and whether
+	 * a wait began on it during the running segment: a segment that
+	 * overlaps no wait is not put in the ring (its culprit not looked
+	 * up); the waits the loader ended by forgetting a waiting thread
+	 * are in unwaits[cpu] */
+	__u32 nwait;
+	__u32 began;
 	__u32 pad;
 	struct interf_seg ring[INTERF_RING];
 };
