@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tool.h"
 #include "vms.h"
@@ -106,7 +107,10 @@ static const char usage_text2[] =
 	"(vmsampler_export_rw_*).\n"
 	"\n"
 	"Exit status: 0 stopped (SIGINT, SIGTERM, or the writer exited cleanly), 1 the\n"
-	"input failed (the writer died, damaged input, an I/O error), 2 usage error.\n"
+	"input failed (the writer died, damaged input, an I/O error) or the receiver\n"
+	"of --remote-write refused, 2 usage or configuration error: a bad option, an\n"
+	"input that is missing or not a vmsampler ring or stream, a file of an\n"
+	"option that is refused or cannot be used, an address that cannot be bound.\n"
 	"See vmsampler(1).\n";
 
 
@@ -287,6 +291,8 @@ static int check_options(struct vms_xopts *o)
 	fprintf(stderr, "vmsampler export: this build has no remote write (protobuf-c, snappy, libcurl)\n");
 	return 2;
 #endif
+	if (strncasecmp(o->rw_url, "http://", 7) != 0 && strncasecmp(o->rw_url, "https://", 8) != 0)
+		return vms_tool_usage("export", "--remote-write wants an http:// or https:// URL", o->rw_url);
 	if (o->ring && o->file && !o->listen)
 		return vms_tool_usage("export", "--ring and --file together: the ring for --listen, the "
 				  "file for --remote-write; --listen is missing", NULL);
