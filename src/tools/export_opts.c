@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
+#include "log.h"
+#include "rotname.h"
 #include "tool.h"
 #include "vms.h"
 #include "vms_build.h"
@@ -261,6 +264,28 @@ static int read_options(struct vms_xopts *o, int argc, char **argv)
 	return -1;
 }
 
+/* --file names a rotated file (vmsampler(1), --rotate) that the sampler
+ * has compressed since (NAME.zst, the same frames): read that, so that the
+ * command that followed the run from its first file, and its --rw-cursor,
+ * go on after the compression (a unit restarted with the same
+ * ExecStart=). */
+static void compressed_since(struct vms_xopts *o)
+{
+	struct stat st;
+	const char *base = o->file ? strrchr(o->file, '/') : NULL;
+	base = base ? base + 1 : o->file;
+	char ext[256];
+	size_t sl;
+	if (!o->file || stat(o->file, &st) == 0 || errno != ENOENT ||
+	    !vms_rotname_split(base, &sl, ext, sizeof(ext)) || strlen(base) < 4 ||
+	    strcmp(base + strlen(base) - 4, ".zst") == 0 ||
+	    (size_t)snprintf(o->file_zst, sizeof(o->file_zst), "%s.zst", o->file) >= sizeof(o->file_zst) ||
+	    stat(o->file_zst, &st) != 0)
+		return;
+	vms_info("export: %s was compressed since: reading %s", o->file, o->file_zst);
+	o->file = o->file_zst;
+}
+
 /* The options together: -1 to go on, else the exit status. */
 static int check_options(struct vms_xopts *o)
 {
@@ -314,5 +339,7 @@ int vms_xopts_parse(struct vms_xopts *o, int argc, char **argv)
 	o->mo.include = o->inc;
 	o->mo.exclude = o->exc;
 	int rc = read_options(o, argc, argv);
-	return rc >= 0 ? rc : check_options(o);
+	if (rc < 0 && (rc = check_options(o)) < 0)
+		compressed_since(o);
+	return rc;
 }
