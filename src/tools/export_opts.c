@@ -272,13 +272,14 @@ static int read_options(struct vms_xopts *o, int argc, char **argv)
 static void compressed_since(struct vms_xopts *o)
 {
 	struct stat st;
-	const char *base = o->file ? strrchr(o->file, '/') : NULL;
+	if (!o->file || stat(o->file, &st) == 0 || errno != ENOENT)
+		return;
+	const char *base = strrchr(o->file, '/');
 	base = base ? base + 1 : o->file;
+	size_t sl, bl = strlen(base);
 	char ext[256];
-	size_t sl;
-	if (!o->file || stat(o->file, &st) == 0 || errno != ENOENT ||
-	    !vms_rotname_split(base, &sl, ext, sizeof(ext)) || strlen(base) < 4 ||
-	    strcmp(base + strlen(base) - 4, ".zst") == 0 ||
+	bool zst = bl > 4 && strcmp(base + bl - 4, ".zst") == 0;
+	if (zst || !vms_rotname_split(base, &sl, ext, sizeof(ext)) ||
 	    (size_t)snprintf(o->file_zst, sizeof(o->file_zst), "%s.zst", o->file) >= sizeof(o->file_zst) ||
 	    stat(o->file_zst, &st) != 0)
 		return;
