@@ -256,15 +256,17 @@ static void test_bin_help_version(void **state)
 	run_result_free(&h);
 }
 
+/* Paths that cannot be used, a format the build has not: configuration
+ * errors found at the start, one line and 2 (vmsampler(1), EXIT STATUS) */
 static void test_bin_runtime_errors(void **state)
 {
 	(void)state;
-	expect_one_line(ARGS("-n", "1", "-i", "10ms", "-o", "/nonexistent/dir/x.csv"), 1,
+	expect_one_line(ARGS("-n", "1", "-i", "10ms", "-o", "/nonexistent/dir/x.csv"), 2,
 			"vmsampler: error: cannot open output /nonexistent/dir/x.csv: No such file or directory\n");
-	expect_one_line(ARGS("-n", "1", "--proc-root", "/nonexistent/proc"), 1,
+	expect_one_line(ARGS("-n", "1", "--proc-root", "/nonexistent/proc"), 2,
 			"vmsampler: error: cannot open proc root /nonexistent/proc: No such file or directory\n");
 	if (!vms_sink_for_format(VMS_FORMAT_BIN))
-		expect_one_line(ARGS("-n", "1", "-o", "/tmp/never-written.vms"), 1,
+		expect_one_line(ARGS("-n", "1", "-o", "/tmp/never-written.vms"), 2,
 				"vmsampler: error: this build has no binary (.vms) output\n");
 }
 

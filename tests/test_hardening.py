@@ -127,7 +127,7 @@ class Clobber(Base):
         for out, extra in ((run_vms, []), (self.p('alias.csv'), []), (self.p('alias.csv'), ['--force']),
                            (run_vms, ['--rates']), (run_vms, ['--events', '--force'])):
             r = run('dump', run_vms, '-o', out, *extra)
-            self.assertEqual(r.returncode, 1, (out, extra, r.stderr))
+            self.assertEqual(r.returncode, 2, (out, extra, r.stderr))
             self.assertIn('is the input being read; not overwriting it', self.one_line(r.stderr))
             self.assertEqual(read(run_vms), before)
         # and a good output still works
@@ -171,7 +171,7 @@ class Clobber(Base):
         self.assertEqual(run('-q', '-n', '3', '-i', '10ms', '-o', self.p('in.vms')).returncode, 0)
         for extra in ([], ['--rates'], ['--events']):
             r = run('dump', self.p('in.vms'), '-o', self.p('x.csv'), *extra)
-            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(r.returncode, 2, r.stderr)
             self.assertEqual(read(self.p('x.csv')), b'not ours\n')
         r = run('dump', self.p('in.vms'), '-o', self.p('x.csv'), '--force')
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -279,13 +279,13 @@ class Usage(Base):
         with open(self.p('foreign.vms'), 'wb') as f:
             f.write(b'VMX')
         r = run('dump', self.p('foreign.vms'))
-        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.returncode, 2)
         self.assertIn('not a vmsampler stream', r.stderr)
 
     def test_directory_named(self):
         for tool in ('dump', 'tail'):
             r = run(tool, self.tmp)
-            self.assertEqual(r.returncode, 1)
+            self.assertEqual(r.returncode, 2)
             self.assertIn('%s: Is a directory' % self.tmp, self.one_line(r.stderr))
 
 

@@ -263,7 +263,7 @@ class Synthetic(unittest.TestCase):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertIn('no interference columns', p.stderr)
         p = vms('report', '--interference', os.path.join(self.tmp.name, 'missing.vms'), check=False)
-        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.returncode, 2)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
 

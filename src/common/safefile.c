@@ -113,3 +113,22 @@ int vms_safe_foreign(const struct stat *st, char *why, size_t whylen)
 	    (unsigned)st->st_uid, (unsigned)geteuid());
 	return 1;
 }
+
+int vms_safe_status(int err)
+{
+	switch (-err) {
+	case ENOMEM:
+	case EIO:
+	case EMFILE:
+	case ENFILE:
+	case ENOSPC:
+	case EDQUOT:
+	case ENOBUFS:
+	case EINTR:
+	case EAGAIN:
+	case ETIMEDOUT:
+		return 1;
+	default:
+		return 2;
+	}
+}

@@ -40,5 +40,15 @@ int vms_safe_read(const char *path, unsigned how, size_t max, char **buf, size_t
  * process runs as (its effective uid)?  Then vmsampler must not write
  * into it or replace it: 1 with the reason in why, else 0. */
 int vms_safe_foreign(const struct stat *st, char *why, size_t whylen);
+/* The exit status of a command whose start failed to open a file that
+ * its command line or configuration names (an input, an output, a ring,
+ * a socket, a settings file), given the -errno: 1 when the machine failed
+ * (out of memory, of file descriptors or of room, an I/O error, a wait
+ * interrupted), which a restart may mend; else 2, a configuration error:
+ * the path is wrong (missing, a directory, not permitted, a link), or
+ * what is there is wrong (a refused existing file, not a vmsampler stream
+ * or ring, another major version of the format), which only a change of
+ * the command line or of the files mends (vmsampler(1), EXIT STATUS). */
+int vms_safe_status(int err);
 
 #endif

@@ -320,8 +320,10 @@ void vms_cli_help(FILE *f)
 	      "  -V, --version            show the version and compiled-in features\n"
 	      "\n"
 	      "Exit status: 0 success (also when stopped by SIGINT or SIGTERM), 1 runtime\n"
-	      "failure, 2 usage or configuration error.  SIGHUP reopens the output (with\n"
-	      "--rotate: the file being written, by its name).\n"
+	      "failure (after a good start, or of the machine: memory, room, I/O), 2 usage\n"
+	      "or configuration error, one line (a bad option or value, a path that cannot\n"
+	      "be used or is refused).  SIGHUP reopens the output (with --rotate: the file\n"
+	      "being written, by its name).\n"
 	      "See vmsampler(1) and vmsampler.yaml(5).\n",
 	      f);
 }

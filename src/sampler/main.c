@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* main.c - the command line, the configuration, and the loop's wiring.
  *
- * Exit codes: 0 success (including SIGINT/SIGTERM), 1 runtime failure,
- * 2 usage or configuration error.  Usage errors are one line on stderr
+ * Exit codes: 0 success (including SIGINT/SIGTERM), 1 runtime failure
+ * (after a good start, or the machine's: memory, room, I/O), 2 usage or
+ * configuration error, said in one line (vmsampler(1), EXIT STATUS).  Usage errors are one line on stderr
  * ending in "Try 'vmsampler --help'."; configuration file errors are one
  * line "FILE:LINE:COL: message". */
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include "loop.h"
 #include "out.h"
 #include "priv.h"
+#include "safefile.h"
 #include "service.h"
 #include "sink.h"
 #include "vms_build.h"
@@ -110,7 +112,7 @@ static int run(const struct vms_config *conf)
 	if (!vms_sink_for_format(vms_config_format(conf))) {
 		vms_err("this build has no %s output",
 			vms_config_format(conf) == VMS_FORMAT_BIN ? "binary (.vms)" : "CSV");
-		return EXIT_RUNTIME;
+		return EXIT_USAGE;
 	}
 	if (vms_config_format(conf) == VMS_FORMAT_BIN && strcmp(conf->output, "-") == 0 &&
 	    isatty(STDOUT_FILENO)) {
@@ -141,9 +143,12 @@ static int run(const struct vms_config *conf)
 		vms_service_fini(&sv);
 		if (vms_out_stop)
 			return 0; /* stopped while an output FIFO waited for its reader */
-		/* an output or ring refused (not ours, a link, a live ring: said
-		 * in one line) is a configuration error, not one to restart on */
-		return r == -EINVAL || vms_out_refused(r) ? EXIT_USAGE : EXIT_RUNTIME;
+		/* said in one line; a path or a file that is wrong (an output
+		 * in a missing directory, one not ours, a link, a live ring, a
+		 * proc root that is not there, a required source this host
+		 * lacks) is a configuration error, not one to restart on; the
+		 * machine's failures (memory, room, I/O) are runtime ones */
+		return vms_safe_status(r);
 	}
 	r = vms_service_signals(&sv);
 	if (r < 0)
@@ -204,7 +209,7 @@ int main(int argc, char **argv)
 			else
 				fprintf(stderr, "vmsampler: %s\n", err);
 			vms_config_free(&conf);
-			return r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+			return vms_safe_status(r);
 		}
 	}
 	r = vms_cli_apply(&cli, &conf, err, sizeof(err));

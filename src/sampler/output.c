@@ -343,7 +343,7 @@ int vms_output_open(struct vms_loop *l)
 	int r = vms_rotate_init(&o->rot, l->conf, vms_clock_real(&l->clock), why, sizeof(why));
 	if (r < 0) {
 		vms_err("%s", why);
-		return r == -EINVAL ? r : -EIO;
+		return r; /* main's exit status by it (a missing directory: 2) */
 	}
 	s->file = o->rot.on ? o->rot.cur : NULL;
 	s->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);

@@ -767,8 +767,9 @@ static const char usage_text[] =
 	"      --level=P       the interval's confidence (default 0.95)\n"
 	"  -h, --help          show this help\n"
 	"\n"
-	"Exit status: 0 success, 1 damaged or foreign input or an I/O error, 2\n"
-	"usage error (also a mark that is not in the run).  See vmsampler(1).\n";
+	"Exit status: 0 success, 1 damaged input or an I/O error, 2 usage or\n"
+	"configuration error (also a mark that is not in the run, an input that is\n"
+	"missing or not a vmsampler stream).  See vmsampler(1).\n";
 
 bool vms_compare_wanted(int argc, char **argv)
 {
@@ -867,7 +868,7 @@ int vms_compare_main(int argc, char **argv)
 		struct side *S = i ? &C.b : &C.a;
 		if ((r = read_side(S)) < 0) {
 			vms_err("%s", S->err[0] ? S->err : strerror(-r));
-			rc = 1;
+			rc = vms_tool_input_status(r, S->t0_set); /* missing, foreign: 2 */
 		} else if ((r = window(S)) < 0) {
 			vms_err("%s", S->err[0] ? S->err : strerror(-r));
 			rc = r == -ENOENT ? 2 : 1;

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "out.h"
 #include "rates_csv.h"
+#include "safefile.h"
 #include "reader_int.h"
 #include "sink.h"
 #include "tool.h"
@@ -52,9 +53,10 @@ static const char usage_text[] =
 	"                    vmsampler CSV file; never FILE itself or a ring\n"
 	"  -h, --help        show this help\n"
 	"\n"
-	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged or\n"
-	"foreign input, an OUT it refuses to overwrite or an I/O error, 2 usage\n"
-	"error.  See vmsampler-format(5).\n";
+	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged\n"
+	"input or an I/O error, 2 usage or configuration error: a bad option, a\n"
+	"FILE that is missing or not a vmsampler stream or ring, an OUT that\n"
+	"cannot be written or that it refuses to overwrite.  See vmsampler(1).\n";
 
 /* The CSV sink driven the way the loop drives it (begin on a new
  * generation, write, flush), but allowed to wait for its output. */
@@ -104,13 +106,13 @@ static int dump_info(const char *in, bool json)
 	if (r < 0) {
 		vms_err("%s", vms_reader_error(rd));
 		vms_reader_close(rd);
-		return 1;
+		return vms_tool_input_status(r, false);
 	}
 	r = vms_reader_next(rd); /* the record comes before the first schema */
 	if (r < 0 && r != -ESRCH) {
 		vms_err("%s: %s", in, vms_reader_error(rd));
 		vms_reader_close(rd);
-		return 1;
+		return vms_tool_input_status(r, true);
 	}
 	uint32_t n = vms_reader_host_count(rd);
 	if (n == 0)
@@ -205,7 +207,7 @@ static int dump_run(const struct dopts *o, const char *in)
 	if (r < 0) {
 		vms_err("%s", vms_reader_error(rd));
 		vms_reader_close(rd);
-		return 1;
+		return vms_tool_input_status(r, false);
 	}
 	/* -o onto the input (by another name, too) would truncate it */
 	struct stat ist;
@@ -249,7 +251,7 @@ static int dump_run(const struct dopts *o, const char *in)
 	}
 	if (r < 0) {
 		vms_err("cannot open output %s: %s", out, vms_out_strerror(r));
-		rc = 1;
+		rc = vms_safe_status(r); /* refused, or a path that cannot be: 2 */
 		goto out;
 	}
 	/* a file to its end; a live ring: the frames it holds now */
@@ -280,7 +282,7 @@ static int dump_run(const struct dopts *o, const char *in)
 	}
 	if (r < 0 && r != -ESRCH) {
 		vms_err("%s: %s; the frames before it were output", in, vms_reader_error(rd));
-		rc = 1;
+		rc = vms_tool_input_status(r, true);
 	} else if (vms_reader_error(rd)[0]) {
 		/* a torn tail, or a ring whose writer is gone */
 		vms_warn("%s: %s", in, vms_reader_error(rd));

@@ -648,7 +648,7 @@ static int list_columns(const char *file, const struct vms_mopts *mo)
 	if (r < 0) {
 		vms_err("%s", rd ? vms_reader_error(rd) : strerror(-r));
 		vms_reader_close(rd);
-		return 1;
+		return vms_tool_input_status(r, false);
 	}
 	while ((r = vms_reader_next(rd)) > 0) {
 		if (!vms_reader_schema_changed(rd))
@@ -666,7 +666,7 @@ static int list_columns(const char *file, const struct vms_mopts *mo)
 	}
 	if (r < 0 && !rc) {
 		vms_err("%s: %s", file, vms_reader_error(rd));
-		rc = 1;
+		rc = vms_tool_input_status(r, true);
 	}
 	vms_reader_close(rd);
 	if (fflush(stdout) != 0)
@@ -743,7 +743,7 @@ static int open_inputs(struct run *X)
 		int r = vms_reader_open(&X->rd, X->in, o->ring ? 0 : VMS_READER_FOLLOW_NAME);
 		if (r < 0) {
 			vms_err("%s", X->rd ? vms_reader_error(X->rd) : strerror(-r));
-			return 1;
+			return vms_tool_input_status(r, false);
 		}
 		if (o->ring && vms_reader_kind(X->rd) != VMS_READER_RING)
 			return vms_tool_usage("export", "not a live ring (use --file for a .vms file)", o->ring);
@@ -753,11 +753,17 @@ static int open_inputs(struct run *X)
 		struct vms_reader *fr = NULL;
 		int r = vms_reader_open(&fr, o->file, 0);
 		int kind = r < 0 ? 0 : vms_reader_kind(fr);
-		if (r < 0)
+		bool opened = r >= 0;
+		/* and of a major version this reader knows (its file header) */
+		if (kind == VMS_READER_FILE && vms_reader_next(fr) == -ENOTSUP)
+			r = -ENOTSUP;
+		if (r < 0 && opened)
+			vms_err("%s: %s", o->file, vms_reader_error(fr));
+		else if (r < 0)
 			vms_err("%s", fr ? vms_reader_error(fr) : strerror(-r));
 		vms_reader_close(fr);
 		if (r < 0)
-			return 1;
+			return vms_tool_input_status(r, opened);
 		if (kind != VMS_READER_FILE)
 			return vms_tool_usage("export", "not a binary stream (use --ring for a ring)", o->file);
 	}

@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
+#include "log.h"
+#include "rotname.h"
 #include "tool.h"
 #include "vms.h"
 #include "vms_build.h"
@@ -107,7 +111,10 @@ static const char usage_text2[] =
 	"(vmsampler_export_rw_*).\n"
 	"\n"
 	"Exit status: 0 stopped (SIGINT, SIGTERM, or the writer exited cleanly), 1 the\n"
-	"input failed (the writer died, damaged input, an I/O error), 2 usage error.\n"
+	"input failed (the writer died, damaged input, an I/O error) or the receiver\n"
+	"of --remote-write refused, 2 usage or configuration error: a bad option, an\n"
+	"input that is missing or not a vmsampler ring or stream, a file of an\n"
+	"option that is refused or cannot be used, an address that cannot be bound.\n"
 	"See vmsampler(1).\n";
 
 
@@ -258,6 +265,29 @@ static int read_options(struct vms_xopts *o, int argc, char **argv)
 	return -1;
 }
 
+/* --file names a rotated file (vmsampler(1), --rotate) that the sampler
+ * has compressed since (NAME.zst, the same frames): read that, so that the
+ * command that followed the run from its first file, and its --rw-cursor,
+ * go on after the compression (a unit restarted with the same
+ * ExecStart=). */
+static void compressed_since(struct vms_xopts *o)
+{
+	struct stat st;
+	if (!o->file || stat(o->file, &st) == 0 || errno != ENOENT)
+		return;
+	const char *base = strrchr(o->file, '/');
+	base = base ? base + 1 : o->file;
+	size_t sl, bl = strlen(base);
+	char ext[256];
+	bool zst = bl > 4 && strcmp(base + bl - 4, ".zst") == 0;
+	if (zst || !vms_rotname_split(base, &sl, ext, sizeof(ext)) ||
+	    (size_t)snprintf(o->file_zst, sizeof(o->file_zst), "%s.zst", o->file) >= sizeof(o->file_zst) ||
+	    stat(o->file_zst, &st) != 0)
+		return;
+	vms_info("export: %s was compressed since: reading %s", o->file, o->file_zst);
+	o->file = o->file_zst;
+}
+
 /* The options together: -1 to go on, else the exit status. */
 static int check_options(struct vms_xopts *o)
 {
@@ -288,6 +318,8 @@ static int check_options(struct vms_xopts *o)
 	fprintf(stderr, "vmsampler export: this build has no remote write (protobuf-c, snappy, libcurl)\n");
 	return 2;
 #endif
+	if (strncasecmp(o->rw_url, "http://", 7) != 0 && strncasecmp(o->rw_url, "https://", 8) != 0)
+		return vms_tool_usage("export", "--remote-write wants an http:// or https:// URL", o->rw_url);
 	if (o->ring && o->file && !o->listen)
 		return vms_tool_usage("export", "--ring and --file together: the ring for --listen, the "
 				  "file for --remote-write; --listen is missing", NULL);
@@ -309,5 +341,7 @@ int vms_xopts_parse(struct vms_xopts *o, int argc, char **argv)
 	o->mo.include = o->inc;
 	o->mo.exclude = o->exc;
 	int rc = read_options(o, argc, argv);
-	return rc >= 0 ? rc : check_options(o);
+	if (rc < 0 && (rc = check_options(o)) < 0)
+		compressed_since(o);
+	return rc;
 }

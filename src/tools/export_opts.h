@@ -15,9 +15,11 @@
 #define VMS_XOPT_LISTEN "127.0.0.1:9465"
 #define VMS_XOPT_HEADER_TIMEOUT_NS (10 * 1000000000ull)
 
-/* What the command line asked for: strings point into argv. */
+/* What the command line asked for: strings point into argv (file: or
+ * into file_zst, its .zst, when a rotated file was compressed since). */
 struct vms_xopts {
 	const char *ring, *file;
+	char file_zst[4096];
 	/* /metrics */
 	const char *listen, *cert, *key, *auth;
 	uint64_t header_timeout; /* ns */

@@ -220,6 +220,17 @@ static int64_t find_key(const struct pstate *p, const char *key)
 
 /* ---- the cursor ------------------------------------------------------------- */
 
+/* The directory of path, in buf ("." for a bare name) */
+static const char *dir_of(const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", path);
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return ".";
+	slash[slash == buf ? 1 : 0] = '\0';
+	return buf;
+}
+
 static int cursor_write(struct xrw *x)
 {
 	const char *path = x->c->cursor;
@@ -260,11 +271,7 @@ static int cursor_write(struct xrw *x)
 	}
 	/* the rename itself made durable */
 	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir ? 1 : 0] = '\0';
-	int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = open(dir_of(path, dir, sizeof(dir)), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fsync(dfd);
 		close(dfd);
@@ -272,7 +279,8 @@ static int cursor_write(struct xrw *x)
 	return 0;
 }
 
-/* 1 read, 0 none, -1 malformed or unreadable, -2 refused or another URL's (said) */
+/* 1 read, 0 none, -1 unreadable, -2 refused, malformed, another URL's or
+ * in a directory where it cannot be written: a configuration error (said) */
 static int cursor_read(struct xrw *x, struct cursor *c)
 {
 	const char *path = x->c->cursor;
@@ -281,9 +289,17 @@ static int cursor_read(struct xrw *x, struct cursor *c)
 	struct stat st;
 	int fd = vms_safe_open(path, 0, 1 << 16, &st, why, sizeof(why));
 	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
-	if (!f) {
-		if (fd == -ENOENT)
+	if (!f && fd == -ENOENT) {
+		/* a new one: its directory must take it (checked now, not at
+		 * the first request) */
+		char dir[4096];
+		if (access(dir_of(path, dir, sizeof(dir)), W_OK | X_OK) == 0)
 			return 0;
+		int e = errno;
+		vms_err("export: --rw-cursor %s: directory %s: %s", path, dir, strerror(e));
+		return vms_safe_status(-e) == 2 ? -2 : -1;
+	}
+	if (!f) {
 		if (fd >= 0)
 			close(fd);
 		vms_err("export: --rw-cursor %s: %s", path, fd < 0 ? why : strerror(errno));
@@ -316,7 +332,7 @@ static int cursor_read(struct xrw *x, struct cursor *c)
 	fclose(f);
 	if (got != 31 || ver != 1 || c->inflight < c->acked) {
 		vms_err("export: --rw-cursor %s: not a cursor of vmsampler export (remove it to start over)", path);
-		return -1;
+		return -2;
 	}
 	if (strcmp(url, x->c->url) != 0) {
 		vms_err("export: --rw-cursor %s counts for %s, not %s (give another cursor, or remove it to "
@@ -579,6 +595,8 @@ static int run(struct xrw *x)
 	int have_cursor = c->cursor ? cursor_read(x, &saved) : 0;
 	if (have_cursor < 0)
 		return have_cursor == -2 ? 2 : 1;
+	vms_info("export: remote write of %s to %s%s%s", c->input, c->url, c->cursor ? ", cursor " : "",
+		 c->cursor ? c->cursor : "");
 
 	while (!*c->stop) {
 		int r = vms_reader_next(x->rd);
@@ -675,7 +693,7 @@ static int run(struct xrw *x)
 			return 0;
 		}
 		vms_err("export: %s: %s", c->input, vms_reader_error(x->rd));
-		return 1;
+		return r == -ENOTSUP ? 2 : 1; /* another major version of the format: 2 */
 	}
 	return 0;
 }
@@ -713,6 +731,7 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 	e = vms_reader_open(&x.rd, c->input, c->follow ? VMS_READER_FOLLOW_NAME : 0);
 	if (e < 0) {
 		vms_err("export: %s", x.rd ? vms_reader_error(x.rd) : strerror(-e));
+		rv = vms_safe_status(e);
 		goto out;
 	}
 	struct stat sb;
@@ -720,8 +739,6 @@ int vms_xrw_run(const struct vms_xrw_conf *c)
 		x.dev = (uint64_t)sb.st_dev;
 		x.ino = (uint64_t)sb.st_ino;
 	}
-	vms_info("export: remote write of %s to %s%s%s", c->input, c->url, c->cursor ? ", cursor " : "",
-		 c->cursor ? c->cursor : "");
 	rv = run(&x);
 	if (x.stat[VMS_MMETA_RW_DROPPED])
 		vms_warn("export: remote write: %" PRIu64 " samples in all refused by the receiver and dropped "

@@ -29,8 +29,8 @@ static const char usage_text[] =
 	"sampler takes at most 64 marks per interval and answers the rest with an\n"
 	"error.  Prints the seq of the frame the mark goes before.\n"
 	"\n"
-	"Exit status: 0 marked, 1 the sampler refused the mark or did not answer,\n"
-	"2 usage error.  See vmsampler(1).\n";
+	"Exit status: 0 marked, 1 the sampler refused the mark or did not answer\n"
+	"(or none answers at that path), 2 usage error.  See vmsampler(1).\n";
 
 int vms_mark_main(int argc, char **argv)
 {

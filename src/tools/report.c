@@ -71,9 +71,10 @@ static const char usage_text[] =
 	"                    one --window (report --interference --help)\n"
 	"  -h, --help        show this help\n"
 	"\n"
-	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged or\n"
-	"foreign input (what was read before the damage is reported) or an I/O\n"
-	"error, 2 usage error.  See vmsampler(1).\n";
+	"Exit status: 0 success (a torn tail is reported on stderr), 1 damaged\n"
+	"input (what was read before the damage is reported) or an I/O error, 2\n"
+	"usage or configuration error: a bad option, an input that is missing or\n"
+	"not a vmsampler stream or ring.  See vmsampler(1).\n";
 
 static int parse_interval(const char *s, double *v)
 {
@@ -158,14 +159,14 @@ static int report_run(struct report *R)
 	signal(SIGPIPE, SIG_IGN);
 	static char obuf[1 << 16];
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
-	int rc = 0, r = rpt_open_input(R);
+	int rc = 0, r = rpt_open_input(R), failed = 0;
 	if (r < 0) {
 		vms_err("%s", R->err);
 		report_free(R);
-		return 1;
+		return vms_tool_input_status(r, false);
 	}
 	if (R->summary) {
-		r = rpt_summarize(R);
+		r = failed = rpt_summarize(R);
 		if (r < 0 && !R->err[0])
 			snprintf(R->err, sizeof(R->err), "%s: %s", R->in, strerror(-r));
 		R->mode = R->json ? M_JSON : M_TEXT;
@@ -190,6 +191,8 @@ static int report_run(struct report *R)
 			if (!((R->seen >> s) & 1) || (s == S_VM && !R->vm) || !((R->only >> s) & 1))
 				continue;
 			r = rpt_run_pass(R, m, 1u << s);
+			if (r < 0 && !failed)
+				failed = r;
 			if (r < 0 && R->npass == 1 && !R->rows)
 				break;
 			rpt_section_end(R, s);
@@ -206,7 +209,7 @@ static int report_run(struct report *R)
 	}
 	if (R->err[0] && !R->oerr) {
 		vms_err("%s", R->err);
-		rc = 1;
+		rc = vms_tool_input_status(failed ? failed : -EBADMSG, true);
 	} else if (R->warn[0]) {
 		vms_warn("%s", R->warn);
 	}

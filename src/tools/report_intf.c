@@ -108,6 +108,7 @@ struct intf {
 	uint32_t *in;
 	/* what was read */
 	uint64_t nframes, nin;
+	bool opened; /* the input was opened (a failure after it is one of reading) */
 	double span_s;
 	int64_t first_real, last_real;
 	char err[600];
@@ -275,6 +276,7 @@ static int read_run(struct intf *X)
 		vms_reader_close(rd);
 		return r;
 	}
+	X->opened = true;
 	vms_rdr_want_events(rd, true);
 	struct vms_rate_stream st = {0};
 	uint64_t streams = 1, pm = 0;
@@ -733,7 +735,7 @@ int vms_report_intf_main(int argc, char **argv)
 	if (r < 0 && !X.nframes) {
 		vms_err("%s", X.err);
 		intf_free(&X);
-		return 1;
+		return vms_tool_input_status(r, X.opened);
 	}
 	char werr[600];
 	if (vms_window_check(&X.win, X.path, werr, sizeof(werr)) < 0) {

@@ -56,7 +56,9 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 stopped (SIGINT, SIGTERM, -n, the end with --no-follow, or the\n"
 	"writer exited cleanly), 1 the writer died or stopped responding, damaged\n"
-	"input or an I/O error, 2 usage error.  See vmsampler(1).\n";
+	"input or an I/O error, 2 usage or configuration error: a bad option, a\n"
+	"RING or FILE that is missing or not a vmsampler ring or stream.  See\n"
+	"vmsampler(1).\n";
 
 #define RATES_META "seq,time,t_mono_ns,interval_s,rate_flags"
 #define RATE_DIGITS 2
@@ -398,7 +400,7 @@ static int run(struct tail *t, const char *in, bool events, bool follow, uint64_
 			}
 		} else {
 			vms_err("%s: %s", in, vms_reader_error(t->rd));
-			rc = 1;
+			rc = vms_tool_input_status(r, true);
 		}
 		break;
 	}
@@ -464,7 +466,7 @@ int vms_tail_main(int argc, char **argv)
 	if (r < 0) {
 		vms_err("%s", vms_reader_error(t.rd));
 		vms_reader_close(t.rd);
-		return 1;
+		return vms_tool_input_status(r, false);
 	}
 	if (t.rates)
 		vms_reader_rates_enable(t.rd);

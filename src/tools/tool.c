@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "safefile.h"
 
 int vms_tool_usage(const char *tool, const char *msg, const char *arg)
 {
@@ -84,6 +85,13 @@ int vms_tool_one_operand(const char *tool, int argc, const char *what)
 	char msg[64];
 	snprintf(msg, sizeof(msg), "%s %s", optind == argc ? "missing" : "more than one", what);
 	return vms_tool_usage(tool, msg, NULL);
+}
+
+int vms_tool_input_status(int err, bool opened)
+{
+	if (opened)
+		return err == -ENOTSUP ? 2 : 1;
+	return vms_safe_status(err);
 }
 
 int vms_tool_parse_u64(const char *s, uint64_t *v)

@@ -52,6 +52,12 @@ int vms_tool_usage(const char *tool, const char *msg, const char *arg);
  * ambiguous option) as that one line; returns 2.  argv as given to
  * getopt_long (optind, optopt as it left them). */
 int vms_tool_bad_option(const char *tool, int c, char **argv);
+/* The exit status of a failure of an input: err from vms_reader_open
+ * (opened false: 2 when the path or the file is wrong, a configuration
+ * error; 1 when the machine failed: safefile.h, vms_safe_status) or
+ * from reading it (opened true: 2 for a stream of another major version
+ * of the format, -ENOTSUP; damage and I/O errors 1). */
+int vms_tool_input_status(int err, bool opened);
 /* A non-negative decimal integer, the whole of s: 0 or -EINVAL. */
 int vms_tool_parse_u64(const char *s, uint64_t *v);
 /* Flush f at the end of a front end's output: 0, or -1 after saying
