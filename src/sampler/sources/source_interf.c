@@ -35,7 +35,8 @@
  * under the cgroup2 mount, e.g. system.slice/backup.service; "/" is the
  * root) it has waited behind, from 0 when the cgroup was named (declared
  * when the pair first appears: a new schema generation, as when a disk
- * appears; a host whose VMs are pinned apart has few pairs).  The program keys a host task by its cgroup v2
+ * appears, but at most one per VMS_INTERF_DECLARE_NS, declare_due; a
+ * host whose VMs are pinned apart has few pairs).  The program keys a host task by its cgroup v2
  * id, the inode of the group's directory: idle() ranks the ids, names the
  * top ones by a walk of the cgroup2 mount (cached; walked again only when
  * a new id is to be named) and asks for a new schema when the top set
