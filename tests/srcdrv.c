@@ -14,11 +14,11 @@
 #define CANARY 0x5a5a5a5a5a5a5a5aull
 
 /* The driver's clock: it stands still (a source under the driver reads
- * its files, not the time), and it never waits. */
+ * its files, not the time) unless a test moves d->mono_ns, and it never
+ * waits. */
 static uint64_t fixed_mono(void *ctx)
 {
-	(void)ctx;
-	return 1000 * VMS_NSEC_PER_SEC;
+	return ((const struct drv *)ctx)->mono_ns;
 }
 static int64_t fixed_real(void *ctx)
 {
@@ -31,7 +31,6 @@ static int fixed_wait(void *ctx, uint64_t deadline_ns, struct pollfd *fds, unsig
 	return -ENOSYS;
 }
 static const struct vms_clock_ops fixed_ops = {fixed_mono, fixed_real, fixed_mono, fixed_wait};
-static const struct vms_clock fixed_clock = {&fixed_ops, NULL};
 
 static void count_event(void *ctx, uint32_t type, const char *subject, const char *detail)
 {
@@ -41,7 +40,9 @@ static void count_event(void *ctx, uint32_t type, const char *subject, const cha
 
 static void drv_open(struct drv *d, const char *root, const struct vms_source_ops *ops, int want)
 {
-	d->env = (struct vms_source_env){.clock = &fixed_clock, .event = count_event, .event_ctx = d};
+	d->clock = (struct vms_clock){&fixed_ops, d};
+	d->mono_ns = 1000 * VMS_NSEC_PER_SEC;
+	d->env = (struct vms_source_env){.clock = &d->clock, .event = count_event, .event_ctx = d};
 	d->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(d->dirfd >= 0);
 	d->src.ops = ops;
@@ -69,7 +70,7 @@ void drv_put(const char *dir, const char *file, const char *data, size_t len)
 
 unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32_t *parse_errors)
 {
-	struct vms_tick_ctx t = {.idx = 1, .vms = d->vms};
+	struct vms_tick_ctx t = {.t_mono_ns = d->mono_ns, .idx = 1, .vms = d->vms};
 	test_allocs = 0;
 	for (unsigned i = 0; i < n; i++) {
 		if (new_tick)
@@ -107,7 +108,7 @@ int drv_sample(struct drv *d)
 	/* a new tick index each time: files shared by sources (procfile.c)
 	 * are read once per tick */
 	static uint64_t idx;
-	struct vms_tick_ctx t = {.idx = ++idx, .vms = d->vms};
+	struct vms_tick_ctx t = {.t_mono_ns = d->mono_ns, .idx = ++idx, .vms = d->vms};
 	for (unsigned i = 0; i < VMS_ARRAY_SIZE(d->slots); i++)
 		d->slots[i] = CANARY;
 	int r = d->src.ops->sample(&d->src, d->slots, &t);

@@ -17,7 +17,10 @@ struct drv {
 	uint64_t slots[8192];
 	uint32_t parse_errors; /* of the last sample */
 	const struct vms_vmtab *vms; /* the VM set: env.vms and the tick's (NULL: none) */
-	struct vms_source_env env;   /* what the source is given: a fixed clock, events counted */
+	struct vms_source_env env;   /* what the source is given: the driver's clock, events counted */
+	struct vms_clock clock;      /* env.clock: reads mono_ns */
+	uint64_t mono_ns;            /* the driver's clock (its mono and each tick's t_mono_ns): 1000 s,
+				      * standing still unless a test moves it */
 	unsigned events;             /* events the source queued */
 };
 

@@ -432,7 +432,8 @@ static void check_monotonic(struct drv *d, uint64_t *before)
  * one CPU: vm.v.intf.wait is V's run delay and vm.v.intf.by.a A's run
  * time over the same interval (A stopped at its ends, as above), the
  * parts add up to wait, and the pair's column appears with a new schema
- * once V waited behind A. */
+ * once V waited behind A (and the hold after the last declaration,
+ * VMS_INTERF_DECLARE_NS, is over). */
 static void test_source_columns(void **state)
 {
 	(void)state;
@@ -464,7 +465,10 @@ static void test_source_columns(void **state)
 	assert_int_equal(drv_sample(d), 0);
 	kill(a, SIGCONT);
 	usleep(300 * 1000);
-	/* V waited behind A: a new pair, a new schema */
+	/* V waited behind A: a new pair, a new schema once the hold after the
+	 * last declaration is over */
+	assert_int_equal(drv_sample(d), 0);
+	d->mono_ns += VMS_INTERF_DECLARE_NS;
 	int r = drv_sample(d);
 	assert_int_equal(r, VMS_RESCHEMA);
 	assert_int_equal(drv_declare(d), 0);
@@ -611,9 +615,12 @@ static void test_source_host_cgroup(void **state)
 	kill(h, SIGCONT);
 	usleep(300 * 1000);
 	/* the tick reads the account; idle ranks the host's cgroups (H's
-	 * first: it held V's CPU), names them and asks for a new schema */
+	 * first: it held V's CPU), names them and asks for a new schema (at
+	 * the end of the hold after the last declaration) */
 	assert_int_equal(drv_sample(d), 0);
 	d->src.ops->idle(&d->src, UINT64_MAX, &d->env);
+	assert_int_equal(drv_sample(d), 0);
+	d->mono_ns += VMS_INTERF_DECLARE_NS;
 	for (int i = 0; i < 4; i++) {
 		int r = drv_sample(d);
 		if (r == 0)
@@ -710,11 +717,18 @@ static int acct_maps(uint32_t *ids, unsigned cap, unsigned *n, const uint32_t *s
 	return found;
 }
 
-/* Victim 0 behind host cgroup id for ns in total, as the program keeps it */
+/* Victim (the source's index of a VM) behind culprit (kind, id) for ns in
+ * total, as the program keeps it */
+static void acct_put(int fd, uint32_t victim, uint32_t kind, uint64_t id, uint64_t ns)
+{
+	struct interf_key k = {.victim = victim, .kind = kind, .id = id};
+	assert_int_equal(bpf_map_update_elem(fd, &k, &ns, BPF_ANY), 0);
+}
+
+/* Victim 0 behind host cgroup id for ns in total */
 static void host_put(int fd, uint64_t id, uint64_t ns)
 {
-	struct interf_key k = {.victim = 0, .kind = INTERF_HOST, .id = id};
-	assert_int_equal(bpf_map_update_elem(fd, &k, &ns, BPF_ANY), 0);
+	acct_put(fd, 0, INTERF_HOST, id, ns);
 }
 
 /* The source's host columns of VM v checked against what the test put in
@@ -801,8 +815,13 @@ static void test_source_host_rename(void **state)
 	check_host(d, tot, named, since, 0);
 	for (unsigned i = 0; i < IF_NCOLS; i++)
 		before[i] = val(d, if_col_name(i));
-	/* idle names the top five: 0..4 */
+	/* idle names the top five: 0..4 (in a new schema at the end of the
+	 * hold after the last declaration: none before) */
 	d->src.ops->idle(&d->src, UINT64_MAX, &d->env);
+	drv_sample_settled(d);
+	check_monotonic(d, before);
+	check_host(d, tot, named, since, 0);
+	d->mono_ns += VMS_INTERF_DECLARE_NS;
 	drv_sample_settled(d);
 	check_monotonic(d, before);
 	for (unsigned i = 0; i < 5; i++) {
@@ -825,6 +844,7 @@ static void test_source_host_rename(void **state)
 	check_monotonic(d, before);
 	check_host(d, tot, named, since, 0);
 	d->src.ops->idle(&d->src, UINT64_MAX, &d->env);
+	d->mono_ns += VMS_INTERF_DECLARE_NS;
 	drv_sample_settled(d);
 	check_monotonic(d, before);
 	uint64_t left = tot[4] - since[4];
@@ -843,6 +863,155 @@ static void test_source_host_rename(void **state)
 	drv_close(d);
 	kill(v, SIGKILL);
 	waitpid(v, NULL, 0);
+}
+
+/* Pairs appearing tick after tick (dozens of VMs whose guests begin to
+ * wait behind each other) make one new schema generation per hold
+ * (VMS_INTERF_DECLARE_NS after the last declaration), not one per tick:
+ * five pausing processes as the VMs V was behind and one more as V, the
+ * account written by the test (as test_source_host_rename does; the
+ * program adds nothing for sleeping threads), a tick a second on the
+ * driver's clock.  V waits behind c1, c2, c3 from ticks 1, 2, 3 and
+ * behind c4, c5 from ticks 12, 13: a generation at 10 s and one at 20 s,
+ * none in between; at every tick V's wait and vms are all of what the
+ * test put (nothing held back) and a declared pair's column is the
+ * account's total for it (the first value included).  Then a host pair:
+ * c1 behind a cgroup already named (for V) is held the same way, its
+ * wait in c1's host_other, and its column starts from 0 when declared,
+ * host_other keeping what it had (never going back), so that the named
+ * columns and host_other add up to host at every tick. */
+enum { NV = 6 };
+static void tick_hold(struct drv *d, uint64_t *decl, unsigned *gens)
+{
+	d->mono_ns += VMS_NSEC_PER_SEC;
+	int r = drv_sample(d);
+	if (r == VMS_RESCHEMA) {
+		if (d->mono_ns - *decl < VMS_INTERF_DECLARE_NS)
+			fail_msg("a new schema generation %.1f s after the last one (hold %.1f s)",
+				 (double)(d->mono_ns - *decl) / 1e9, (double)VMS_INTERF_DECLARE_NS / 1e9);
+		assert_int_equal(drv_declare(d), 0);
+		*decl = d->mono_ns;
+		(*gens)++;
+		r = drv_sample(d);
+	}
+	assert_int_equal(r, 0);
+}
+
+static void check_host_sum(struct drv *d, const char *vm)
+{
+	char prefix[64], n[96];
+	uint64_t named = 0;
+	snprintf(prefix, sizeof(prefix), "vm.%s.intf.host.", vm);
+	for (uint32_t i = 0; i < d->schema->ncols; i++)
+		if (strncmp(d->schema->cols[i].name, prefix, strlen(prefix)) == 0)
+			named += d->slots[i];
+	snprintf(n, sizeof(n), "vm.%s.intf.host_other", vm);
+	uint64_t other = val(d, n);
+	snprintf(n, sizeof(n), "vm.%s.intf.host", vm);
+	assert_int_equal(named + other, val(d, n));
+}
+
+static void test_source_pair_hold(void **state)
+{
+	(void)state;
+	require_prog();
+	pid_t pid[NV];
+	struct vms_vm vm[NV];
+	char name[NV][8];
+	memset(vm, 0, sizeof(vm));
+	for (unsigned i = 0; i < NV; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0) {
+			test_die_with_parent();
+			for (;;)
+				pause();
+		}
+		if (i)
+			snprintf(name[i], sizeof(name[i]), "c%u", i);
+		else
+			snprintf(name[i], sizeof(name[i]), "v");
+		vm[i] = (struct vms_vm){.name = name[i], .state = 1, .pid = pid[i], .nvcpu = 1, .vcpu_tid = &pid[i]};
+		snprintf(vm[i].uuid, sizeof(vm[i].uuid), "00000000-0000-0000-0000-0000000001%02u", i);
+	}
+	struct vms_vmtab tab = {.vm = vm, .n = NV, .gen = 1};
+	uint32_t before_ids[16], ids[16];
+	unsigned nbefore, n;
+	acct_maps(before_ids, 16, &nbefore, NULL, 0);
+	struct vms_source_conf sc = {.host_cgroups = 5};
+	struct drv *d = drv_new_conf("/proc", &vms_source_interference, &sc);
+	d->vms = &tab;
+	assert_int_equal(drv_declare(d), 0);
+	int fd = acct_maps(ids, 16, &n, before_ids, nbefore);
+	assert_true(fd >= 0);
+	assert_int_equal(drv_sample(d), 0);
+	/* V (index 0) behind c1..c5 (indices 1..5, the set's order) */
+	static const unsigned from[NV] = {0, 1, 2, 3, 12, 13};
+	uint64_t tot[NV] = {0}, decl = d->mono_ns;
+	unsigned gens = 0;
+	for (unsigned tick = 1; tick <= 30; tick++) {
+		uint64_t sum = 0;
+		for (unsigned j = 1; j < NV; j++) {
+			if (tick >= from[j]) {
+				tot[j] += 1000000ull * j + tick;
+				acct_put(fd, 0, INTERF_VM, j, tot[j]);
+			}
+			sum += tot[j];
+		}
+		tick_hold(d, &decl, &gens);
+		assert_int_equal(val(d, "vm.v.intf.vms"), sum);
+		assert_int_equal(val(d, "vm.v.intf.wait"), sum);
+		for (unsigned j = 1; j < NV; j++) {
+			char c[64];
+			snprintf(c, sizeof(c), "vm.v.intf.by.%s", name[j]);
+			if (col(d, c) >= 0)
+				assert_int_equal(val(d, c), tot[j]);
+			else if (tick >= from[j] + VMS_INTERF_DECLARE_NS / VMS_NSEC_PER_SEC + 1)
+				fail_msg("no column %s %u s after the pair appeared", c, tick - from[j]);
+		}
+	}
+	assert_int_equal(gens, 2);
+	/* a host cgroup named for V's wait behind it (at the end of a hold) */
+	const uint64_t h = cg_base + 42;
+	char hname[96], c1name[96];
+	snprintf(hname, sizeof(hname), "vm.v.intf.host.cgroup-%llu", (unsigned long long)h);
+	snprintf(c1name, sizeof(c1name), "vm.c1.intf.host.cgroup-%llu", (unsigned long long)h);
+	acct_put(fd, 0, INTERF_HOST, h, 500000000ull);
+	tick_hold(d, &decl, &gens);
+	d->src.ops->idle(&d->src, UINT64_MAX, &d->env);
+	for (unsigned i = 0; i < 10 && col(d, hname) < 0; i++)
+		tick_hold(d, &decl, &gens);
+	assert_int_equal(gens, 3);
+	assert_int_equal(val(d, hname), 0); /* named just now: from 0 */
+	check_host_sum(d, "v");
+	/* c1 behind it: held, in c1's host_other meanwhile */
+	uint64_t c1h = 300000000ull, oth = 0;
+	for (unsigned i = 0; i < 12 && col(d, c1name) < 0; i++) {
+		c1h += 10000000ull;
+		acct_put(fd, 1, INTERF_HOST, h, c1h);
+		tick_hold(d, &decl, &gens);
+		if (col(d, c1name) < 0)
+			assert_int_equal(val(d, "vm.c1.intf.host_other"), c1h);
+		else /* declared at this tick's read: from 0, what came before in host_other */
+			assert_int_equal(val(d, c1name), 0);
+		assert_true(val(d, "vm.c1.intf.host_other") >= oth);
+		oth = val(d, "vm.c1.intf.host_other");
+		assert_int_equal(val(d, "vm.c1.intf.host"), c1h);
+		check_host_sum(d, "c1");
+	}
+	assert_int_equal(gens, 4);
+	assert_int_equal(oth, c1h);
+	acct_put(fd, 1, INTERF_HOST, h, c1h + 50000000ull);
+	tick_hold(d, &decl, &gens);
+	assert_int_equal(val(d, c1name), 50000000ull);
+	assert_int_equal(val(d, "vm.c1.intf.host_other"), oth);
+	check_host_sum(d, "c1");
+	check_host_sum(d, "v");
+	drv_close(d);
+	for (unsigned i = 0; i < NV; i++) {
+		kill(pid[i], SIGKILL);
+		waitpid(pid[i], NULL, 0);
+	}
 }
 
 /* A VM leaves and comes back (the source through its ops, two busy
@@ -871,6 +1040,7 @@ static void test_source_leave(void **state)
 	for (int i = 0; i < 20 && (s == VMS_RESCHEMA || col(d, "vm.v.intf.by.a") < 0 ||
 				   val(d, "vm.v.intf.by.a") < 100000000); i++) {
 		usleep(100 * 1000);
+		d->mono_ns += VMS_INTERF_DECLARE_NS; /* a new pair's hold over */
 		if (s == VMS_RESCHEMA)
 			assert_int_equal(drv_declare(d), 0);
 		s = drv_sample(d);
@@ -1071,4 +1241,4 @@ static void test_run_time(void **state)
 
 VMS_TEST_MAIN(setup, teardown, test_behind_other_vm, test_behind_own_thread, test_behind_host_cgroup,
 	      test_perf_still_counts, test_source_columns, test_source_host_cgroup,
-	      test_source_host_rename, test_source_leave, test_read_walk, test_run_time)
+	      test_source_host_rename, test_source_pair_hold, test_source_leave, test_read_walk, test_run_time)

@@ -68,6 +68,9 @@ struct vms_source_conf {
 	uint32_t host_cgroups;   /* interference: the host's cgroups named (the rest: host_other) */
 };
 #define VMS_INTERF_HOST_CGROUPS 5 /* sources.interference.host_cgroups default */
+/* interference: a new pair or a new named set waits for a new schema
+ * generation until this long after the last one (source_interf.c) */
+#define VMS_INTERF_DECLARE_NS (10 * VMS_NSEC_PER_SEC)
 
 /* sources.libvirt: the vm source (per-VM statistics) and its agent. */
 struct vms_libvirt_conf {

@@ -35,7 +35,8 @@
  * under the cgroup2 mount, e.g. system.slice/backup.service; "/" is the
  * root) it has waited behind, from 0 when the cgroup was named (declared
  * when the pair first appears: a new schema generation, as when a disk
- * appears; a host whose VMs are pinned apart has few pairs).  The program keys a host task by its cgroup v2
+ * appears, but at most one per VMS_INTERF_DECLARE_NS, declare_due; a
+ * host whose VMs are pinned apart has few pairs).  The program keys a host task by its cgroup v2
  * id, the inode of the group's directory: idle() ranks the ids, names the
  * top ones by a walk of the cgroup2 mount (cached; walked again only when
  * a new id is to be named) and asks for a new schema when the top set
@@ -51,6 +52,7 @@
 #include <sys/stat.h>
 
 #include "bpf_interf.h"
+#include "clock.h"
 #include "grow.h"
 #include "cgroup.h"
 #include "cpuirq.h"
@@ -109,7 +111,7 @@ struct interference {
 	unsigned ntop;            /* how many to name (sources.interference.host_cgroups) */
 	uint64_t *named, *want;   /* ntop each, sorted; nnamed, nwant used */
 	unsigned nnamed, nwant;
-	bool rename;              /* want differs from named: a new schema */
+	bool rename;              /* want differs from named: a new schema (held as a new pair is) */
 	struct if_cg *cg;         /* the names known so far */
 	unsigned ncg, capcg;
 	char *cgroot;             /* the cgroup2 mount, NULL: none */
@@ -119,6 +121,7 @@ struct interference {
 	uint64_t *wprev;          /* [known * ncpu]: the waits as last read */
 	unsigned nwprev;          /* known VMs it covers */
 	uint64_t next_rank;       /* the loop's clock (idle's until_ns) */
+	uint64_t declared_ns;     /* the run's clock at the last declaration */
 	uint64_t *carry;          /* per known VM: its waits behind VMs that left, ns (in wait and vms) */
 	uint64_t *hcarry;         /* per known VM: added to host_other (modulo 2^64: it may be "negative"),
 				   * what the named set's changes took from or gave to the sum of the
@@ -308,23 +311,43 @@ static bool is_named(const struct interference *p, uint64_t id)
 	return in_set(p->named, p->nnamed, id);
 }
 
+/* The last declaration's pairs, kept by declare while it makes the new */
+struct if_old {
+	const struct if_pair *pair;
+	const uint32_t *base, *first, *n; /* nk known VMs' */
+	uint32_t nk;
+};
+
+/* Whether VM v's wait behind host cgroup id went to its host_other
+ * before this declaration: the cgroup was not named (in was[nwas]), or
+ * it was and v, in the last declaration's set, had no column for it yet
+ * (a pair held, if_sample).  A VM new to the set had no columns: its
+ * pair with a named cgroup carries all of its account. */
+static bool in_other(const uint64_t *was, unsigned nwas, const struct if_old *o, uint32_t v, uint64_t id)
+{
+	if (!in_set(was, nwas, id))
+		return true;
+	return v < o->nk && o->base[v] != UINT32_MAX && !pair_find(o->pair, o->first[v], o->n[v], INTERF_HOST, id);
+}
+
 /* The named set becomes idle's choice (want), at the account's read of
  * the declaration (ent[n]): for each VM, what it had waited behind a
- * cgroup that joins goes on counting in host_other (the cgroup's column
- * starts from 0: its pair's offset, set as the pair is declared), and
- * what it had waited behind one that leaves, which host_other's sum now
- * has again, is taken off it (the growth since it joined was in its
- * column). */
-static void host_rename(struct interference *p, unsigned n)
+ * cgroup that joins, or behind a named one it had no column for (held),
+ * goes on counting in host_other (the pair's column starts from 0: its
+ * offset, set as the pair is declared), and what it had waited behind
+ * one that leaves, which host_other's sum now has again, is taken off it
+ * (the growth since it joined was in its column). */
+static void host_rename(struct interference *p, unsigned n, const struct if_old *o)
 {
 	for (unsigned e = 0; e < n; e++) {
 		const struct vms_interf_ent *x = &p->ent[e];
 		if (x->kind != INTERF_HOST || !x->id || x->victim >= p->ncarry)
 			continue;
-		bool was = is_named(p, x->id), now = in_set(p->want, p->nwant, x->id);
-		if (!was && now)
+		bool before = in_other(p->named, p->nnamed, o, x->victim, x->id),
+		     after = !in_set(p->want, p->nwant, x->id);
+		if (before && !after)
 			p->hcarry[x->victim] += x->ns;
-		else if (was && !now)
+		else if (!before && after)
 			p->hcarry[x->victim] -= x->ns;
 	}
 	memcpy(p->named, p->want, p->nwant * sizeof(*p->named));
@@ -372,12 +395,13 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	uint64_t was[IF_TOP_MAX];
 	unsigned nwas = p->nnamed;
 	memcpy(was, p->named, nwas * sizeof(*was));
-	host_rename(p, n);
 	/* the last declaration's pairs, for the offsets of the host pairs
 	 * whose cgroup stays named */
 	struct if_pair *opair = p->pair;
-	uint32_t *ofirst = p->pfirst, *on = p->pn, onk = p->npk;
-	free(p->base);
+	uint32_t *ofirst = p->pfirst, *on = p->pn, *obase = p->base;
+	const struct if_old old = {opair, obase, ofirst, on, obase ? p->npk : 0};
+	host_rename(p, n, &old);
+	p->declared_ns = vms_clock_mono(env->clock);
 	free(p->setk);
 	size_t nk = p->nknown ? p->nknown : 1;
 	p->pair = malloc((n ? n : 1) * sizeof(*p->pair));
@@ -390,6 +414,8 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 		free(opair);
 		free(ofirst);
 		free(on);
+		free(obase);
+		p->npk = 0;
 		return -ENOMEM;
 	}
 	p->npair = 0;
@@ -428,11 +454,12 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 				char fit[VMS_NAME_PART_MAX + 1];
 				vms_name_fit(fit, VMS_NAME_PART_MAX, cn, strlen(cn));
 				vms_schema_addc(b, &d, VMS_G_VMINTFHOST, name, NULL, fit);
-				/* named just now: from 0; named before: as it was
-				 * (no pair then: none of its wait was before) */
+				/* its wait so far in host_other (named just now, or
+				 * held): from 0; else as it was (a VM new to the
+				 * set: all of it) */
 				const struct if_pair *o =
-					v < onk ? pair_find(opair, ofirst[v], on[v], INTERF_HOST, x->id) : NULL;
-				off = !in_set(was, nwas, x->id) ? x->ns : o ? o->off : 0;
+					v < old.nk ? pair_find(opair, ofirst[v], on[v], INTERF_HOST, x->id) : NULL;
+				off = in_other(was, nwas, &old, v, x->id) ? x->ns : o ? o->off : 0;
 			} else {
 				continue;
 			}
@@ -444,6 +471,7 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	free(opair);
 	free(ofirst);
 	free(on);
+	free(obase);
 	return b->err;
 }
 
@@ -471,12 +499,23 @@ static void irq_estimate(struct interference *p, struct vms_tick_ctx *t)
 	}
 }
 
+/* Whether a new pair or a new named set may have its new schema
+ * generation now: VMS_INTERF_DECLARE_NS after the last declaration, so
+ * that pairs appearing tick after tick (dozens of VMs) make one
+ * generation per period, not one per tick.  Until then a pair's wait is
+ * in its VM's parts only (a host pair's in host_other), and the account
+ * being cumulative, nothing of it is lost. */
+static bool declare_due(const struct interference *p, const struct vms_tick_ctx *t)
+{
+	return t->t_mono_ns >= p->declared_ns && t->t_mono_ns - p->declared_ns >= VMS_INTERF_DECLARE_NS;
+}
+
 static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ctx *t)
 {
 	struct interference *p = src->priv;
 	unsigned n;
 
-	if (vms_vmtab_gen(t->vms) != p->vmgen || p->rename)
+	if (vms_vmtab_gen(t->vms) != p->vmgen || (p->rename && declare_due(p, t)))
 		return VMS_RESCHEMA;
 	int r = vms_interf_read(p->x, p->ent, IF_ACCT_MAX, &n);
 	if (r < 0 && r != -ENOSPC)
@@ -518,8 +557,6 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		case INTERF_HOST:
 			c = C_HOST;
 			pair = x->id && is_named(p, x->id);
-			if (!pair)
-				s[C_HOST_OTHER] += x->ns;
 			break;
 		case INTERF_KERNEL:
 			c = C_KERNEL;
@@ -530,14 +567,14 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		}
 		s[C_WAIT] += x->ns;
 		s[c] += x->ns;
-		if (pair) {
-			uint32_t f = p->pfirst[x->victim];
-			const struct if_pair *q = pair_find(p->pair, f, p->pn[x->victim], x->kind, x->id);
-			if (!q)
-				return VMS_RESCHEMA; /* a new pair */
-			/* (a host pair: less what it had when its cgroup was named) */
+		uint32_t f = p->pfirst[x->victim];
+		const struct if_pair *q = pair ? pair_find(p->pair, f, p->pn[x->victim], x->kind, x->id) : NULL;
+		if (q) /* (a host pair: less what it had when its column was declared) */
 			s[IF_COLS + (uint32_t)(q - &p->pair[f])] += x->ns - q->off;
-		}
+		else if (pair && declare_due(p, t))
+			return VMS_RESCHEMA; /* a new pair */
+		else if (c == C_HOST)
+			s[C_HOST_OTHER] += x->ns; /* a cgroup not named, or a pair held */
 	}
 	return r == -ENOSPC ? -ENOSPC : 0;
 }
