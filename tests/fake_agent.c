@@ -43,7 +43,9 @@
  *           the end of a migration out) and the fake says nothing, as a
  *           busy agent would; then the end: "migrate" the final values
  *           (job 3) on tick 9 and the state (shut off, migrated-out event)
- *           on tick 10, "migrate-late" the other way round; GONE on 13 */
+ *           on tick 10, "migrate-late" the other way round; GONE on 13.
+ *           Its answer to tick 3 comes 0.4 s late (a busy host, an agent at
+ *           nice 10): the test waits for answers, not for a quiet moment */
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -236,6 +238,8 @@ static void mig_job(unsigned long long k, uint64_t type)
 
 static void migrate_tick(unsigned long long k, bool late)
 {
+	if (k == 3)
+		nanosleep(&(struct timespec){.tv_nsec = 400000000}, NULL);
 	if (k >= 2 && k <= 5)
 		mig_job(k, 2);
 	if (k == 5)
