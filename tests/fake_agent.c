@@ -9,7 +9,9 @@
  * protocol (virt_proto.c), started the same way (fork+exec, fd 3), and
  * its scenario is chosen by the URI the source passes on (--uri=fake:NAME).
  * It appends what it heard to $FAKE_AGENT_LOG ("start PID", "tick N",
- * "backoff UUID MS", "need UUID GROUPS").
+ * "backoff UUID MS", "need UUID GROUPS"), and "hang PID" before the
+ * answer after which it stops answering (stuck): the test's clock waits
+ * for every TICK's ACK but that agent's.
  *
  * Scenarios:
  *   basic   two VMs: vms-002 (the fixture process, kernel path) and
@@ -23,7 +25,8 @@
  *           answers again (a libvirt call that hangs); a restarted agent
  *           (FAKE_AGENT_LOG already has a start line) behaves as steady
  *   exit    exits on tick 2; restarted ones behave as steady
- *   garbage sends a malformed message on tick 2; restarted: steady
+ *   garbage sends a malformed message on tick 2 (after its ACK, in the
+ *           same write); restarted: steady
  *   down    libvirtd never answers: CONN down, forever
  *   sparse  the two VMs of basic; it says when it next needs a tick
  *           (NEXT), by the count h of ticks heard: h 1-3 in 450 ms; h 4
@@ -40,7 +43,9 @@
  *           the end of a migration out) and the fake says nothing, as a
  *           busy agent would; then the end: "migrate" the final values
  *           (job 3) on tick 9 and the state (shut off, migrated-out event)
- *           on tick 10, "migrate-late" the other way round; GONE on 13 */
+ *           on tick 10, "migrate-late" the other way round; GONE on 13.
+ *           Its answer to tick 3 comes 0.4 s late (a busy host, an agent at
+ *           nice 10): the test waits for answers, not for a quiet moment */
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -49,6 +54,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,6 +238,8 @@ static void mig_job(unsigned long long k, uint64_t type)
 
 static void migrate_tick(unsigned long long k, bool late)
 {
+	if (k == 3)
+		nanosleep(&(struct timespec){.tv_nsec = 400000000}, NULL);
 	if (k >= 2 && k <= 5)
 		mig_job(k, 2);
 	if (k == 5)
@@ -307,6 +315,9 @@ static void on_tick(const char *sc, unsigned long long k, bool restarted)
 			vms_vp_u16(&w, 1);
 			vms_vp_uuid(&w, U_LOCAL);
 			vms_vp_end(&w);
+			/* said before the answer: the test's clock, once this
+			 * is read, lets the watchdog's time pass */
+			note("hang", "-", (unsigned long long)getpid());
 			flush();
 			for (;;)
 				pause(); /* in a libvirt call that never returns */
@@ -317,9 +328,11 @@ static void on_tick(const char *sc, unsigned long long k, bool restarted)
 		exit(0);
 	if (strcmp(sc, "garbage") == 0 && k == 2) {
 		static const uint8_t bad[12] = {12, 0, 0, 0, VMS_VP_VERSION, VMS_VP_STATS, 0, 0, 1, 2, 3, 4};
-		flush();
-		if (write(fd, bad, sizeof(bad)) < 0)
+		/* in the same write as the ACK: the source reads both at once */
+		struct iovec iov[2] = {{w.buf, w.len}, {(void *)bad, sizeof(bad)}};
+		if (writev(fd, iov, 2) != (ssize_t)(w.len + sizeof(bad)))
 			exit(0);
+		vms_vp_w_reset(&w);
 		return;
 	}
 	if (strncmp(sc, "migrate", 7) == 0) {

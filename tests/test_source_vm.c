@@ -7,8 +7,13 @@
  * on real guests in tests/integration).  The fake is started exactly as
  * the agent is (fork+exec from the source, the protocol on fd 3).
  *
- * The clock is fake (the deadlines come at once) but its wait() polls the
- * agent's socket for real, until the agent has been quiet for a moment.
+ * The clock is fake (the deadlines come at once) but its wait() lets a
+ * deadline come only once the agent owes the source nothing: it said
+ * HELLO and acknowledged every TICK it was sent (what it answers comes
+ * with the ACK), or it is gone, or it said it hangs (the stuck scenario);
+ * until then it polls the agent's socket for real, and fails the test
+ * when the agent says nothing for 10 s.  So frame k + 1 has the answer to
+ * tick k however busy the host, and no tick waits longer than that.
  * Checked: per-VM columns (keyed by UUID) from the first frame; kernel
  * values equal to libvirt's reading (mem.rss in the VM's detail frames
  * only, the memory path bit in all); the agent's fallback values with
@@ -20,11 +25,14 @@
  * its batch held back); restarts after exit and after garbage; one line
  * when libvirt is unavailable; and a steady-state tick that allocates
  * nothing and logs nothing. */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -33,6 +41,7 @@
 #include "log.h"
 #include "loop.h"
 #include "virt_proto.h"
+#include "vm_int.h"
 #include "vmtab.h"
 
 #define U_LOCAL "4d0c6bd9-5ae6-43b2-8d56-3c9c6e0e7e3a"
@@ -44,11 +53,110 @@
 /* the counting allocator: see alloccount.h */
 #include "alloccount.h"
 
-/* ---- a fake clock that waits for the agent for real ------------------------ */
+/* ---- a fake clock that waits for the agent's answers ------------------------- */
+
+/* How long the agent may stay silent while it owes an answer (it answers
+ * in a few ms on an idle host) */
+#define ANSWER_WAIT_MS 10000
 
 struct fake {
 	uint64_t now, cpu;
+	const struct vms_loop *l;   /* the run (its vm source's agent) */
+	const char *agent_log;      /* the fake agents' notes (NULL: none) */
+	int saved_stderr;           /* the test's stderr while the run's goes to a file (-1: none) */
 };
+
+static char *slurp_text(const char *path, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return buf;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* The run's vm source (NULL: none open). */
+static const struct vms_vmsrc *vm_src(const struct vms_loop *l)
+{
+	for (unsigned i = 0; l && i < l->sh.nsrc; i++)
+		if (l->sh.src[i].ops && l->sh.src[i].ops->produces_vms)
+			return l->sh.src[i].priv;
+	return NULL;
+}
+
+/* What the agent still owes the source, into why (NULL: nothing): its
+ * HELLO (the rest of its start comes with it), the ACK of the last TICK
+ * (its answer comes in the same write), or the reading of what the
+ * source queued for it.  Nothing when it is gone (a restart is due in the
+ * run's time) or said it hangs (fake_agent.c: "hang PID" before its last
+ * answer; the watchdog's time must pass). */
+static const char *agent_owes(const struct fake *f, char *why, size_t cap)
+{
+	const struct vms_vmsrc *p = vm_src(f->l);
+	char log[8192], hang[64];
+	if (!p || p->cl.fd < 0 || p->fatal)
+		return NULL;
+	if (!p->hello) {
+		snprintf(why, cap, "no HELLO from the agent (pid %d) since its start", (int)p->cl.pid);
+		return why;
+	}
+	if (p->tick_acked < p->tick_sent) {
+		snprintf(hang, sizeof(hang), "hang - %d\n", (int)p->cl.pid);
+		if (f->agent_log && strstr(slurp_text(f->agent_log, log, sizeof(log)), hang))
+			return NULL;
+		snprintf(why, cap, "TICK %llu unacknowledged by the agent (pid %d; its last ACK: %llu)",
+			 (unsigned long long)p->tick_sent, (int)p->cl.pid, (unsigned long long)p->tick_acked);
+		return why;
+	}
+	if (p->cl.outpos < p->cl.out.len) {
+		snprintf(why, cap, "%zu bytes for the agent (pid %d) not sent", p->cl.out.len - p->cl.outpos,
+			 (int)p->cl.pid);
+		return why;
+	}
+	return NULL;
+}
+
+static uint64_t real_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Poll fds until one is ready (returns how many) or the agent owes
+ * nothing and none is (0); -errno.  Fails the test (its stderr back, the
+ * agent killed) after ANSWER_WAIT_MS with nothing ready while the agent
+ * owes an answer.  The condition is checked again every 50 ms (the agent
+ * may say it hangs without a message). */
+static int agent_wait(const struct fake *f, struct pollfd *fds, unsigned n)
+{
+	char why[160], log[8192];
+	uint64_t t0 = real_ms();
+	for (;;) {
+		const char *owes = agent_owes(f, why, sizeof(why));
+		int r = poll(fds, n, owes ? 50 : 0);
+		if (r > 0)
+			return r;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (!owes)
+			return 0;
+		if (real_ms() - t0 < ANSWER_WAIT_MS)
+			continue;
+		const struct vms_vmsrc *p = vm_src(f->l);
+		if (p && p->cl.pid > 0)
+			kill(p->cl.pid, SIGKILL);
+		if (f->saved_stderr >= 0) {
+			fflush(stderr);
+			dup2(f->saved_stderr, 2);
+		}
+		fail_msg("nothing from the fake agent for %d s: %s; its log:\n%s", ANSWER_WAIT_MS / 1000, owes,
+			 f->agent_log ? slurp_text(f->agent_log, log, sizeof(log)) : "(none)");
+	}
+}
 
 static uint64_t f_mono(void *c) { return ((struct fake *)c)->now; }
 static int64_t f_real(void *c) { return (int64_t)((struct fake *)c)->now + 1795330800000000000LL; }
@@ -56,13 +164,10 @@ static uint64_t f_cpu(void *c) { return ((struct fake *)c)->cpu += 1000; }
 static int f_wait(void *c, uint64_t deadline, struct pollfd *fds, unsigned n)
 {
 	struct fake *f = c;
-	/* the agent answers a tick within a few ms: after 150 ms of quiet
-	 * the next deadline has come */
-	int r = poll(fds, n, 150);
-	if (r > 0)
-		return 0;
-	for (unsigned i = 0; i < n; i++)
-		fds[i].revents = 0;
+	int r = agent_wait(f, fds, n);
+	if (r != 0)
+		return r > 0 ? 0 : r;
+	/* the agent has answered everything: the next deadline has come */
 	if (f->now < deadline)
 		f->now = deadline;
 	return 1;
@@ -117,24 +222,12 @@ static void conf_for(struct vms_config *c, const char *scenario, uint64_t count,
 	c->libvirt.detail_ns = DETAIL_EVERY * TICK;
 }
 
-static char *slurp_text(const char *path, char *buf, size_t cap)
-{
-	buf[0] = '\0';
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return buf;
-	ssize_t n = read(fd, buf, cap - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return buf;
-}
-
 static void run_scenario(struct run *r, const char *scenario, uint64_t frames)
 {
 	char out[512], logp[512], errp[512];
 	struct vms_config conf;
 	struct vms_loop l;
-	struct fake fk = {.now = 10 * VMS_NSEC_PER_SEC};
+	struct fake fk = {.now = 10 * VMS_NSEC_PER_SEC, .l = &l, .agent_log = logp, .saved_stderr = -1};
 	struct vms_clock clk = {&fake_ops, &fk};
 
 	memset(r, 0, sizeof(*r));
@@ -159,6 +252,7 @@ static void run_scenario(struct run *r, const char *scenario, uint64_t frames)
 	int saved = dup(2), efd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	dup2(efd, 2);
 	close(efd);
+	fk.saved_stderr = saved;
 	int rc = vms_loop_init(&l, &conf, &clk, NULL);
 	if (rc == 0)
 		rc = vms_loop_run(&l);
@@ -463,17 +557,19 @@ static void test_next(void **state)
 }
 
 #if HAVE_COUNTING_MALLOC /* only the allocation test uses it */
-/* Move the agent's messages in and the ticks out, as vms_loop_run does
- * between two ticks. */
-static void pump(struct vms_loop *l)
+/* Move the ticks out and the agent's messages in, as vms_loop_run does
+ * between two ticks, until the agent owes nothing (fake_ops' wait). */
+static void pump(struct vms_loop *l, const struct fake *f)
 {
-	for (int quiet = 0; quiet < 2;) {
+	vms_srchost_idle(&l->sh, 0);
+	for (;;) {
 		struct pollfd fds[8];
 		unsigned n = vms_srchost_pollfds(&l->sh, fds, 8);
-		if (poll(fds, n, 30) <= 0)
-			quiet++;
-		else
-			vms_srchost_ready(&l->sh, fds);
+		int r = agent_wait(f, fds, n);
+		assert_true(r >= 0);
+		if (r == 0)
+			break;
+		vms_srchost_ready(&l->sh, fds);
 		vms_srchost_idle(&l->sh, 0);
 	}
 }
@@ -488,7 +584,7 @@ static void test_tick_allocates_nothing(void **state)
 	char out[512];
 	struct vms_config conf;
 	struct vms_loop l;
-	struct fake fk = {.now = 10 * VMS_NSEC_PER_SEC};
+	struct fake fk = {.now = 10 * VMS_NSEC_PER_SEC, .l = &l, .saved_stderr = -1};
 	struct vms_clock clk = {&fake_ops, &fk};
 	snprintf(out, sizeof(out), "%s/alloc.vms", test_tmp);
 	unsetenv("FAKE_AGENT_LOG");
@@ -512,7 +608,7 @@ static void test_tick_allocates_nothing(void **state)
 		vms_loop_drain(&l);
 		armed = 0;
 		total += allocs;
-		pump(&l); /* agent values for the next tick (may allocate) */
+		pump(&l, &fk); /* agent values for the next tick (may allocate) */
 	}
 	assert_int_equal(total, 0);
 	assert_int_equal(vms_log_count, logs);
@@ -555,7 +651,8 @@ static void check_migrated_out(const char *scenario)
 	for (unsigned i = (unsigned)last + 1; i < r->n; i++)
 		assert_false(has_col(r, i, "vm.mig.state"));
 	/* the running job: its values from the frame after the first (which
-	 * made the columns), each in the frame after the agent's tick */
+	 * made the columns), each in the frame after the agent's tick (that
+	 * of tick 3 too, which the fake answers 0.4 s late) */
 	for (unsigned i = 3; i <= 5; i++) {
 		assert_int_equal(val(r, i, "vm.mig.migration.job"), 2);
 		assert_int_equal(val(r, i, "vm.mig.migration.time_elapsed"), i * 1000);
