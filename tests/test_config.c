@@ -55,7 +55,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.ring_slots, 64);
 	assert_int_equal(c.log_level, VMS_LOG_INFO);
 	const struct vms_source_conf *s[] = {&c.procstat, &c.loadavg, &c.diskstats, &c.netdev,
-					     &c.meminfo, &c.vmstat, &c.psi};
+					     &c.meminfo, &c.vmstat, &c.psi, &c.schedstat};
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(s); i++) {
 		assert_true(s[i]->enabled);
 		assert_int_equal(s[i]->every, 1);
@@ -326,7 +326,7 @@ static const struct err_case err_cases[] = {
 	/* sources that do not exist */
 	{"sources:\n  foo: {}\n",
 	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi, "
-	 "interrupts, softirqs"
+	 "interrupts, softirqs, schedstat"
 #if HAVE_LIBVIRT
 	 ", libvirt"
 #endif
