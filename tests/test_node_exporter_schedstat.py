@@ -23,9 +23,8 @@ import os
 import shutil
 import tempfile
 
-import test_export
 from test_export import BIN, free_port, skip_or_fail, start, start_export, stop_all, wait_for
-from test_node_exporter import parse
+from test_node_exporter import get, parse
 
 FIXTURES = os.environ.get('VMS_FIXTURES', os.path.join(os.path.dirname(__file__), 'fixtures'))
 ROOT = os.path.join(FIXTURES, 'roots', 'procfs-schedstat-v15')
@@ -40,14 +39,6 @@ EXPECTED = {
     ('node_schedstat_timeslices_total', '0'): 4767485306,
     ('node_schedstat_timeslices_total', '1'): 5145567945,
 }
-
-
-def get(url):
-    try:
-        st, _, body = test_export.get(url)
-    except OSError:
-        return None
-    return body.decode() if st == 200 else None
 
 
 def helps(text):
