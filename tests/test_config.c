@@ -55,12 +55,14 @@ static void test_defaults(void **state)
 	assert_int_equal(c.ring_slots, 64);
 	assert_int_equal(c.log_level, VMS_LOG_INFO);
 	const struct vms_source_conf *s[] = {&c.procstat, &c.loadavg, &c.diskstats, &c.netdev,
-					     &c.meminfo, &c.vmstat, &c.psi, &c.schedstat};
+					     &c.meminfo, &c.vmstat, &c.psi};
 	for (size_t i = 0; i < VMS_ARRAY_SIZE(s); i++) {
 		assert_true(s[i]->enabled);
 		assert_int_equal(s[i]->every, 1);
 	}
 	assert_true(c.procstat.per_cpu);
+	assert_false(c.schedstat.enabled); /* opt-in */
+	assert_int_equal(c.schedstat.every, 1);
 	assert_false(c.diskstats.partitions);
 	assert_globs(&c.diskstats.include, 0, NULL);
 	assert_globs(&c.diskstats.exclude, 2, (const char *[]){"ram*", "loop*"});

@@ -65,7 +65,10 @@ def main():
     tmp = tempfile.mkdtemp(prefix='vms-nodeexp-sched-')
     try:
         ring = os.path.join(tmp, 'ring')
-        start([BIN, '--proc-root', ROOT, '-i', '200ms', '--ring', ring, '-o', os.path.join(tmp, 'run.vms'),
+        cfg = os.path.join(tmp, 'vmsampler.yaml')
+        with open(cfg, 'w') as f:
+            f.write('sources:\n  schedstat: {enabled: true}\n')
+        start([BIN, '-c', cfg, '--proc-root', ROOT, '-i', '200ms', '--ring', ring, '-o', os.path.join(tmp, 'run.vms'),
                '-q'])
         wait_for(lambda: os.path.exists(ring), what='the ring')
         _, port = start_export(tmp, '--ring', ring)

@@ -9,7 +9,9 @@
  * 5145567945 (running ns, waiting ns, timeslices).  Then: a root without
  * the file (a kernel without CONFIG_SCHEDSTATS, like this host), an
  * unknown version, damaged and repeated lines, CPUs on- and offline, and
- * that sample() never allocates (the allocator is wrapped). */
+ * that sample() never allocates (the allocator is wrapped); and the
+ * binary, enabled on a root without the file: one line, the other sources
+ * sampled. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include "testutil.h"
 
 #include "allocwrap.h"
+#include "runbin.h"
 #include "source.h"
 #include "srcdrv.h"
 
@@ -204,4 +207,54 @@ static void test_live(void **state)
 	drv_close(d);
 }
 
-VMS_TEST_MAIN(NULL, NULL, test_fixture, test_missing, test_changes, test_no_allocation, test_live)
+/* The binary with the source enabled on a proc root without the file
+ * (a kernel without CONFIG_SCHEDSTATS): exactly one line names it, every
+ * frame is written with the other sources' columns (procstat's, from the
+ * root's stat) and none of it.  And on the fixture root, its columns. */
+static void test_binary(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	char cfg[512], out[512];
+	snprintf(cfg, sizeof(cfg), "%s/c.yaml", dir);
+	snprintf(out, sizeof(out), "%s/out.csv", dir);
+	FILE *f = fopen(cfg, "w");
+	assert_non_null(f);
+	fputs("sources:\n  schedstat: {enabled: true}\n", f);
+	fclose(f);
+	struct run_result r;
+	const char *const args[] = {"-c", cfg, "--proc-root", root("roots/node_exporter-8cpu-guest"), "-n", "3",
+				    "-i", "100ms", "-o", out, NULL};
+	run_bin(&r, 0, args);
+	assert_int_equal(r.status, 0);
+	unsigned n = 0;
+	for (const char *p = r.err; (p = strstr(p, "schedstat")); p++)
+		n++;
+	if (n != 1 || !strstr(r.err, "source schedstat unavailable: No such file or directory\n"))
+		fail_msg("stderr: %s", r.err);
+	size_t len;
+	char *csv = read_whole(out, &len);
+	assert_non_null(csv);
+	assert_int_equal(count_lines(csv), 1 + 3);
+	assert_non_null(strstr(csv, ",cpu.0.user,"));
+	assert_null(strstr(csv, "sched."));
+	free(csv);
+	run_result_free(&r);
+
+	const char *const args2[] = {"-c", cfg, "--proc-root", root("roots/" FIX), "-n", "2", "-i", "100ms",
+				     "-o", out, NULL};
+	unlink(out);
+	run_bin(&r, 0, args2);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "schedstat"));
+	csv = read_whole(out, &len);
+	assert_non_null(csv);
+	assert_non_null(strstr(csv, ",sched.0.time,sched.0.delay,sched.0.slices,sched.1.time,"));
+	assert_non_null(strstr(csv, ",2045936778163039,343796328169361,4767485306,1904686152592476,"
+				    "364107263788241,5145567945,"));
+	free(csv);
+	run_result_free(&r);
+	tmpdir_free(dir);
+}
+
+VMS_TEST_MAIN(NULL, NULL, test_fixture, test_missing, test_changes, test_no_allocation, test_live, test_binary)

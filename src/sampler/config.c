@@ -347,7 +347,12 @@ int vms_config_defaults(struct vms_config *c)
 	source_defaults(&c->interrupts);
 	source_defaults(&c->softirqs);
 	c->softirqs.per_cpu = true;
+	/* /proc/schedstat: opt-in, like the other inputs of interference
+	 * attribution; a kernel without CONFIG_SCHEDSTATS has no such file,
+	 * and a default source that is missing would be a warning at every
+	 * start there */
 	source_defaults(&c->schedstat);
+	c->schedstat.enabled = false;
 	/* /proc/vmstat: paging, swapping, faults, reclaim, compaction and OOM
 	 * kills (vmsampler.yaml(5); ["*"] for every line).  Globs, so that
 	 * a kernel's per-zone names (pgscan_kswapd_normal before 4.8) match */
