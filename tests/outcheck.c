@@ -36,6 +36,7 @@ void sampler_root(const char *dir, const char *netdev_root, char *root, char *co
 			"  psi: {enabled: false}\n"
 			"  interrupts: {enabled: false}\n"
 			"  softirqs: {enabled: false}\n"
+			"  schedstat: {enabled: false}\n"
 #if HAVE_PERF
 			"  perf: {enabled: false}\n"
 #endif

@@ -61,6 +61,8 @@ static void test_defaults(void **state)
 		assert_int_equal(s[i]->every, 1);
 	}
 	assert_true(c.procstat.per_cpu);
+	assert_false(c.schedstat.enabled); /* opt-in */
+	assert_int_equal(c.schedstat.every, 1);
 	assert_false(c.diskstats.partitions);
 	assert_globs(&c.diskstats.include, 0, NULL);
 	assert_globs(&c.diskstats.exclude, 2, (const char *[]){"ram*", "loop*"});
@@ -326,7 +328,7 @@ static const struct err_case err_cases[] = {
 	/* sources that do not exist */
 	{"sources:\n  foo: {}\n",
 	 "t.yaml:2:3: unknown source 'foo' (this build has: procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi, "
-	 "interrupts, softirqs"
+	 "interrupts, softirqs, schedstat"
 #if HAVE_LIBVIRT
 	 ", libvirt"
 #endif

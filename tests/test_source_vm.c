@@ -206,7 +206,7 @@ static void conf_for(struct vms_config *c, const char *scenario, uint64_t count,
 	c->count = count;
 	c->procstat.enabled = c->loadavg.enabled = c->diskstats.enabled = false;
 	c->meminfo.enabled = c->vmstat.enabled = c->psi.enabled = false;
-	c->interrupts.enabled = c->softirqs.enabled = false;
+	c->interrupts.enabled = c->softirqs.enabled = c->schedstat.enabled = false;
 	free(c->libvirt.cgroup_root);
 	snprintf(p, sizeof(p), "%s/cgroup/sys/fs/cgroup", fixture_path(FIX));
 	c->libvirt.cgroup_root = strdup(p);

@@ -76,6 +76,8 @@ GROUPS = [
      ('wait', 'vms', 'own', 'host', 'irq', 'unknown')),
     ('vmintfestby', 'vm.', 'intfest.by.', 1, 0, 1,
      ()),
+    ('sched', 'sched.', '', 1, 0, 0,
+     ('time', 'delay', 'slices')),
 ]
 
 BY_NAME = {g[0]: g for g in GROUPS}

@@ -151,6 +151,14 @@ static const struct vms_catfield softirq_f[] = {
 	CNT("RCU", COUNT, "RCU softirqs"),
 };
 
+/* a CPU's line of /proc/schedstat: the fields of a vCPU's schedstat
+ * (vcpu_f), summed over the tasks that ran on the CPU */
+static const struct vms_catfield sched_f[] = {
+	CNT("time", NS, "time the CPU ran tasks"),
+	CNT("delay", NS, "time tasks waited on the CPU's run queue"),
+	CNT("slices", COUNT, "time slices the CPU ran"),
+};
+
 static const struct vms_catfield vmintf_f[] = {
 	CNT("wait", NS, "run delay of the VM's vCPUs the program saw"),
 	CNT("vms", NS, "of it, waiting behind other VMs"),
@@ -329,6 +337,7 @@ const struct vms_catgroup vms_catalog[VMS_G_N] = {
 			     "whom a VM's vCPUs waited behind, estimated without BPF"},
 	[VMS_G_VMINTFESTBY] = {"vmintfestby", "vm.", "intfest.by.", 1, 0, 1, NULL, 0,
 			       "a VM's vCPUs' wait behind one other VM, estimated (the field is that VM's name)"},
+	[VMS_G_SCHED] = {"sched", "sched.", "", 1, 0, 0, T(sched_f), "run queue of a CPU (/proc/schedstat)"},
 };
 #undef T
 

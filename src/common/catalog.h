@@ -54,6 +54,7 @@ enum vms_group {
 	VMS_G_VMINTFHOST, /* vm.<name>.intf.host.<cgroup path> (open) */
 	VMS_G_VMINTFEST, /* vm.<name>.intfest.<field>: interference estimated without BPF */
 	VMS_G_VMINTFESTBY, /* vm.<name>.intfest.by.<other VM> (open) */
+	VMS_G_SCHED,    /* sched.<N>.<field>: /proc/schedstat */
 	VMS_G_N
 };
 

@@ -41,6 +41,9 @@ struct vms_stat_line {
 	uint64_t v[VMS_STAT_CPU_FIELDS]; /* CPU lines: the fields; others: v[0] */
 };
 extern const char *const vms_stat_cpu_field_names[VMS_STAT_CPU_FIELDS];
+/* The N of "cpuN" (n bytes at d): decimal without leading zeros, fitting
+ * in 32 bits.  0, -EINVAL or -ERANGE (/proc/stat, /proc/schedstat). */
+int vms_cpu_number(const char *d, size_t n, uint32_t *cpu);
 int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out);
 
 /* ---- /proc/diskstats ---------------------------------------------------- */
@@ -126,6 +129,29 @@ struct vms_irq_line {
 	unsigned n;
 };
 int vms_irq_next(struct vms_cur *c, uint64_t *v, unsigned ncpu, struct vms_irq_line *out);
+
+/* ---- /proc/schedstat (parse_schedstat.c) ------------------------------- */
+
+/* Documentation/scheduler/sched-stats.rst: "version N", "timestamp J",
+ * then per online CPU "cpuN f1 .. f9" followed by its "domainK ..."
+ * lines.  Versions 15, 16 and 17 have the same cpu line (16 and 17
+ * changed the domain lines); of it, f7 is the time the CPU ran tasks (ns), f8 the
+ * time tasks waited on its run queue (ns), f9 the timeslices it ran.
+ * vms_schedstat_version reads the first line: 1 and *version for a
+ * version whose cpu lines are these, -EPROTONOSUPPORT (and *version) for
+ * another version, -EINVAL not a version line, -ENODATA an empty file.
+ * vms_schedstat_next (the line iterator convention above) returns the
+ * cpu lines and passes over the timestamp and domain lines; any other
+ * line, a cpu line with a bad number or not exactly 9 numbers is
+ * -EINVAL (-ERANGE on overflow). */
+#define VMS_SCHEDSTAT_VERSION_MIN 15u
+#define VMS_SCHEDSTAT_VERSION_MAX 17u
+struct vms_schedstat_cpu {
+	uint32_t cpu;
+	uint64_t run_ns, wait_ns, slices;
+};
+int vms_schedstat_version(struct vms_cur *c, unsigned *version);
+int vms_schedstat_next(struct vms_cur *c, struct vms_schedstat_cpu *out);
 
 /* ---- per-VM files (parse_vm.c) ----------------------------------------- */
 

@@ -38,8 +38,7 @@ static bool key(struct vms_cur *l, const char *k, size_t n)
 	return true;
 }
 
-/* "cpuN": N is decimal without leading zeros and fits in 32 bits. */
-static int cpu_number(const char *d, size_t n, uint32_t *cpu)
+int vms_cpu_number(const char *d, size_t n, uint32_t *cpu)
 {
 	uint64_t v = 0;
 	if (n == 0 || (d[0] == '0' && n > 1))
@@ -130,7 +129,7 @@ int vms_stat_next(struct vms_cur *c, struct vms_stat_line *out)
 		const char *d = line.p + 3, *e = d;
 		while (e < line.end && !is_blank(*e))
 			e++;
-		r = cpu_number(d, (size_t)(e - d), &out->cpu);
+		r = vms_cpu_number(d, (size_t)(e - d), &out->cpu);
 		if (r < 0)
 			return r;
 		line.p = e;

@@ -116,6 +116,9 @@ static const struct vms_conf_key vmstat_keys[] = {
 	SOURCE_KEYS,
 	FILTER_KEYS,
 };
+static const struct vms_conf_key schedstat_keys[] = {
+	SOURCE_KEYS,
+};
 static const struct vms_conf_key psi_keys[] = {
 	SOURCE_KEYS,
 };
@@ -185,6 +188,7 @@ const struct vms_conf_section vms_conf_sections[] = {
 	SECTION("psi", NULL, true, psi, psi_keys),
 	SECTION("interrupts", NULL, true, interrupts, irq_keys),
 	SECTION("softirqs", NULL, true, softirqs, irq_keys),
+	SECTION("schedstat", NULL, true, schedstat, schedstat_keys),
 	SECTION("libvirt", "libvirt", HAVE_LIBVIRT, libvirt, libvirt_keys),
 	SECTION("perf", "perf", HAVE_PERF, perf, perf_keys),
 	SECTION("interference", "bpf", HAVE_BPF, interference, interference_keys),
@@ -343,6 +347,12 @@ int vms_config_defaults(struct vms_config *c)
 	source_defaults(&c->interrupts);
 	source_defaults(&c->softirqs);
 	c->softirqs.per_cpu = true;
+	/* /proc/schedstat: opt-in, like the other inputs of interference
+	 * attribution; a kernel without CONFIG_SCHEDSTATS has no such file,
+	 * and a default source that is missing would be a warning at every
+	 * start there */
+	source_defaults(&c->schedstat);
+	c->schedstat.enabled = false;
 	/* /proc/vmstat: paging, swapping, faults, reclaim, compaction and OOM
 	 * kills (vmsampler.yaml(5); ["*"] for every line).  Globs, so that
 	 * a kernel's per-zone names (pgscan_kswapd_normal before 4.8) match */

@@ -119,6 +119,7 @@ struct vms_config {
 	enum vms_compress compress; /* closed files compressed (zstd) */
 	struct vms_source_conf procstat, loadavg, diskstats, netdev, meminfo, vmstat, psi;
 	struct vms_source_conf interrupts, softirqs;
+	struct vms_source_conf schedstat; /* /proc/schedstat: run queue per CPU */
 	struct vms_libvirt_conf libvirt;
 	struct vms_source_conf perf; /* only read in a build with perf */
 	struct vms_source_conf interference; /* only read in a build with bpf */

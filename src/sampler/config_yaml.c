@@ -605,7 +605,7 @@ static void known_sources(char *buf, size_t len)
 static int parse_sources(struct yload *y)
 {
 	size_t seen[16] = {0};
-	char known[128], hint[64];
+	char known[256], hint[64];
 	const char *name;
 	yaml_mark_t km;
 	int r;

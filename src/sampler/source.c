@@ -16,6 +16,7 @@ extern const struct vms_source_ops vms_source_vmstat;
 extern const struct vms_source_ops vms_source_psi;
 extern const struct vms_source_ops vms_source_interrupts;
 extern const struct vms_source_ops vms_source_softirqs;
+extern const struct vms_source_ops vms_source_schedstat;
 #if HAVE_LIBVIRT
 extern const struct vms_source_ops vms_source_vm;
 #endif
@@ -37,6 +38,7 @@ const struct vms_source_ops *const vms_source_registry[] = {
 	&vms_source_psi,
 	&vms_source_interrupts,
 	&vms_source_softirqs,
+	&vms_source_schedstat,
 #if HAVE_LIBVIRT
 	&vms_source_vm, /* the VM set's producer (produces_vms) */
 #endif

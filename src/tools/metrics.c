@@ -54,6 +54,14 @@ static const struct rule cpu_rules[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
+/* /proc/schedstat per CPU: node_exporter's schedstat collector */
+static const struct rule sched_rules[] = {
+	{"time", FAM_NODE_SCHED_RUNNING, CV_NS, NULL, NULL},
+	{"delay", FAM_NODE_SCHED_WAITING, CV_NS, NULL, NULL},
+	{"slices", FAM_NODE_SCHED_TIMESLICES, CV_1, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
 /* the host's one-of-a-kind columns: group, entity (psi's resource), rule */
 static const struct host_rule {
 	uint8_t group;
@@ -690,6 +698,11 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 		label_z(&l, "type", id->field);
 		return set(out, &one, soft ? FAM_NODE_SOFTIRQS_CPU : all ? FAM_INTR_ALL : FAM_INTR_CPU, scale, user_hz, &l);
 	}
+	case VMS_G_SCHED:
+		if (!(r = find_rule(sched_rules, id->field, strlen(id->field))) || !vms_all_digits(e, strlen(e)))
+			return 0;
+		label_z(&l, "cpu", e);
+		return set(out, r, r->fam, scale, user_hz, &l);
 	case VMS_G_MEM: {
 		static const struct rule mem = {"", 0, CV_1, NULL, NULL};
 		int fam = mem_family(id->field);

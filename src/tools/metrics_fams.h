@@ -2,7 +2,7 @@
 /* metrics_fams.h - the metric families (metrics.h), one line each:
  * F(ID, name, TYPE, unit, labels, help, source columns).  Names, units and
  * labels of node_exporter (collector/cpu_linux.go, stat_linux.go,
- * loadavg.go, pressure_linux.go, meminfo_linux.go, diskstats_*.go, netdev_*.go) and of the libvirt exporter
+ * loadavg.go, schedstat_linux.go, pressure_linux.go, meminfo_linux.go, diskstats_*.go, netdev_*.go) and of the libvirt exporter
  * (kumina/libvirt_exporter, Debian's prometheus-libvirt-exporter; vCPU and
  * memory-statistics names of its successor Tinkoff/libvirt-exporter) where
  * they have the same quantity; vmsampler_* for the rest.  Included by
@@ -33,6 +33,13 @@ F(INTR_ALL, "vmsampler_interrupts_all", COUNTER, "", "type",
   "intr.all.VECTOR, intr.all.sum")
 F(INTR_CPU, "vmsampler_interrupts", COUNTER, "", "cpu,type",
   "Interrupts of one vector on one CPU (/proc/interrupts; type sum: every vector).", "intr.N.VECTOR, intr.N.sum")
+/* ---- /proc/schedstat (the schedstat source; node_exporter's schedstat collector) ---- */
+F(NODE_SCHED_RUNNING, "node_schedstat_running_seconds", COUNTER, "seconds", "cpu",
+  "Number of seconds CPU spent running a process.", "sched.N.time / 1e9")
+F(NODE_SCHED_WAITING, "node_schedstat_waiting_seconds", COUNTER, "seconds", "cpu",
+  "Number of seconds spent by processing waiting for this CPU.", "sched.N.delay / 1e9")
+F(NODE_SCHED_TIMESLICES, "node_schedstat_timeslices", COUNTER, "", "cpu",
+  "Number of timeslices executed by CPU.", "sched.N.slices")
 F(NODE_PROCS_RUNNING, "node_procs_running", GAUGE, "", "",
   "Number of processes in runnable state.", "stat.procs_running")
 F(NODE_PROCS_BLOCKED, "node_procs_blocked", GAUGE, "", "",
