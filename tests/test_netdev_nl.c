@@ -234,6 +234,21 @@ static void send_frames(const char *ifname, unsigned n)
 	close(s);
 }
 
+/* Wait (5 s at most) until the kernel's link watch has brought ifname up:
+ * until then a veth has its noop qdisc and drops what is sent on it,
+ * uncounted (the link watch runs up to a second late on a busy host) */
+static void wait_up(const char *ifname)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "ip -o link show dev %s | grep -q 'state UP'", ifname);
+	for (int i = 0; i < 500; i++) {
+		if (system(cmd) == 0)
+			return;
+		usleep(10000);
+	}
+	fail_msg("%s did not come up in 5 s", ifname);
+}
+
 static void test_created_interfaces(void **state)
 {
 	(void)state;
@@ -249,6 +264,9 @@ static void test_created_interfaces(void **state)
 	assert_int_equal(drv_sample(d), 0);
 	uint64_t tx0 = val(d, "net.nlt0a.tx_packets"), rx0 = val(d, "net.nlt0b.rx_packets");
 	uint64_t txb0 = val(d, "net.nlt0a.tx_bytes");
+	wait_up("nlt0a");
+	wait_up("nlt0b");
+	wait_up("nlt1b");
 	send_frames("nlt0a", 500);
 	send_frames("nlt1b", 77);
 	char *before, *after;
