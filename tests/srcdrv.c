@@ -82,6 +82,13 @@ unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32
 	return a;
 }
 
+unsigned long drv_declare_allocs(struct drv *d)
+{
+	test_allocs = 0;
+	assert_int_equal(drv_declare(d), 0);
+	return test_allocs;
+}
+
 int drv_declare(struct drv *d)
 {
 	struct vms_schema_builder b;

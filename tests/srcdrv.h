@@ -66,6 +66,9 @@ void drv_put(const char *dir, const char *file, const char *data, size_t len);
  * file read again); returns the allocations they made (allocwrap.h), and
  * the parse errors they counted in *parse_errors. */
 unsigned long drv_sample_allocs(struct drv *d, unsigned n, bool new_tick, uint32_t *parse_errors);
+/* drv_declare (which must succeed), counting its allocations: a test that
+ * the counting wrapper sees them (declare does allocate) */
+unsigned long drv_declare_allocs(struct drv *d);
 
 /* Every column equals ref's reading of the text. */
 void drv_check_all(const struct drv *d, drv_ref_fn *ref, const char *text, size_t len);
