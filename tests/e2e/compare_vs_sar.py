@@ -240,7 +240,8 @@ def main():
             # a second run, the load between two marks: against the idle
             # run (two runs) and within itself (two windows); the idle run
             # again if other work made it busy
-            if sum(sar_usr(idle[1])) / max(1, len(sar_usr(idle[1]))) > BASE_BUSY:
+            base = sar_usr(idle[1])
+            if sum(base) / max(1, len(base)) > BASE_BUSY:
                 idle[:] = record(tmp, "idle")
             procs = []
 
