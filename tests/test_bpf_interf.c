@@ -168,6 +168,23 @@ static uint64_t cgroup_ino(pid_t pid)
 }
 
 
+enum { RQ_SPIN = 3, RQ_MAXCPU = 1024 };
+
+/* The highest cpuN line of /proc/stat + 1: the CPUs the source has
+ * rq.N.delay columns for */
+static unsigned stat_ncpu(void)
+{
+	char line[512];
+	unsigned n = 0, c;
+	FILE *fp = fopen("/proc/stat", "r");
+	assert_non_null(fp);
+	while (fgets(line, sizeof(line), fp))
+		if (line[3] >= '0' && line[3] <= '9' && sscanf(line, "cpu%u ", &c) == 1 && c + 1 > n)
+			n = c + 1;
+	fclose(fp);
+	return n;
+}
+
 static struct vms_interf *X;
 static char cgleft[700]; /* the cgroup the running test made */
 
@@ -453,7 +470,8 @@ static void test_source_columns(void **state)
 	struct drv *d = drv_new("/proc", &vms_source_interference);
 	d->vms = &tab;
 	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 16);
+	unsigned ncpu = stat_ncpu();
+	assert_int_equal(d->schema->ncols, 16 + ncpu);
 	assert_string_equal(d->schema->cols[0].name, "vm.v.intf.wait");
 	assert_string_equal(d->schema->cols[8].name, "vm.a.intf.wait");
 	assert_string_equal(d->schema->cols[7].name, "vm.v.intf.irq_est");
@@ -462,6 +480,17 @@ static void test_source_columns(void **state)
 	assert_string_equal(d->schema->cols[0].entity, "v");
 	assert_string_equal(d->schema->cols[0].field, "wait");
 	assert_int_equal(d->schema->cols[0].unit, VMS_UNIT_NS);
+	/* each CPU's run queue delay, after the VMs' columns (its values:
+	 * below) */
+	for (unsigned c = 0; c < ncpu; c++) {
+		char rn[32];
+		snprintf(rn, sizeof(rn), "rq.%u.delay", c);
+		const struct vms_col *rc = &d->schema->cols[16 + c];
+		assert_string_equal(rc->name, rn);
+		assert_int_equal(rc->group, VMS_G_RQ);
+		assert_int_equal(rc->unit, VMS_UNIT_NS);
+		assert_int_equal(rc->kind, VMS_KIND_COUNTER);
+	}
 	assert_int_equal(drv_sample(d), 0);
 	kill(a, SIGCONT);
 	usleep(300 * 1000);
@@ -522,6 +551,17 @@ static void test_source_columns(void **state)
 	kill(a, SIGCONT);
 	uint64_t busy_p, irq_p = irq_ns(cpu, &busy_p), we_p = val(d, "vm.v.intf.wait"),
 			 ie_p = val(d, "vm.v.intf.irq_est");
+	/* the run queue delay of V's and A's CPU over these ticks, the
+	 * source's program's against the test's (test_rq_delay checks the
+	 * program against the kernel): loaded at different times, they
+	 * count the same waits once each task has switched out under both
+	 * (the source's, 3 s old: a wait it saw begin before its load and
+	 * the test's did not, added at a switch-out after: 5 % + 10 ms) */
+	static uint64_t rqx0[RQ_MAXCPU], rqx1[RQ_MAXCPU];
+	char rqn[32];
+	snprintf(rqn, sizeof(rqn), "rq.%d.delay", cpu);
+	uint64_t rqs0 = val(d, rqn);
+	assert_true(vms_interf_read_rq(X, rqx0, RQ_MAXCPU) > cpu);
 	double ref = 0;
 	for (int i = 0; i < 20; i++) {
 		usleep(100 * 1000);
@@ -538,6 +578,12 @@ static void test_source_columns(void **state)
 		irq_p = irq_n;
 		we_p = we_n;
 	}
+	assert_true(vms_interf_read_rq(X, rqx1, RQ_MAXCPU) > cpu);
+	double rqs = (double)(val(d, rqn) - rqs0), rqx = (double)(rqx1[cpu] - rqx0[cpu]);
+	fprintf(stderr, "%s over 20 ticks %.1f ms, the test's program %.1f ms\n", rqn, rqs / 1e6, rqx / 1e6);
+	assert_true(rqx > 5e8); /* V and A take turns: each waits while the other runs */
+	if (rqs < rqx * 0.95 - 1e7 || rqs > rqx * 1.05 + 1e7)
+		fail_msg("%s grew %.1f ms over 20 ticks, the test's program's %.1f ms", rqn, rqs / 1e6, rqx / 1e6);
 	double est = (double)(val(d, "vm.v.intf.irq_est") - ie_p);
 	fprintf(stderr, "irq_est over 20 ticks %.2f ms, the reference %.2f ms\n", est / 1e6, ref / 1e6);
 	if (est < ref * 0.75 - 3e6 || est > ref * 1.25 + 3e6)
@@ -610,7 +656,7 @@ static void test_source_host_cgroup(void **state)
 	struct drv *d = drv_new_conf("/proc", &vms_source_interference, &sc);
 	d->vms = &tab;
 	assert_int_equal(drv_declare(d), 0);
-	assert_int_equal(d->schema->ncols, 8); /* no cgroup named yet */
+	assert_int_equal(d->schema->ncols, 8 + stat_ncpu()); /* no cgroup named yet; rq.N.delay */
 	assert_int_equal(drv_sample(d), 0);
 	kill(h, SIGCONT);
 	usleep(300 * 1000);
@@ -1239,6 +1285,147 @@ static void test_run_time(void **state)
 			 steal / 1e6);
 }
 
+/* The run delay gained by every thread of the host but those in skip[n]
+ * (field 2 of each /proc/PID/task/TID/schedstat) so far */
+static uint64_t others_delay(const pid_t *skip, unsigned n)
+{
+	uint64_t sum = 0;
+	DIR *pd = opendir("/proc");
+	assert_non_null(pd);
+	struct dirent *p;
+	while ((p = readdir(pd))) {
+		pid_t pid = (pid_t)atoi(p->d_name);
+		bool ours = false;
+		for (unsigned i = 0; i < n; i++)
+			ours |= skip[i] == pid;
+		if (pid <= 0 || ours)
+			continue;
+		char path[300];
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		DIR *td = opendir(path);
+		struct dirent *t;
+		while (td && (t = readdir(td))) {
+			unsigned long long run, delay;
+			if (t->d_name[0] < '0' || t->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, t->d_name);
+			FILE *fp = fopen(path, "r");
+			if (fp && fscanf(fp, "%llu %llu", &run, &delay) == 2)
+				sum += delay;
+			if (fp)
+				fclose(fp);
+		}
+		if (td)
+			closedir(td);
+	}
+	closedir(pd);
+	return sum;
+}
+
+/* The run delay of CPU cpu in /proc/schedstat (the cpuN line's eighth
+ * number, run_delay), false without the file (CONFIG_SCHEDSTATS off) */
+static bool schedstat_cpu(int cpu, uint64_t *ns)
+{
+	FILE *fp = fopen("/proc/schedstat", "r");
+	if (!fp)
+		return false;
+	char line[512], want[16];
+	unsigned long long f[8];
+	bool ok = false;
+	snprintf(want, sizeof(want), "cpu%d ", cpu);
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, want, strlen(want)) == 0 &&
+		    sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3],
+			   &f[4], &f[5], &f[6], &f[7]) == 8) {
+			*ns = f[7];
+			ok = true;
+		}
+	fclose(fp);
+	return ok;
+}
+
+/* Each CPU's run queue delay (vms_interf_read_rq, the rq.N.delay
+ * columns): three busy processes pinned to one CPU, stopped at both ends
+ * of an interval (each one's last wait is added at the switch-out that
+ * stops it): that CPU's delay grows by their run delay (the kernel's:
+ * field 2 of their schedstat), about 2 s each second, plus what the
+ * host's other tasks waited there meanwhile -- at most the run delay all
+ * of them gained (every /proc/PID/task/TID/schedstat); the other CPUs'
+ * grow by no more than that.  Where the kernel has /proc/schedstat (not
+ * this one: CONFIG_SCHEDSTATS is off) its cpuN run_delay is the
+ * reference too. */
+static void test_rq_delay(void **state)
+{
+	(void)state;
+	require_prog();
+	static uint64_t rq0[RQ_MAXCPU], rq1[RQ_MAXCPU];
+	int cpu = test_last_cpu();
+	pid_t sp[RQ_SPIN];
+	for (int i = 0; i < RQ_SPIN; i++)
+		sp[i] = test_spin_kept(cpu);
+	usleep(100 * 1000);
+	for (int i = 0; i < RQ_SPIN; i++)
+		stop_proc(sp[i]);
+	usleep(50 * 1000);
+	uint64_t d0 = 0, d1 = 0, k0 = 0, k1 = 0;
+	for (int i = 0; i < RQ_SPIN; i++)
+		d0 += test_thread_schedstat(sp[i], 2);
+	int n = vms_interf_read_rq(X, rq0, RQ_MAXCPU);
+	bool have_k = schedstat_cpu(cpu, &k0);
+	uint64_t o0 = others_delay(sp, RQ_SPIN);
+	assert_true(n > cpu);
+	for (int i = 0; i < RQ_SPIN; i++)
+		kill(sp[i], SIGCONT);
+	sleep(2);
+	for (int i = 0; i < RQ_SPIN; i++)
+		stop_proc(sp[i]);
+	usleep(50 * 1000);
+	for (int i = 0; i < RQ_SPIN; i++)
+		d1 += test_thread_schedstat(sp[i], 2);
+	assert_int_equal(vms_interf_read_rq(X, rq1, RQ_MAXCPU), n);
+	have_k = have_k && schedstat_cpu(cpu, &k1);
+	uint64_t o1 = others_delay(sp, RQ_SPIN);
+	for (int i = 0; i < RQ_SPIN; i++) {
+		kill(sp[i], SIGKILL);
+		waitpid(sp[i], NULL, 0);
+	}
+	double ours = (double)(d1 - d0), others = (double)(o1 - o0), got = (double)(rq1[cpu] - rq0[cpu]);
+	fprintf(stderr, "CPU %d: run queue delay %.1f ms; the loops' run delay %.1f ms, every other thread's %.1f ms",
+		cpu, got / 1e6, ours / 1e6, others / 1e6);
+	if (have_k)
+		fprintf(stderr, "; /proc/schedstat %.1f ms", (double)(k1 - k0) / 1e6);
+	fprintf(stderr, "\n");
+	/* the loops wait 2 s a second between them (three on one CPU),
+	 * less what the machine's own work took from them */
+	assert_true(ours > 1e9);
+	/* (the others' bound: a wait that ended before the first read but
+	 * was added at a switch-out after it, and the tasks born and gone
+	 * between the reads, whose waits no read saw: 20 % + 20 ms; counting
+	 * a task's waits from before the program, the fault this catches,
+	 * would be seconds) */
+	if (got < ours * 0.99 - 1e6 || got > ours * 1.01 + others * 1.2 + 2e7)
+		fail_msg("CPU %d: run queue delay %.1f ms, the loops' run delay %.1f ms, the others' %.1f ms", cpu,
+			 got / 1e6, ours / 1e6, others / 1e6);
+	for (int c = 0; c < n; c++) {
+		double g = (double)(rq1[c] - rq0[c]);
+		if (c != cpu && g > others * 1.2 + 2e7)
+			fail_msg("CPU %d (not the loops'): run queue delay %.1f ms, every other thread's %.1f ms", c,
+				 g / 1e6, others / 1e6);
+	}
+	if (have_k) {
+		double k = (double)(k1 - k0);
+		if (got < k * 0.98 - 1e7 || got > k * 1.02 + 1e7)
+			fail_msg("CPU %d: run queue delay %.1f ms, /proc/schedstat's %.1f ms", cpu, got / 1e6, k / 1e6);
+	}
+	/* without it (VMS_INTERF_NO_RQ): none, said so */
+	struct vms_interf *y;
+	char err[256];
+	assert_int_equal(vms_interf_open_flags(&y, VMS_INTERF_NO_RQ, err, sizeof(err)), 0);
+	assert_int_equal(vms_interf_read_rq(y, rq0, RQ_MAXCPU), -ENODATA);
+	vms_interf_close(y);
+}
+
 VMS_TEST_MAIN(setup, teardown, test_behind_other_vm, test_behind_own_thread, test_behind_host_cgroup,
 	      test_perf_still_counts, test_source_columns, test_source_host_cgroup,
-	      test_source_host_rename, test_source_pair_hold, test_source_leave, test_read_walk, test_run_time)
+	      test_source_host_rename, test_source_pair_hold, test_source_leave, test_read_walk, test_run_time,
+	      test_rq_delay)

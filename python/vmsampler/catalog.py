@@ -78,6 +78,8 @@ GROUPS = [
      ()),
     ('sched', 'sched.', '', 1, 0, 0,
      ('time', 'delay', 'slices')),
+    ('rq', 'rq.', '', 1, 0, 0,
+     ('delay',)),
 ]
 
 BY_NAME = {g[0]: g for g in GROUPS}

@@ -159,6 +159,12 @@ static const struct vms_catfield sched_f[] = {
 	CNT("slices", COUNT, "time slices the CPU ran"),
 };
 
+/* a CPU's run queue as the interference program measures it (BPF):
+ * sched_f's delay where the kernel has no /proc/schedstat */
+static const struct vms_catfield rq_f[] = {
+	CNT("delay", NS, "time tasks waited on the CPU's run queue (BPF: each task's run delay at its switch-out)"),
+};
+
 static const struct vms_catfield vmintf_f[] = {
 	CNT("wait", NS, "run delay of the VM's vCPUs the program saw"),
 	CNT("vms", NS, "of it, waiting behind other VMs"),
@@ -338,6 +344,7 @@ const struct vms_catgroup vms_catalog[VMS_G_N] = {
 	[VMS_G_VMINTFESTBY] = {"vmintfestby", "vm.", "intfest.by.", 1, 0, 1, NULL, 0,
 			       "a VM's vCPUs' wait behind one other VM, estimated (the field is that VM's name)"},
 	[VMS_G_SCHED] = {"sched", "sched.", "", 1, 0, 0, T(sched_f), "run queue of a CPU (/proc/schedstat)"},
+	[VMS_G_RQ] = {"rq", "rq.", "", 1, 0, 0, T(rq_f), "run queue of a CPU (the interference program, BPF)"},
 };
 #undef T
 

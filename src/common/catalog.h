@@ -55,6 +55,7 @@ enum vms_group {
 	VMS_G_VMINTFEST, /* vm.<name>.intfest.<field>: interference estimated without BPF */
 	VMS_G_VMINTFESTBY, /* vm.<name>.intfest.by.<other VM> (open) */
 	VMS_G_SCHED,    /* sched.<N>.<field>: /proc/schedstat */
+	VMS_G_RQ,       /* rq.<N>.<field>: a CPU's run queue, the interference program's (BPF) */
 	VMS_G_N
 };
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* bpf_interf.c - the interference program's loader (bpf_interf.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -36,6 +38,7 @@ struct vms_interf {
 	struct interf_thread *tvals;
 	uint32_t tcap;
 	bool walk; /* the kernel refused batch ops (or a test asked): per entry */
+	bool rq;   /* the program keeps rq_delay (vms_interf_read_rq) */
 };
 
 /* libbpf's own messages stay quiet: the reason is said once, by the
@@ -53,9 +56,78 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 	return vms_interf_open_flags(out, 0, err, errlen);
 }
 
+/* every thread's run delay (field 2 of /proc/PID/task/TID/schedstat),
+ * for rq_delay's start (interf.bpf.c, rqseed) */
+struct rq_seed {
+	uint32_t *tid;
+	uint64_t *delay;
+	uint32_t n, cap;
+};
+
+static void rq_seed_free(struct rq_seed *s)
+{
+	free(s->tid);
+	free(s->delay);
+	*s = (struct rq_seed){0};
+}
+
+static int rq_seed_add(struct rq_seed *s, uint32_t tid, uint64_t delay)
+{
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? 2 * s->cap : 1024;
+		uint32_t *t = realloc(s->tid, cap * sizeof(*t));
+		if (t)
+			s->tid = t;
+		uint64_t *d = realloc(s->delay, cap * sizeof(*d));
+		if (d)
+			s->delay = d;
+		if (!t || !d)
+			return -ENOMEM;
+		s->cap = cap;
+	}
+	s->tid[s->n] = tid;
+	s->delay[s->n++] = delay;
+	return 0;
+}
+
+static int rq_seed_read(struct rq_seed *s)
+{
+	DIR *pd = opendir("/proc");
+	if (!pd)
+		return 0; /* no /proc: each task counts from its first switch-out */
+	struct dirent *p;
+	int r = 0;
+	while (r == 0 && (p = readdir(pd))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		char path[600];
+		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
+		DIR *td = opendir(path);
+		struct dirent *t;
+		while (r == 0 && td && (t = readdir(td))) {
+			unsigned long long run, delay;
+			if (t->d_name[0] < '1' || t->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/task/%s/schedstat", p->d_name, t->d_name);
+			FILE *fp = fopen(path, "re");
+			if (fp && fscanf(fp, "%llu %llu", &run, &delay) == 2)
+				r = rq_seed_add(s, (uint32_t)strtoul(t->d_name, NULL, 10), delay);
+			if (fp)
+				fclose(fp);
+		}
+		if (td)
+			closedir(td);
+	}
+	closedir(pd);
+	if (r < 0)
+		rq_seed_free(s);
+	return r;
+}
+
 int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, size_t errlen)
 {
 	struct vms_interf *x = calloc(1, sizeof(*x));
+	struct rq_seed seed = {0};
 	int r;
 	*out = NULL;
 	if (!x) {
@@ -63,6 +135,8 @@ int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, si
 		return -ENOMEM;
 	}
 	libbpf_set_print(quiet);
+	x->rq = !(flags & VMS_INTERF_NO_RQ);
+again:
 	x->skel = interf__open();
 	if (!x->skel) {
 		r = -errno;
@@ -70,6 +144,24 @@ int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, si
 		goto fail;
 	}
 	x->skel->rodata->track_run = (flags & VMS_INTERF_RUN_TIME) != 0;
+	x->skel->rodata->track_rq = x->rq;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x->skel->rodata->rq_epoch = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (x->rq) {
+		/* the host's threads (/proc/loadavg's fourth field), with room
+		 * for those the read will find after the load */
+		unsigned long run = 0, nthr = 0;
+		FILE *la = fopen("/proc/loadavg", "re");
+		if (!la || fscanf(la, "%*s %*s %*s %lu/%lu", &run, &nthr) != 2)
+			nthr = 0;
+		if (la)
+			fclose(la);
+		bpf_map__set_max_entries(x->skel->maps.rqseed, (uint32_t)(nthr < 1u << 20 ? 2 * nthr + 1024 : 1u << 21));
+	} else { /* (the verifier drops rq_account's code: no maps for it) */
+		bpf_map__set_autocreate(x->skel->maps.rqseen, false);
+		bpf_map__set_autocreate(x->skel->maps.rqseed, false);
+	}
 	/* the per-CPU state: one entry per possible CPU */
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu > 0 && ncpu <= INTERF_MAX_CPUS) {
@@ -88,11 +180,38 @@ int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, si
 	bpf_map__set_max_entries(x->skel->maps.tidbits, x->nbits);
 	bpf_map__set_max_entries(x->skel->maps.tgidbits, x->nbits);
 	r = interf__load(x->skel);
+	if (r && x->rq && r != -EPERM) {
+		/* a kernel without task storage for tracepoint programs (or
+		 * the kernel's BTF for sched_info): the rest without rq_delay */
+		rq_seed_free(&seed);
+		interf__destroy(x->skel);
+		x->skel = NULL;
+		x->rq = false;
+		goto again;
+	}
 	if (r) {
 		snprintf(err, errlen, "cannot load the BPF program: %s%s", strerror(-r),
 			 r == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
 		goto fail;
 	}
+	/* the threads' run delay now, right before the attach: each counts
+	 * its waits from here (a few more until the attach: its first
+	 * switch-out adds them) */
+	r = x->rq ? rq_seed_read(&seed) : 0;
+	if (r < 0) {
+		snprintf(err, errlen, "%s", strerror(-r));
+		goto fail;
+	}
+	if (seed.n > bpf_map__max_entries(x->skel->maps.rqseed))
+		seed.n = bpf_map__max_entries(x->skel->maps.rqseed); /* the rest from their first switch-out */
+	if (x->rq && seed.n) {
+		uint32_t cnt = seed.n;
+		if (bpf_map_update_batch(bpf_map__fd(x->skel->maps.rqseed), seed.tid, seed.delay, &cnt, NULL) != 0)
+			for (uint32_t i = 0; i < seed.n; i++) /* (a kernel without batch ops) */
+				bpf_map_update_elem(bpf_map__fd(x->skel->maps.rqseed), &seed.tid[i], &seed.delay[i],
+						    BPF_ANY);
+	}
+	rq_seed_free(&seed);
 	r = interf__attach(x->skel);
 	if (r) {
 		snprintf(err, errlen, "cannot attach to the sched tracepoints: %s", strerror(-r));
@@ -122,6 +241,7 @@ int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, si
 	*out = x;
 	return 0;
 fail:
+	rq_seed_free(&seed);
 	vms_interf_close(x);
 	return r < 0 ? r : -EINVAL;
 }
@@ -398,6 +518,23 @@ int vms_interf_ran(struct vms_interf *x, uint32_t tid, uint64_t *ns)
 		return -errno;
 	*ns = t.ran;
 	return 0;
+}
+
+int vms_interf_read_rq(struct vms_interf *x, uint64_t *out, unsigned cap)
+{
+	if (!x->rq)
+		return -ENODATA;
+	unsigned n = (unsigned)bpf_map__max_entries(x->skel->maps.cpus);
+	if (n > cap)
+		n = cap;
+	/* the mapped .bss (a kernel that can load the program maps arrays:
+	 * 5.5), else a private copy that the program never writes */
+	if (!(bpf_map__map_flags(x->skel->maps.bss) & BPF_F_MMAPABLE))
+		return -ENODATA;
+	const volatile __u64 *v = x->skel->bss->rq_delay;
+	for (unsigned i = 0; i < n; i++)
+		out[i] = v[i];
+	return (int)n;
 }
 
 int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflows)

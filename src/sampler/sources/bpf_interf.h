@@ -23,8 +23,10 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen);
 /* The same with flags: VMS_INTERF_RUN_TIME keeps each registered thread's
  * run time too (vms_interf_ran, vms_interf_thr.ran): one more store at a
  * registered thread's switch-in and a lookup and two at its switch-out
- * (doc/interference.md, Cost). */
-enum { VMS_INTERF_RUN_TIME = 1 };
+ * (doc/interference.md, Cost); VMS_INTERF_NO_RQ leaves out the CPUs' run
+ * queue delay (vms_interf_read_rq: a task-storage lookup at every
+ * switch). */
+enum { VMS_INTERF_RUN_TIME = 1, VMS_INTERF_NO_RQ = 2 };
 int vms_interf_open_flags(struct vms_interf **out, unsigned flags, char *err, size_t errlen);
 void vms_interf_close(struct vms_interf *x);
 
@@ -94,6 +96,15 @@ int vms_interf_prog_stats(struct vms_interf *x, struct vms_interf_prog *out, uns
 /* What thread tid ran in total (up to its last switch-out) since it was
  * told, with VMS_INTERF_RUN_TIME (else 0): schedstat's field 1. */
 int vms_interf_ran(struct vms_interf *x, uint32_t tid, uint64_t *ns);
+/* Each CPU's run queue delay so far (ns): the run delay of every task
+ * (schedstat's, sched_info.run_delay) that ran on it, added at the task's
+ * switch-out on the CPU where the wait ended; a task older than the
+ * program counts from its first switch-out after the load.  At most cap
+ * CPUs (the possible CPUs) into out: their number, or -ENODATA where the
+ * program does not keep it (VMS_INTERF_NO_RQ, or a kernel that refused
+ * it: vms_interf_open loads the rest without).  No system call, no
+ * allocation: the program's mapped memory. */
+int vms_interf_read_rq(struct vms_interf *x, uint64_t *out, unsigned cap);
 /* Additions lost to a full account map, and waits whose oldest part went
  * under "unknown" because they spanned more than the ring's segments. */
 int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflows);

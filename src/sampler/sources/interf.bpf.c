@@ -28,6 +28,39 @@ struct {
 	__type(value, struct interf_thread);
 } threads SEC(".maps");
 
+/* set by the loader before load (VMS_INTERF_NO_RQ clears it): keep each
+ * CPU's run queue delay in rq_delay; rq_epoch, the loader's monotonic
+ * clock before load: a task started before it has its waits until then
+ * left out */
+const volatile bool track_rq = true;
+const volatile __u64 rq_epoch = 0;
+
+/* Per CPU, the run delay of the tasks that ran on it (each task's
+ * sched_info.run_delay, the third field of its schedstat, added at its
+ * switch-out on the CPU it ran on: the wait that ended with its arrival
+ * there); written only by the CPU itself, read by the loader through
+ * the mapped .bss. */
+__u64 rq_delay[INTERF_MAX_CPUS];
+
+/* a task's run_delay as last added to rq_delay */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} rqseen SEC(".maps");
+
+/* the loader's read of every thread's run_delay (its schedstat) after
+ * rq_epoch and before the attach: a task seen for the first time counts
+ * its waits from there (a task older than the read and not in it: from
+ * its first switch-out) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rqseed SEC(".maps");
+
 /* QEMU's tgid -> the VM's index: every thread of the process is the VM's */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -259,6 +292,33 @@ static void wait_begin(struct interf_thread *t, __u32 cpu, __u64 now)
 	count_wait(cpu, 1);
 }
 
+/* prev, the current task, switches out on cpu: what it waited since its
+ * last switch-out (its one arrival in between was on this CPU) goes to
+ * the CPU's run queue delay.  A task seen for the first time: all its
+ * waits if it started after the epoch, else those since the loader's
+ * read (rqseed; not in it: none). */
+static __always_inline void rq_account(__u32 cpu)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 rd = task->sched_info.run_delay;
+	__u64 *seen = bpf_task_storage_get(&rqseen, task, 0, 0);
+	if (!seen) {
+		seen = bpf_task_storage_get(&rqseen, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!seen)
+			return;
+		__u64 base = 0;
+		if (task->start_time < rq_epoch) {
+			__u32 tid = (__u32)task->pid;
+			__u64 *sd = bpf_map_lookup_elem(&rqseed, &tid);
+			base = sd && *sd <= rd ? *sd : rd;
+		}
+		*seen = base;
+	}
+	if (cpu < INTERF_MAX_CPUS && rd > *seen)
+		rq_delay[cpu] += rd - *seen;
+	*seen = rd;
+}
+
 /* What every program returns: 1, the event goes on to perf.  A tracepoint
  * program returning 0 filters the event out for every perf event on that
  * tracepoint (perf_trace_run_bpf_submit): host-wide, the perf source's
@@ -300,6 +360,8 @@ int on_switch(struct trace_event_raw_sched_switch *ctx)
 		cs->began = 0;
 	}
 	cs->seg_start = now;
+	if (track_rq && prev)
+		rq_account(cpu);
 
 	/* a victim switched out while runnable starts to wait here */
 	if (prev && !(ctx->prev_state & TASK_REPORT_STATES)) {

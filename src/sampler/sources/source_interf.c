@@ -28,6 +28,12 @@
  *            CPU's share of irq + softirq in its busy time in the tick
  *            (/proc/stat, cpuirq.h); doc/interference.md says why it is
  *            not measured
+ * and per CPU (rq.N.delay, after the VMs' columns), counter: the run
+ * queue delay of every task that ran on the CPU (its run delay added at
+ * its switch-out there: the program's rq_delay, bpf_interf.h), what
+ * /proc/schedstat's delay (the schedstat source's sched.N.delay) is on a
+ * kernel built with CONFIG_SCHEDSTATS; a kernel that refuses the
+ * program's task storage: no such columns, one line at open
  * and the victim x culprit matrix as sparse columns: vm.NAME.intf.by.OTHER
  * for each other VM it has waited behind so far, and
  * vm.NAME.intf.host.CGROUP for each of the host's top cgroups (the
@@ -54,6 +60,7 @@
 #include "bpf_interf.h"
 #include "clock.h"
 #include "grow.h"
+#include "log.h"
 #include "cgroup.h"
 #include "cpuirq.h"
 #include "name.h"
@@ -127,6 +134,12 @@ struct interference {
 				   * what the named set's changes took from or gave to the sum of the
 				   * cgroups not named */
 	uint32_t ncarry;          /* known VMs carry and hcarry cover */
+	/* each CPU's run queue delay (rq.N.delay, after the VMs' columns):
+	 * the program's, for the CPUs /proc/stat has (cpus.ncpu); 0 CPUs
+	 * where the program does not keep it */
+	uint64_t *rq;
+	unsigned nrq;
+	uint32_t rqbase;
 };
 
 static int if_open(struct vms_source *src, const struct vms_source_env *env)
@@ -155,6 +168,14 @@ static int if_open(struct vms_source *src, const struct vms_source_env *env)
 	int r = vms_interf_open(&p->x, err, sizeof(err));
 	if (r < 0)
 		return r; /* the loop says: source interference unavailable: <errno> */
+	p->rq = calloc(INTERF_MAX_CPUS, sizeof(*p->rq));
+	if (!p->rq)
+		return -ENOMEM;
+	r = vms_interf_read_rq(p->x, p->rq, INTERF_MAX_CPUS);
+	if (r < 0)
+		vms_log(VMS_LOG_WARN, "interference: no run queue delay per CPU (rq.N.delay) on this kernel: "
+				      "the program loaded without it (%s)", strerror(-r));
+	p->nrq = r > 0 ? ((unsigned)r < p->cpus.ncpu ? (unsigned)r : p->cpus.ncpu) : 0;
 	return 0;
 }
 
@@ -194,6 +215,7 @@ static void if_close(struct vms_source *src)
 	free(p->wprev);
 	free(p->carry);
 	free(p->hcarry);
+	free(p->rq);
 	vms_cpuirq_close(&p->cpus);
 	vms_interf_close(p->x);
 	memset(p, 0, sizeof(*p));
@@ -472,6 +494,13 @@ static int if_declare(struct vms_source *src, struct vms_schema_builder *b, cons
 	free(ofirst);
 	free(on);
 	free(obase);
+	p->rqbase = col;
+	struct vms_coldef rd = {.kind = VMS_KIND_COUNTER, .unit = VMS_UNIT_NS, .wrap_bits = 64};
+	for (unsigned c = 0; c < p->nrq; c++) {
+		char e[16];
+		snprintf(e, sizeof(e), "%u", c);
+		vms_schema_addc(b, &rd, VMS_G_RQ, e, NULL, "delay");
+	}
 	return b->err;
 }
 
@@ -522,6 +551,8 @@ static int if_sample(struct vms_source *src, uint64_t *slots, struct vms_tick_ct
 		return r;
 	p->nent = n;
 	irq_estimate(p, t);
+	if (p->nrq && vms_interf_read_rq(p->x, slots + p->rqbase, p->nrq) != (int)p->nrq)
+		vms_slots_none(slots + p->rqbase, p->nrq);
 	/* the declared columns start at 0 and are filled from the account;
 	 * a VM without a local process (remote, the test driver) is not
 	 * measured: its columns are missing */
