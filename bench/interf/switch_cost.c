@@ -7,7 +7,7 @@
  * bpf_interf.h).
  *
  *   sudo build/bench/interf/switch_cost [-s SECONDS] [-n ROUNDS] [-r RATE]
- *        [-v VMS] [-t THREADS_PER_VM] [-k TICKS] [-R HOST_RATE]
+ *        [-v VMS] [-t THREADS_PER_VM] [-k TICKS] [-R HOST_RATE] [-Q]
  *
  * VMS processes (default 4) are the "VMs": each registered as a VM (its
  * tgid), every thread of it as a vCPU (a victim).  Each has, on each of
@@ -36,6 +36,10 @@
  *    program, the programs' ns per context switch (all of them over the
  *    switches), and that as a share of one core at HOST_RATE switches a
  *    second (default 38183: the 60-guest host of doc/interference.md).
+ *    With -Q each round is twice the program without, then with, each
+ *    CPU's run queue delay (VMS_INTERF_NO_RQ; rq.N.delay), the run time
+ *    not kept; without -Q the run queue delay is kept in both (the
+ *    default).
  *    Beside them, an empty program (return 1) on sched:sched_switch, as
  *    the floor: what the statistics themselves and the call of any
  *    program on that tracepoint cost here (its ns a call is not in the
@@ -47,6 +51,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,7 +261,7 @@ static int prog_ns(int fd, uint64_t *cnt, uint64_t *ns)
 static void usage(void)
 {
 	fprintf(stderr, "usage: switch_cost [-s SECONDS] [-n ROUNDS] [-r RATE] [-v VMS] [-t THREADS_PER_VM] "
-			"[-k TICKS] [-R HOST_RATE]\n");
+			"[-k TICKS] [-R HOST_RATE] [-Q]\n");
 	exit(2);
 }
 
@@ -264,8 +269,9 @@ int main(int argc, char **argv)
 {
 	double secs = 5, rate = 8000, host_rate = 38183;
 	unsigned rounds = 3, nvm = 4, tpv = 60, ticks = 200;
+	bool rq = false;
 	int o;
-	while ((o = getopt(argc, argv, "s:n:r:v:t:k:R:")) != -1) {
+	while ((o = getopt(argc, argv, "s:n:r:v:t:k:R:Q")) != -1) {
 		switch (o) {
 		case 's': secs = atof(optarg); break;
 		case 'n': rounds = (unsigned)atoi(optarg); break;
@@ -274,6 +280,7 @@ int main(int argc, char **argv)
 		case 't': tpv = (unsigned)atoi(optarg); break;
 		case 'k': ticks = (unsigned)atoi(optarg); break;
 		case 'R': host_rate = atof(optarg); break;
+		case 'Q': rq = true; break;
 		default: usage();
 		}
 	}
@@ -360,7 +367,7 @@ int main(int argc, char **argv)
 	/* 2. the programs, without and with the run time, alternated: each
 	 * round loads the program again and registers every thread */
 	for (unsigned r = 0; r < 2 * rounds; r++) {
-		unsigned flags = r % 2 ? VMS_INTERF_RUN_TIME : 0;
+		unsigned flags = rq ? (r % 2 ? 0 : VMS_INTERF_NO_RQ) : r % 2 ? VMS_INTERF_RUN_TIME : 0;
 		if (vms_interf_open_flags(&x, flags, err, sizeof(err)) < 0) {
 			fprintf(stderr, "switch_cost: %s\n", err);
 			return 2;
@@ -388,7 +395,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		double sw = (double)(c1 - c0), total = 0;
-		printf("round %u run-time %-3s: %.0f switches/s", r / 2 + 1, flags ? "on" : "off", sw / dt);
+		printf("round %u %s %-3s: %.0f switches/s", r / 2 + 1, rq ? "run-queue" : "run-time", r % 2 ? "on" : "off",
+		       sw / dt);
 		for (int i = 0; i < n1; i++) {
 			double c = (double)(p1[i].run_cnt - p0[i].run_cnt), t = (double)(p1[i].run_ns - p0[i].run_ns);
 			total += t;

@@ -703,6 +703,13 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 			return 0;
 		label_z(&l, "cpu", e);
 		return set(out, r, r->fam, scale, user_hz, &l);
+	case VMS_G_RQ: {
+		static const struct rule rq = {"delay", FAM_RQ_DELAY, CV_NS, NULL, NULL};
+		if (strcmp(id->field, "delay") != 0 || !vms_all_digits(e, strlen(e)))
+			return 0;
+		label_z(&l, "cpu", e);
+		return set(out, &rq, FAM_RQ_DELAY, scale, user_hz, &l);
+	}
 	case VMS_G_MEM: {
 		static const struct rule mem = {"", 0, CV_1, NULL, NULL};
 		int fam = mem_family(id->field);
