@@ -600,6 +600,17 @@ static void test_map(void **state)
 	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_interrupts_all");
 	free(m[0].labels);
 	assert_int_equal(map_name("intr.x.LOC", "", 0, HZ, m), 0);
+	/* each CPU's run queue delay from the interference program: its own
+	 * family (node_schedstat_waiting_seconds_total is the kernel's file) */
+	assert_int_equal(map_name("rq.1.delay", "", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_cpu_run_queue_waiting_seconds");
+	assert_int_equal(vms_mfams[m[0].fam].type, VMS_MT_COUNTER);
+	assert_string_equal(m[0].labels, "cpu=\"1\"");
+	free(m[0].labels);
+	assert_int_equal(map_name("rq.x.delay", "", 0, HZ, m), 0);
+	assert_int_equal(map_name("sched.1.delay", "", 0, HZ, m), 1);
+	assert_string_equal(vms_mfams[m[0].fam].name, "node_schedstat_waiting_seconds");
+	free(m[0].labels);
 	/* interference: the wait, whom it was behind, which other VM */
 	assert_int_equal(map_name("vm.x.intf.kernel", "u", 0, HZ, m), 1);
 	assert_string_equal(vms_mfams[m[0].fam].name, "vmsampler_domain_interference_seconds");
