@@ -31,6 +31,9 @@ time stamps: the reference is computed over the frames' own window).
      account's;
    - vm.V.vcpu0.allowed 1 and allowed_first 0, A's too (placement
      columns, on the detail ticks).
+   - CPU 0's run queue delay (rq.0.delay, where the kernel has no
+     /proc/schedstat) holds V's and A's run delay (their vcpu0.delay),
+     within 2 % + 10 ms below and 10 % + 100 ms above;
 2. A's vCPU and emulator moved to CPU 1 live: over the next 8 s V's wait
    per second falls below half of what it was, and A's share of
    what is left is <= 10 %.
@@ -213,12 +216,23 @@ def main():
         c.ok(wait > 2e9, 'V barely waited (%.0f ms in 10 s): the placement did not take' % (wait / 1e6))
         c.ok(by_a >= 0.8 * wait, "A's share %.1f %% < 80 %%" % (100.0 * by_a / max(wait, 1)))
         c.ok(by_b <= 0.02 * wait, "B's share %.1f %% > 2 %%" % (100.0 * by_b / max(wait, 1)))
-        # 2 % is the bound of test_bpf_interf (the test's own schedstat reads
-        # around A's stops: 0.3-1 % there); here, against the vm source's
-        # vcpu0.delay column on 3 TCG guests with perf sched recording on a
-        # shared 2-CPU machine, the first run measured 2.5 % (wait 5010 ms,
-        # run delay 5140 ms): 3 % until the gap is explained
-        c.ok(abs(wait - delay) <= 0.03 * delay, 'sum rule: wait %d ns vs run delay %d ns' % (wait, delay))
+        # the issue's 2 % (measured since the sampler's reads were made
+        # back to back: 0.5 %, 0.66 % in the stop's CI; one early run
+        # measured 2.5 %)
+        c.ok(abs(wait - delay) <= 0.02 * delay, 'sum rule: wait %d ns vs run delay %d ns' % (wait, delay))
+        # each CPU's run queue delay (rq.N.delay, where the kernel has no
+        # /proc/schedstat): CPU 0's has V's and A's waits (both pinned
+        # there: the kernel's run delay of each, the vm source's
+        # vcpu0.delay), 2 % + 10 ms (a wait is added at the task's next
+        # switch-out: a slice later), and the little the host's
+        # per-CPU threads and the perf recorder waited there
+        rq0, va = p1.d('rq.0.delay'), delay + p1.d('vm.%s.vcpu0.delay' % A)
+        if os.path.exists('/proc/schedstat'):
+            c.ok(not p1.names('rq.'), 'rq.N.delay columns beside /proc/schedstat')
+        else:
+            log("CPU 0's run queue delay %.0f ms; V's and A's run delay %.0f ms" % (rq0 / 1e6, va / 1e6))
+            c.ok(va * 0.98 - 1e7 <= rq0 <= va * 1.1 + 1e8,
+                 "CPU 0's run queue delay %.0f ms, V's and A's run delay %.0f ms" % (rq0 / 1e6, va / 1e6))
         parts = sum(p1.last(pv + k) for k in ('vms', 'own', 'host', 'kernel', 'unknown'))
         c.ok(parts == p1.last(pv + 'wait'), 'the parts do not add up to wait')
         # the reference, over the frames' window
