@@ -32,8 +32,8 @@ time stamps: the reference is computed over the frames' own window).
    - vm.V.vcpu0.allowed 1 and allowed_first 0, A's too (placement
      columns, on the detail ticks).
    - CPU 0's run queue delay (rq.0.delay, where the kernel has no
-     /proc/schedstat) holds V's and A's run delay (their vcpu0.delay),
-     within 2 % + 10 ms below and 10 % + 100 ms above;
+     /proc/schedstat) per second: the run delay of every thread of V's
+     and A's QEMUs (their schedstat, read by the test), 10 % + 20 ms/s;
 2. A's vCPU and emulator moved to CPU 1 live: over the next 8 s V's wait
    per second falls below half of what it was, and A's share of
    what is left is <= 10 %.
@@ -57,6 +57,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from itlib import (BIN, Checks, Sampler, Stream, log, need, qemu_pid, remove, run, skip_or_fail,  # noqa: E402
                    transient, virsh)
 import sched_ref  # noqa: E402
+
+
+def proc_delay(pid):
+    """the run delay of every thread of process pid so far, ns (field 2
+    of each /proc/PID/task/TID/schedstat)"""
+    tot = 0
+    for t in os.listdir('/proc/%d/task' % pid):
+        try:
+            tot += int(open('/proc/%d/task/%s/schedstat' % (pid, t)).read().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread gone meanwhile
+    return tot
 
 
 def vcpu_tids(pid):
@@ -171,8 +183,10 @@ def main():
         rec, tasks = sched_ref.record_start(trace, 11.5)
         time.sleep(0.2)  # record_start returns once perf records
         t1 = now()
+        qd1 = proc_delay(qemu_pid(V)) + proc_delay(qemu_pid(A))
         time.sleep(10)
         t2 = now()
+        qd2 = proc_delay(qemu_pid(V)) + proc_delay(qemu_pid(A))
         tasks = sched_ref.record_wait(rec, tasks)
         # 2. A moves to CPU 1
         pin(A, 1)
@@ -221,18 +235,23 @@ def main():
         # measured 2.5 %)
         c.ok(abs(wait - delay) <= 0.02 * delay, 'sum rule: wait %d ns vs run delay %d ns' % (wait, delay))
         # each CPU's run queue delay (rq.N.delay, where the kernel has no
-        # /proc/schedstat): CPU 0's has V's and A's waits (both pinned
-        # there: the kernel's run delay of each, the vm source's
-        # vcpu0.delay), 2 % + 10 ms (a wait is added at the task's next
-        # switch-out: a slice later), and the little the host's
-        # per-CPU threads and the perf recorder waited there
-        rq0, va = p1.d('rq.0.delay'), delay + p1.d('vm.%s.vcpu0.delay' % A)
+        # /proc/schedstat): CPU 0 is where V's and A's QEMUs run (vCPUs
+        # and emulator threads pinned there, the host's other threads
+        # moved off): per second, the run delay of all their threads (the
+        # test's reads of their schedstat at t1 and t2; the frames' window
+        # is a little shorter: rates) and the little the per-CPU kernel
+        # threads waited there, 10 % + 20 ms/s (measured: the emulator
+        # threads wait 7 s in 10 behind the spinning vCPUs, the vCPUs 9.4)
+        rq0, dt = p1.d('rq.0.delay'), (p1.f[-1]['t_mono'] - p1.f[0]['t_mono']) / 1e9
+        ref = (qd2 - qd1) / ((t2 - t1) / 1e9)
         if os.path.exists('/proc/schedstat'):
             c.ok(not p1.names('rq.'), 'rq.N.delay columns beside /proc/schedstat')
         else:
-            log("CPU 0's run queue delay %.0f ms; V's and A's run delay %.0f ms" % (rq0 / 1e6, va / 1e6))
-            c.ok(va * 0.98 - 1e7 <= rq0 <= va * 1.1 + 1e8,
-                 "CPU 0's run queue delay %.0f ms, V's and A's run delay %.0f ms" % (rq0 / 1e6, va / 1e6))
+            log("CPU 0's run queue delay %.0f ms/s; V's and A's QEMU threads' run delay %.0f ms/s" %
+                (rq0 / dt / 1e6, ref / 1e6))
+            c.ok(abs(rq0 / dt - ref) <= 0.1 * ref + 2e7,
+                 "CPU 0's run queue delay %.0f ms/s, V's and A's QEMU threads' run delay %.0f ms/s" %
+                 (rq0 / dt / 1e6, ref / 1e6))
         parts = sum(p1.last(pv + k) for k in ('vms', 'own', 'host', 'kernel', 'unknown'))
         c.ok(parts == p1.last(pv + 'wait'), 'the parts do not add up to wait')
         # the reference, over the frames' window
