@@ -470,8 +470,7 @@ static void test_source_columns(void **state)
 	struct drv *d = drv_new("/proc", &vms_source_interference);
 	d->vms = &tab;
 	assert_int_equal(drv_declare(d), 0);
-	/* rq.N.delay where the kernel has no /proc/schedstat (this one) */
-	unsigned ncpu = access("/proc/schedstat", R_OK) != 0 ? stat_ncpu() : 0;
+	unsigned ncpu = stat_ncpu(); /* rq.N.delay */
 	assert_int_equal(d->schema->ncols, 16 + ncpu);
 	assert_string_equal(d->schema->cols[0].name, "vm.v.intf.wait");
 	assert_string_equal(d->schema->cols[8].name, "vm.a.intf.wait");
@@ -561,7 +560,7 @@ static void test_source_columns(void **state)
 	static uint64_t rqx0[RQ_MAXCPU], rqx1[RQ_MAXCPU];
 	char rqn[32];
 	snprintf(rqn, sizeof(rqn), "rq.%d.delay", cpu);
-	uint64_t rqs0 = ncpu ? val(d, rqn) : 0;
+	uint64_t rqs0 = val(d, rqn);
 	assert_true(vms_interf_read_rq(X, rqx0, RQ_MAXCPU) > cpu);
 	double ref = 0;
 	for (int i = 0; i < 20; i++) {
@@ -580,10 +579,10 @@ static void test_source_columns(void **state)
 		we_p = we_n;
 	}
 	assert_true(vms_interf_read_rq(X, rqx1, RQ_MAXCPU) > cpu);
-	double rqs = ncpu ? (double)(val(d, rqn) - rqs0) : 0, rqx = (double)(rqx1[cpu] - rqx0[cpu]);
+	double rqs = (double)(val(d, rqn) - rqs0), rqx = (double)(rqx1[cpu] - rqx0[cpu]);
 	fprintf(stderr, "%s over 20 ticks %.1f ms, the test's program %.1f ms\n", rqn, rqs / 1e6, rqx / 1e6);
 	assert_true(rqx > 5e8); /* V and A take turns: each waits while the other runs */
-	if (ncpu && (rqs < rqx * 0.95 - 1e7 || rqs > rqx * 1.05 + 1e7))
+	if (rqs < rqx * 0.95 - 1e7 || rqs > rqx * 1.05 + 1e7)
 		fail_msg("%s grew %.1f ms over 20 ticks, the test's program's %.1f ms", rqn, rqs / 1e6, rqx / 1e6);
 	double est = (double)(val(d, "vm.v.intf.irq_est") - ie_p);
 	fprintf(stderr, "irq_est over 20 ticks %.2f ms, the reference %.2f ms\n", est / 1e6, ref / 1e6);
@@ -657,8 +656,7 @@ static void test_source_host_cgroup(void **state)
 	struct drv *d = drv_new_conf("/proc", &vms_source_interference, &sc);
 	d->vms = &tab;
 	assert_int_equal(drv_declare(d), 0);
-	/* no cgroup named yet; rq.N.delay where there is no /proc/schedstat */
-	assert_int_equal(d->schema->ncols, 8 + (access("/proc/schedstat", R_OK) != 0 ? stat_ncpu() : 0));
+	assert_int_equal(d->schema->ncols, 8 + stat_ncpu()); /* no cgroup named yet; rq.N.delay */
 	assert_int_equal(drv_sample(d), 0);
 	kill(h, SIGCONT);
 	usleep(300 * 1000);

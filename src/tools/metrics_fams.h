@@ -40,7 +40,7 @@ F(NODE_SCHED_WAITING, "node_schedstat_waiting_seconds", COUNTER, "seconds", "cpu
   "Number of seconds spent by processing waiting for this CPU.", "sched.N.delay / 1e9")
 F(NODE_SCHED_TIMESLICES, "node_schedstat_timeslices", COUNTER, "", "cpu",
   "Number of timeslices executed by CPU.", "sched.N.slices")
-/* ---- the same wait from the interference program (BPF), where the kernel has no /proc/schedstat ---- */
+/* ---- the same wait from the interference program (BPF): also where the kernel has no /proc/schedstat ---- */
 F(RQ_DELAY, "vmsampler_cpu_run_queue_waiting_seconds", COUNTER, "seconds", "cpu",
   "Seconds tasks waited on this CPU's run queue, measured by vmsampler's BPF program (each task's run delay at its "
   "switch-out; node_schedstat_waiting_seconds_total where the kernel has /proc/schedstat).", "rq.N.delay / 1e9")

@@ -32,8 +32,9 @@
  * queue delay of every task that ran on the CPU (its run delay added at
  * its switch-out there: the program's rq_delay, bpf_interf.h), what
  * /proc/schedstat's delay (the schedstat source's sched.N.delay) is on a
- * kernel built with CONFIG_SCHEDSTATS: only where that file is missing
- * (it costs the program ~90 ns a switch); a kernel that refuses the
+ * kernel built with CONFIG_SCHEDSTATS (where both are read, a cross-check;
+ * where the file is missing, the only source; ~90 ns a switch); a kernel
+ * that refuses the
  * program's task storage: no such columns, one line at open
  * and the victim x culprit matrix as sparse columns: vm.NAME.intf.by.OTHER
  * for each other VM it has waited behind so far, and
@@ -53,12 +54,10 @@
  * VMs get an index for the program that is never reused in the run (by
  * UUID), so that the account's old entries never name another VM.  The
  * tick reads the account with no allocation (an array sized at open). */
-#include <fcntl.h>
 #include <fts.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "bpf_interf.h"
 #include "clock.h"
@@ -168,18 +167,16 @@ static int if_open(struct vms_source *src, const struct vms_source_env *env)
 			p->cgroot = strdup(m.v2.point);
 		vms_cgmounts_free(&m);
 	}
-	/* each CPU's run queue delay only where the kernel does not keep it
-	 * (/proc/schedstat: the schedstat source's, for nothing): ~90 ns a
-	 * switch (doc/interference.md, Cost) */
-	bool rq = faccessat(src->proc_dirfd, "schedstat", R_OK, 0) != 0;
-	int r = vms_interf_open_flags(&p->x, rq ? 0 : VMS_INTERF_NO_RQ, err, sizeof(err));
+	/* with each CPU's run queue delay (~90 ns a switch, doc/interference.md:
+	 * the per-CPU wait of scope 1 whatever the schedstat source does) */
+	int r = vms_interf_open(&p->x, err, sizeof(err));
 	if (r < 0)
 		return r; /* the loop says: source interference unavailable: <errno> */
 	p->rq = calloc(INTERF_MAX_CPUS, sizeof(*p->rq));
 	if (!p->rq)
 		return -ENOMEM;
 	r = vms_interf_read_rq(p->x, p->rq, INTERF_MAX_CPUS);
-	if (r < 0 && rq)
+	if (r < 0)
 		vms_log(VMS_LOG_WARN, "interference: no run queue delay per CPU (rq.N.delay) on this kernel: "
 				      "the program loaded without it (%s)", strerror(-r));
 	p->nrq = r > 0 ? ((unsigned)r < p->cpus.ncpu ? (unsigned)r : p->cpus.ncpu) : 0;
