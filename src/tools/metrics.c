@@ -62,6 +62,12 @@ static const struct rule sched_rules[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
+/* the same wait from the interference program (rq.N.delay) */
+static const struct rule rq_rules[] = {
+	{"delay", FAM_RQ_DELAY, CV_NS, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
 /* the host's one-of-a-kind columns: group, entity (psi's resource), rule */
 static const struct host_rule {
 	uint8_t group;
@@ -699,17 +705,12 @@ int vms_metrics_map(const struct vms_colid *id, const char *key, int scale, doub
 		return set(out, &one, soft ? FAM_NODE_SOFTIRQS_CPU : all ? FAM_INTR_ALL : FAM_INTR_CPU, scale, user_hz, &l);
 	}
 	case VMS_G_SCHED:
-		if (!(r = find_rule(sched_rules, id->field, strlen(id->field))) || !vms_all_digits(e, strlen(e)))
+	case VMS_G_RQ:
+		if (!(r = find_rule(id->group == VMS_G_SCHED ? sched_rules : rq_rules, id->field, strlen(id->field))) ||
+		    !vms_all_digits(e, strlen(e)))
 			return 0;
 		label_z(&l, "cpu", e);
 		return set(out, r, r->fam, scale, user_hz, &l);
-	case VMS_G_RQ: {
-		static const struct rule rq = {"delay", FAM_RQ_DELAY, CV_NS, NULL, NULL};
-		if (strcmp(id->field, "delay") != 0 || !vms_all_digits(e, strlen(e)))
-			return 0;
-		label_z(&l, "cpu", e);
-		return set(out, &rq, FAM_RQ_DELAY, scale, user_hz, &l);
-	}
 	case VMS_G_MEM: {
 		static const struct rule mem = {"", 0, CV_1, NULL, NULL};
 		int fam = mem_family(id->field);
