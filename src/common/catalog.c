@@ -160,7 +160,7 @@ static const struct vms_catfield sched_f[] = {
 };
 
 /* a CPU's run queue as the interference program measures it (BPF):
- * sched_f's delay where the kernel has no /proc/schedstat */
+ * sched_f's delay, also where the kernel has no /proc/schedstat */
 static const struct vms_catfield rq_f[] = {
 	CNT("delay", NS, "time tasks waited on the CPU's run queue (BPF: each task's run delay at its switch-out)"),
 };

@@ -2,15 +2,19 @@
 /* bpf_interf.c - the interference program's loader (bpf_interf.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_interf.h"
+#include "grow.h"
+#include "parse.h"
 /* the skeleton holds the program's object as one string literal, and
  * bpftool declares a struct for each data section, empty for a section of
  * constants the compiler made (.rodata.cst16) */
@@ -57,11 +61,12 @@ int vms_interf_open(struct vms_interf **out, char *err, size_t errlen)
 }
 
 /* every thread's run delay (field 2 of /proc/PID/task/TID/schedstat),
- * for rq_delay's start (interf.bpf.c, rqseed) */
+ * for rq_delay's start (interf.bpf.c, rqseed): TIDs and their delays, two
+ * arrays as bpf_map_update_batch takes them */
 struct rq_seed {
 	uint32_t *tid;
 	uint64_t *delay;
-	uint32_t n, cap;
+	uint32_t n, ctid, cdelay;
 };
 
 static void rq_seed_free(struct rq_seed *s)
@@ -73,23 +78,21 @@ static void rq_seed_free(struct rq_seed *s)
 
 static int rq_seed_add(struct rq_seed *s, uint32_t tid, uint64_t delay)
 {
-	if (s->n == s->cap) {
-		uint32_t cap = s->cap ? 2 * s->cap : 1024;
-		uint32_t *t = realloc(s->tid, cap * sizeof(*t));
-		if (t)
-			s->tid = t;
-		uint64_t *d = realloc(s->delay, cap * sizeof(*d));
-		if (d)
-			s->delay = d;
-		if (!t || !d)
-			return -ENOMEM;
-		s->cap = cap;
-	}
+	uint32_t *t = vms_grow_array(s->tid, &s->ctid, s->n + 1, sizeof(*t), 1024);
+	if (!t)
+		return -ENOMEM;
+	s->tid = t;
+	uint64_t *d = vms_grow_array(s->delay, &s->cdelay, s->n + 1, sizeof(*d), 1024);
+	if (!d)
+		return -ENOMEM;
+	s->delay = d;
 	s->tid[s->n] = tid;
 	s->delay[s->n++] = delay;
 	return 0;
 }
 
+/* A thread gone meanwhile, or a file that does not parse, is left out
+ * (it counts from its first switch-out). */
 static int rq_seed_read(struct rq_seed *s)
 {
 	DIR *pd = opendir("/proc");
@@ -100,20 +103,21 @@ static int rq_seed_read(struct rq_seed *s)
 	while (r == 0 && (p = readdir(pd))) {
 		if (p->d_name[0] < '1' || p->d_name[0] > '9')
 			continue;
-		char path[600];
+		char path[600], buf[128];
 		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
 		DIR *td = opendir(path);
 		struct dirent *t;
 		while (r == 0 && td && (t = readdir(td))) {
-			unsigned long long run, delay;
 			if (t->d_name[0] < '1' || t->d_name[0] > '9')
 				continue;
 			snprintf(path, sizeof(path), "/proc/%s/task/%s/schedstat", p->d_name, t->d_name);
-			FILE *fp = fopen(path, "re");
-			if (fp && fscanf(fp, "%llu %llu", &run, &delay) == 2)
-				r = rq_seed_add(s, (uint32_t)strtoul(t->d_name, NULL, 10), delay);
-			if (fp)
-				fclose(fp);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+			struct vms_schedstat ss;
+			if (n > 0 && vms_parse_schedstat(buf, (size_t)n, &ss) == 0)
+				r = rq_seed_add(s, (uint32_t)strtoul(t->d_name, NULL, 10), ss.wait_ns);
+			if (fd >= 0)
+				close(fd);
 		}
 		if (td)
 			closedir(td);
@@ -520,17 +524,21 @@ int vms_interf_ran(struct vms_interf *x, uint32_t tid, uint64_t *ns)
 	return 0;
 }
 
-int vms_interf_read_rq(struct vms_interf *x, uint64_t *out, unsigned cap)
+int vms_interf_rq_ncpu(struct vms_interf *x)
 {
-	if (!x->rq)
-		return -ENODATA;
-	unsigned n = (unsigned)bpf_map__max_entries(x->skel->maps.cpus);
-	if (n > cap)
-		n = cap;
 	/* the mapped .bss (a kernel that can load the program maps arrays:
 	 * 5.5), else a private copy that the program never writes */
-	if (!(bpf_map__map_flags(x->skel->maps.bss) & BPF_F_MMAPABLE))
+	if (!x->rq || !(bpf_map__map_flags(x->skel->maps.bss) & BPF_F_MMAPABLE))
 		return -ENODATA;
+	return (int)bpf_map__max_entries(x->skel->maps.cpus);
+}
+
+int vms_interf_read_rq(struct vms_interf *x, uint64_t *out, unsigned cap)
+{
+	int r = vms_interf_rq_ncpu(x);
+	if (r < 0)
+		return r;
+	unsigned n = (unsigned)r < cap ? (unsigned)r : cap;
 	const volatile __u64 *v = x->skel->bss->rq_delay;
 	for (unsigned i = 0; i < n; i++)
 		out[i] = v[i];

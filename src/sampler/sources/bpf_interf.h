@@ -105,6 +105,8 @@ int vms_interf_ran(struct vms_interf *x, uint32_t tid, uint64_t *ns);
  * it: vms_interf_open loads the rest without).  No system call, no
  * allocation: the program's mapped memory. */
 int vms_interf_read_rq(struct vms_interf *x, uint64_t *out, unsigned cap);
+/* How many CPUs vms_interf_read_rq gives at most, or -ENODATA (as it). */
+int vms_interf_rq_ncpu(struct vms_interf *x);
 /* Additions lost to a full account map, and waits whose oldest part went
  * under "unknown" because they spanned more than the ring's segments. */
 int vms_interf_stats(struct vms_interf *x, uint64_t *lost_ns, uint64_t *overflows);

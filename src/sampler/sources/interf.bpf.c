@@ -36,7 +36,7 @@ const volatile bool track_rq = true;
 const volatile __u64 rq_epoch = 0;
 
 /* Per CPU, the run delay of the tasks that ran on it (each task's
- * sched_info.run_delay, the third field of its schedstat, added at its
+ * sched_info.run_delay, the second field of its schedstat, added at its
  * switch-out on the CPU it ran on: the wait that ended with its arrival
  * there); written only by the CPU itself, read by the loader through
  * the mapped .bss. */

@@ -34,8 +34,8 @@
  * /proc/schedstat's delay (the schedstat source's sched.N.delay) is on a
  * kernel built with CONFIG_SCHEDSTATS (where both are read, a cross-check;
  * where the file is missing, the only source; ~90 ns a switch); a kernel
- * that refuses the
- * program's task storage: no such columns, one line at open
+ * that refuses the program's task storage: no such columns, one line at
+ * open
  * and the victim x culprit matrix as sparse columns: vm.NAME.intf.by.OTHER
  * for each other VM it has waited behind so far, and
  * vm.NAME.intf.host.CGROUP for each of the host's top cgroups (the
@@ -139,7 +139,6 @@ struct interference {
 	/* each CPU's run queue delay (rq.N.delay, after the VMs' columns):
 	 * the program's, for the CPUs /proc/stat has (cpus.ncpu); 0 CPUs
 	 * where the program does not keep it */
-	uint64_t *rq;
 	unsigned nrq;
 	uint32_t rqbase;
 };
@@ -172,10 +171,7 @@ static int if_open(struct vms_source *src, const struct vms_source_env *env)
 	int r = vms_interf_open(&p->x, err, sizeof(err));
 	if (r < 0)
 		return r; /* the loop says: source interference unavailable: <errno> */
-	p->rq = calloc(INTERF_MAX_CPUS, sizeof(*p->rq));
-	if (!p->rq)
-		return -ENOMEM;
-	r = vms_interf_read_rq(p->x, p->rq, INTERF_MAX_CPUS);
+	r = vms_interf_rq_ncpu(p->x);
 	if (r < 0)
 		vms_log(VMS_LOG_WARN, "interference: no run queue delay per CPU (rq.N.delay) on this kernel: "
 				      "the program loaded without it (%s)", strerror(-r));
@@ -219,7 +215,6 @@ static void if_close(struct vms_source *src)
 	free(p->wprev);
 	free(p->carry);
 	free(p->hcarry);
-	free(p->rq);
 	vms_cpuirq_close(&p->cpus);
 	vms_interf_close(p->x);
 	memset(p, 0, sizeof(*p));
