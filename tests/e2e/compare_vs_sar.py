@@ -219,24 +219,10 @@ IDLE_MORE = 3  # idle runs recorded again, at most, for two alike in a row
 STATES = ("%user", "%nice", "%system", "%iowait", "%steal", "%idle")
 
 
-def sar_states(sa):
-    """sar -u's Average share of each CPU state (all CPUs): {state: %}."""
-    out = subprocess.run(["sar", "-f", sa, "-u"], capture_output=True, text=True, env=ENV, check=True).stdout
-    head = None
-    for line in out.splitlines():
-        p = line.split()
-        if len(p) > 2 and p[1] == "CPU" and head is None:
-            head = p[1:]
-        elif head and p and p[0].startswith("Average"):
-            avg = dict(zip(head, p[1:]))
-            return {k: float(avg[k]) for k in STATES}
-    fail("no Average in sar -u " + sa)
-
-
-def sar_cpus(sa):
-    """sar -u ALL -P ALL's Averages: {(state, cpu): %} for cpu 'all', '0',
-    '1'... (its state names are the report's: %usr %nice %sys ...)."""
-    out = subprocess.run(["sar", "-f", sa, "-u", "ALL", "-P", "ALL"], capture_output=True, text=True, env=ENV,
+def sar_averages(sa, *opts):
+    """The Average rows of `sar -f sa opts`: {(column, cpu): %} for cpu
+    'all' (and '0', '1'... with -P ALL)."""
+    out = subprocess.run(["sar", "-f", sa] + list(opts), capture_output=True, text=True, env=ENV,
                          check=True).stdout
     head, res = None, {}
     for line in out.splitlines():
@@ -246,7 +232,21 @@ def sar_cpus(sa):
         elif head and p and p[0].startswith("Average") and len(p) == len(head) + 2:
             for k, v in zip(head, p[2:]):
                 res[(k, p[1])] = float(v)
+    if not res:
+        fail("no Average in sar %s %s" % (" ".join(opts), sa))
     return res
+
+
+def sar_states(sa):
+    """sar -u's Average share of each CPU state (all CPUs): {state: %}."""
+    avg = sar_averages(sa, "-u")
+    return {k: avg[(k, "all")] for k in STATES}
+
+
+def sar_cpus(sa):
+    """sar -u ALL -P ALL's Averages: {(state, cpu): %} (its state names are
+    the report's: %usr %nice %sys ...)."""
+    return sar_averages(sa, "-u", "ALL", "-P", "ALL")
 
 
 def confirmed(r, sa, sb):
