@@ -36,7 +36,7 @@ import uuid as uuidmod
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import it_migrate
 from it_migrate import virsh
-from itlib import Checks, Sampler, Stream, log, need, run, skip_or_fail
+from itlib import Checks, Sampler, Stream, log, need, run, schedstat_sum, skip_or_fail
 
 NAME = 'vms-dirty'
 EVERY = 3
@@ -59,19 +59,6 @@ def api_calls(path, name):
         return []
     # the entry's trace line (an error line names the function too)
     return [l for l in open(path, errors='replace') if ' debug : %s:' % name in l]
-
-
-def cpu_ns(pid):
-    """CPU time of every thread of a process, ns (schedstat: /proc/PID/stat's
-    10 ms ticks are too coarse for a 15 s window)."""
-    t = 0
-    base = '/proc/%d/task' % pid
-    for tid in os.listdir(base):
-        try:
-            t += int(open('%s/%s/schedstat' % (base, tid)).read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass  # a thread that just left
-    return t
 
 
 class Poller:
@@ -145,9 +132,11 @@ def main():
         agent = s.agent_pid()
         c.ok(agent is not None, '%s: no agent' % tag)
         w0 = time.monotonic()
-        cpu0 = [cpu_ns(p) for p in (agent, lvd_pid, qemu_pid)]
+        # CPU time of every thread (schedstat: /proc/PID/stat's 10 ms
+        # ticks are too coarse for a 15 s window)
+        cpu0 = [schedstat_sum(p, 0) for p in (agent, lvd_pid, qemu_pid)]
         time.sleep(phase)
-        cpu1 = [cpu_ns(p) for p in (agent, lvd_pid, qemu_pid)]
+        cpu1 = [schedstat_sum(p, 0) for p in (agent, lvd_pid, qemu_pid)]
         w1 = time.monotonic()
         c.ok(s.stop() == 0, '%s: vmsampler exit status' % tag)
         samplers.remove(s)

@@ -31,8 +31,9 @@ time stamps: the reference is computed over the frames' own window).
      account's;
    - vm.V.vcpu0.allowed 1 and allowed_first 0, A's too (placement
      columns, on the detail ticks).
-   - CPU 0's run queue delay (rq.0.delay) per second: the run delay of every thread of V's
-     and A's QEMUs (their schedstat, read by the test), 10 % + 20 ms/s;
+   - CPU 0's run queue delay (rq.0.delay) per second: the run delay of
+     every thread of V's and A's QEMUs (their schedstat, read by the
+     test), 10 % + 20 ms/s;
 2. A's vCPU and emulator moved to CPU 1 live: over the next 8 s V's wait
    per second falls below half of what it was, and A's share of
    what is left is <= 10 %.
@@ -53,21 +54,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from itlib import (BIN, Checks, Sampler, Stream, log, need, qemu_pid, remove, run, skip_or_fail,  # noqa: E402
-                   transient, virsh)
+from itlib import (BIN, Checks, Sampler, Stream, log, need, qemu_pid, remove, run, schedstat_sum,  # noqa: E402
+                   skip_or_fail, transient, virsh)
 import sched_ref  # noqa: E402
-
-
-def proc_delay(pid):
-    """the run delay of every thread of process pid so far, ns (field 2
-    of each /proc/PID/task/TID/schedstat)"""
-    tot = 0
-    for t in os.listdir('/proc/%d/task' % pid):
-        try:
-            tot += int(open('/proc/%d/task/%s/schedstat' % (pid, t)).read().split()[1])
-        except (OSError, IndexError, ValueError):
-            pass  # a thread gone meanwhile
-    return tot
 
 
 def vcpu_tids(pid):
@@ -182,10 +171,10 @@ def main():
         rec, tasks = sched_ref.record_start(trace, 11.5)
         time.sleep(0.2)  # record_start returns once perf records
         t1 = now()
-        qd1 = proc_delay(qemu_pid(V)) + proc_delay(qemu_pid(A))
+        qd1 = schedstat_sum(qemu_pid(V), 1) + schedstat_sum(qemu_pid(A), 1)
         time.sleep(10)
         t2 = now()
-        qd2 = proc_delay(qemu_pid(V)) + proc_delay(qemu_pid(A))
+        qd2 = schedstat_sum(qemu_pid(V), 1) + schedstat_sum(qemu_pid(A), 1)
         tasks = sched_ref.record_wait(rec, tasks)
         # 2. A moves to CPU 1
         pin(A, 1)
@@ -233,9 +222,9 @@ def main():
         # back to back: 0.5 %, 0.66 % in the stop's CI; one early run
         # measured 2.5 %)
         c.ok(abs(wait - delay) <= 0.02 * delay, 'sum rule: wait %d ns vs run delay %d ns' % (wait, delay))
-        # each CPU's run queue delay (rq.N.delay): CPU 0 is where V's and A's QEMUs run (vCPUs
-        # and emulator threads pinned there, the host's other threads
-        # moved off): per second, the run delay of all their threads (the
+        # each CPU's run queue delay (rq.N.delay): CPU 0 is where V's and
+        # A's QEMUs run (vCPUs and emulator threads pinned there, the
+        # host's other threads moved off): per second, the run delay of all their threads (the
         # test's reads of their schedstat at t1 and t2; the frames' window
         # is a little shorter: rates) and the little the per-CPU kernel
         # threads waited there, 10 % + 20 ms/s (measured: the emulator

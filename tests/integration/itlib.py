@@ -114,6 +114,20 @@ def remove(name):
     run('bash', os.path.join(VMLAB, 'down.sh'), name, check=False)
 
 
+def schedstat_sum(pid, field):
+    """field (0: run ns, 1: run delay ns) of each thread's
+    /proc/PID/task/TID/schedstat, summed over the process's threads (one
+    that just left is not counted)"""
+    t = 0
+    base = '/proc/%d/task' % pid
+    for tid in os.listdir(base):
+        try:
+            t += int(open('%s/%s/schedstat' % (base, tid)).read().split()[field])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that just left
+    return t
+
+
 def qemu_pid(name):
     return int(open('/run/libvirt/qemu/%s.pid' % name).read().strip())
 
