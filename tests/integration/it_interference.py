@@ -31,6 +31,9 @@ time stamps: the reference is computed over the frames' own window).
      account's;
    - vm.V.vcpu0.allowed 1 and allowed_first 0, A's too (placement
      columns, on the detail ticks).
+   - `vmsampler report --interference --format csv` over the phase's
+     frames names A first among V's culprits, its seconds those of
+     vm.V.intf.by.A (1 % + 10 ms), its share >= 80 %;
    - CPU 0's run queue delay (rq.0.delay) per second: the run delay of
      every thread of V's and A's QEMUs (their schedstat, read by the
      test), 10 % + 20 ms/s;
@@ -275,6 +278,19 @@ def main():
         # 88.7 %, 77.8 against 80.6 %): the >= 80 % of the issue is the
         # program's, checked above
         c.ok(abs(eshare - share) <= 10, "A's share: estimated %.1f %%, measured %.1f %%" % (eshare, share))
+        # the report (the issue's "Done means": it names the aggressor
+        # with its share), over the phase's own frames: A first among V's
+        # culprits, its seconds those of the by.A column, share >= 80 %
+        t0 = frames[0]['t_mono']
+        win = '%.3f..%.3f' % ((p1.f[0]['t_mono'] - t0) / 1e9, (p1.f[-1]['t_mono'] - t0) / 1e9)
+        rep = run(BIN, 'report', '--interference', out, '--window', win, '--format', 'csv').stdout.splitlines()
+        c.ok(rep and rep[0] == 'victim,culprit,seconds,share', 'report --interference --format csv: %s' % rep[:1])
+        vrows = sorted(((float(r[2]), r[1], float(r[3] or 0)) for r in (x.split(',') for x in rep[1:])
+                        if r[0] == V), reverse=True)
+        log('report --interference --window %s, V: %s' % (win, vrows[:3]))
+        c.ok(vrows and vrows[0][1] == 'vm:' + A, "the report's top culprit of V: %s" % vrows[:1])
+        c.ok(vrows and abs(vrows[0][0] * 1e9 - by_a) <= 0.01 * by_a + 1e7 and vrows[0][2] >= 0.8,
+             "the report's A: %s; the columns: %.3f s, %.1f %%" % (vrows[:1], by_a / 1e9, 100.0 * by_a / max(wait, 1)))
         c.ok(p1.last('vm.%s.vcpu0.allowed' % V) == 1 and p1.last('vm.%s.vcpu0.allowed_first' % V) == 0,
              "V's placement columns (allowed, allowed_first)")
 
